@@ -1,0 +1,12 @@
+// Package tools is the contract between the engine and the tools a model
+// can call: the Tool interface, the Registry that holds the tools offered to
+// the model, the Env a tool runs in, and the Result it returns.
+//
+// Invariants:
+//   - A failure the model can fix is a Result with IsError set and a text
+//     written as a repair instruction; a Go error means the world broke.
+//   - The registry lists tools sorted by name and their schemas are
+//     byte-stable, so the request prefix stays cacheable (E13).
+//   - This package imports only the standard library; tool implementations
+//     live in sub-packages and register themselves in one table (cmd/mm).
+package tools

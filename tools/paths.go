@@ -1,0 +1,82 @@
+package tools
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Resolve turns a path written by the model into an absolute path inside
+// the workspace (T13). Relative paths are taken from env.Cwd(). Symlinks are
+// resolved (for the part of the path that exists) before the check, so a
+// link pointing outside the workspace is refused too. The error text is a
+// repair instruction.
+func Resolve(env Env, p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return "", errors.New(`[error: "path" is empty — give a file path relative to the workspace, e.g. "main.go"]`)
+	}
+	if strings.HasPrefix(p, "~/") || p == "~" {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Cwd(), p)
+	}
+	p = filepath.Clean(p)
+	real, err := evalExisting(p)
+	if err != nil {
+		return "", errors.New("[error: cannot resolve " + p + ": " + err.Error() + "]")
+	}
+	for _, root := range env.Roots() {
+		rr, err := evalExisting(filepath.Clean(root))
+		if err != nil {
+			continue
+		}
+		if within(rr, real) {
+			return p, nil
+		}
+	}
+	return "", errors.New("[error: " + p + " is outside the workspace (" + strings.Join(env.Roots(), ", ") + ") — use a path inside it]")
+}
+
+// Rel gives path relative to the session's cwd when it is inside it, for
+// short messages; otherwise the absolute path.
+func Rel(env Env, path string) string {
+	if r, err := filepath.Rel(env.Cwd(), path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// evalExisting resolves symlinks in the longest existing prefix of p and
+// appends the rest unchanged.
+func evalExisting(p string) (string, error) {
+	rest := ""
+	cur := p
+	for {
+		real, err := filepath.EvalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
