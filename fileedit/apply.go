@@ -1,0 +1,290 @@
+package fileedit
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Edit replaces Old with New.
+type Edit struct {
+	Old, New string
+}
+
+// Outcome is the result of an accepted call.
+type Outcome struct {
+	// Content is the new file bytes, with the file's BOM and line endings
+	// restored (F6).
+	Content []byte
+	// Loose counts the edits that matched only ignoring whitespace (F4).
+	Loose int
+	// Summary is one line for the model, e.g. "2 edits applied (1 matched
+	// ignoring whitespace — copy the file's exact text next time)".
+	Summary string
+	// Edits tells where each edit landed, in call order.
+	Edits []Applied
+}
+
+// Applied locates one applied edit in the new content, for editor
+// locations and for messages.
+type Applied struct {
+	// Line and EndLine are the 1-based first and last lines of the new text
+	// in the new content; EndLine < Line when the edit only deleted text.
+	Line, EndLine int
+	// Loose is set when old matched only ignoring whitespace and new was
+	// re-indented into the file's indentation.
+	Loose bool
+}
+
+// defaultName is used in messages when the caller gives no file name.
+const defaultName = "the file"
+
+// Apply resolves all edits against the original content (F7) and returns
+// the new content. It does no I/O. On refusal it returns a *Error whose
+// text is the repair instruction for the model, and content is untouched.
+func Apply(content []byte, edits []Edit) (Outcome, error) {
+	return ApplyFile(defaultName, content, edits)
+}
+
+// ApplyFile is Apply with the file name the messages should use, written
+// as the model wrote it ("main.go").
+func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
+	if path == "" {
+		path = defaultName
+	}
+	refuse := func(ps ...Problem) (Outcome, error) {
+		return Outcome{}, &Error{Path: path, Problems: ps, edits: len(edits)}
+	}
+	if len(edits) == 0 {
+		return refuse(Problem{Kind: ErrNoEdits, Text: `no edits given. Send edits as [{"old": "exact text from the file", "new": "its replacement"}].`})
+	}
+	if bytes.IndexByte(content, 0) >= 0 {
+		return refuse(Problem{Kind: ErrBinary, Text: path + " is a binary file (it holds NUL bytes); edit_file only changes text files."})
+	}
+	f := decode(content)
+	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits}
+	r.resolveAll()
+	if len(r.problems) > 0 {
+		return refuse(r.problems...)
+	}
+	out, applied := r.build(f)
+	if bytes.Equal(out, content) {
+		return refuse(Problem{Kind: ErrUnchanged, Text: r.unchangedText()})
+	}
+	loose := 0
+	for _, a := range applied {
+		if a.Loose {
+			loose++
+		}
+	}
+	return Outcome{Content: out, Loose: loose, Summary: summary(len(edits), loose), Edits: applied}, nil
+}
+
+// summary is the one line the model reads after a success (F4).
+func summary(n, loose int) string {
+	s := "1 edit applied"
+	if n != 1 {
+		s = strconv.Itoa(n) + " edits applied"
+	}
+	if loose > 0 {
+		s += " (" + strconv.Itoa(loose) + " matched ignoring whitespace — copy the file's exact text next time)"
+	}
+	return s
+}
+
+// resolved is one edit located in the original text.
+type resolved struct {
+	edit       int // 0-based index in the call
+	start, end int // region of the normalized original text
+	repl       string
+	loose      bool
+}
+
+type resolver struct {
+	path     string
+	doc      doc
+	edits    []Edit
+	style    *style // the file's indentation, detected on first need
+	done     []resolved
+	missed   []int // edits whose old was not found
+	problems []Problem
+}
+
+func (r *resolver) problem(edit int, kind error, text string) {
+	r.problems = append(r.problems, Problem{Edit: edit + 1, Kind: kind, Text: text})
+}
+
+func (r *resolver) fileStyle() style {
+	if r.style == nil {
+		st := detectStyle(r.doc.allLines())
+		r.style = &st
+	}
+	return *r.style
+}
+
+func (r *resolver) resolveAll() {
+	for i, e := range r.edits {
+		old, new := normalizeArg(e.Old), normalizeArg(e.New)
+		switch {
+		case old == "":
+			r.problem(i, ErrEmptyOld, "old is empty. Put in old the exact lines to replace, copied from the file; to add text, put the line next to the insertion point in old and repeat it in new with your addition. To create a new file, use write_file.")
+			continue
+		case old == new:
+			r.problem(i, ErrUnchanged, "old and new are identical, so there is nothing to change. Put the changed text in new.")
+			continue
+		}
+		s := r.doc.find(old)
+		switch {
+		case s.count == 0:
+			r.missed = append(r.missed, i)
+			continue
+		case s.count > 1:
+			r.problem(i, ErrAmbiguous, r.ambiguousText(s))
+			continue
+		}
+		r.done = append(r.done, r.replacement(i, s, new))
+	}
+	r.checkOverlaps()
+	for _, i := range r.missed {
+		r.explainMiss(i)
+	}
+	sort.SliceStable(r.problems, func(a, b int) bool { return r.problems[a].Edit < r.problems[b].Edit })
+}
+
+// replacement turns a unique match into a region and its new text.
+func (r *resolver) replacement(i int, s search, new string) resolved {
+	m := s.matches[0]
+	res := resolved{edit: i, start: m.start, end: m.end, repl: new, loose: s.pass != passExact}
+	if s.pass == passExact {
+		return res
+	}
+	new = trimEdgesLike(new, s.lead, s.trail)
+	if !s.reindent {
+		res.repl = new
+		return res
+	}
+	old := strings.Split(s.core, "\n")
+	file := make([]string, len(old))
+	for j := range file {
+		file[j] = r.doc.line(m.firstLine + j)
+	}
+	res.repl = strings.Join(reindent(old, file, strings.Split(new, "\n"), r.fileStyle()), "\n")
+	return res
+}
+
+// checkOverlaps refuses edits whose regions intersect: applied one after
+// the other they would not mean what the model wrote (F7).
+func (r *resolver) checkOverlaps() {
+	sorted := append([]resolved(nil), r.done...)
+	sort.SliceStable(sorted, func(a, b int) bool {
+		if sorted[a].start != sorted[b].start {
+			return sorted[a].start < sorted[b].start
+		}
+		return sorted[a].end < sorted[b].end
+	})
+	for k := 1; k < len(sorted); k++ {
+		a, b := sorted[k-1], sorted[k]
+		if b.start >= a.end {
+			continue
+		}
+		if a.end > b.end {
+			sorted[k] = a // keep the widest region for the next comparison
+		}
+		first, second := a, b
+		if first.edit > second.edit {
+			first, second = second, first
+		}
+		if r.edits[first.edit] == r.edits[second.edit] {
+			r.problem(second.edit, ErrOverlap, fmt.Sprintf("it repeats edit %d. Send each change once.", first.edit+1))
+			continue
+		}
+		where := r.lineRange(first.start, first.end)
+		if w2 := r.lineRange(second.start, second.end); w2 != where {
+			where += " and " + w2
+		} else {
+			where = "both at " + where
+		}
+		r.problem(second.edit, ErrOverlap, fmt.Sprintf("it overlaps edit %d (%s of %s). Merge the two into one edit whose old covers both.",
+			first.edit+1, where, r.path))
+	}
+}
+
+// lineRange renders "line 4" or "lines 4–6" for a region.
+func (r *resolver) lineRange(start, end int) string {
+	a := r.doc.lineNo(start)
+	b := a
+	if end > start {
+		b = r.doc.lineNo(end - 1)
+	}
+	if a == b {
+		return "line " + strconv.Itoa(a)
+	}
+	return "lines " + strconv.Itoa(a) + "–" + strconv.Itoa(b)
+}
+
+func (r *resolver) ambiguousText(s search) string {
+	var lines []string
+	for _, m := range s.matches {
+		at := m.start
+		if at+1 < m.end && r.doc.text[at] == '\n' {
+			at++ // old starts with the end of the previous line
+		}
+		lines = append(lines, strconv.Itoa(r.doc.lineNo(at)))
+	}
+	where := strings.Join(lines, ", ")
+	if s.count > len(s.matches) {
+		where += ", …"
+	}
+	how := "ignoring whitespace "
+	if s.pass == passExact {
+		how = ""
+	}
+	return fmt.Sprintf("old text matches %d places in %s %s(lines %s). Add the neighbouring lines that differ to old, copied exactly, so it matches only one place.",
+		s.count, r.path, how, where)
+}
+
+// build applies the resolved edits to the original bytes: the regions map
+// back to raw offsets, new text takes the file's line ending, and every byte
+// outside the regions is copied unchanged.
+func (r *resolver) build(f *textFile) ([]byte, []Applied) {
+	order := append([]resolved(nil), r.done...)
+	sort.Slice(order, func(a, b int) bool { return order[a].start < order[b].start })
+	size := len(f.raw)
+	for _, e := range order {
+		size += len(e.repl) + strings.Count(e.repl, "\n") - (e.end - e.start)
+	}
+	out := make([]byte, 0, max(size, 0))
+	applied := make([]Applied, len(r.edits))
+	last := 0
+	shift := 0 // lines added so far, to place edits in the new content
+	for _, e := range order {
+		rs, re := f.rawOffset(e.start), f.rawOffset(e.end)
+		out = append(out, f.raw[last:rs]...)
+		out = append(out, f.ending(e.repl)...)
+		last = re
+		line := r.doc.lineNo(e.start) + shift
+		added := strings.Count(e.repl, "\n")
+		removed := strings.Count(r.doc.text[e.start:e.end], "\n")
+		end := line + added
+		if e.repl == "" {
+			end = line - 1
+		}
+		applied[e.edit] = Applied{Line: line, EndLine: end, Loose: e.loose}
+		shift += added - removed
+	}
+	out = append(out, f.raw[last:]...)
+	return out, applied
+}
+
+// unchangedText explains a call whose edits, once matched and re-indented,
+// leave the file as it was.
+func (r *resolver) unchangedText() string {
+	for _, e := range r.done {
+		if e.loose {
+			return "the edit leaves " + r.path + " unchanged: old matched ignoring whitespace and new was re-indented like the file, which gives the same text. To change only whitespace, copy old exactly from the file."
+		}
+	}
+	return "the edit leaves " + r.path + " unchanged. Put the changed text in new."
+}

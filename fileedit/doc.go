@@ -1,0 +1,37 @@
+// Package fileedit applies a small model's text edits to a file, forgiving
+// where forgiveness is safe, strict where it is not, and informative when
+// it refuses (SPEC section 4, F1–F8).
+//
+// Small models retype the text they want to replace: spaces where the file
+// has tabs, an extra blank line at an edge, "\n" for a Windows file. A
+// strict matcher sends them into loops of the same failing edit; a fuzzy one
+// corrupts files. This package sits between the two.
+//
+// Invariants:
+//   - Apply and ApplyFile are pure: no I/O, no panic on any input, and the
+//     input slice is never modified.
+//   - A refused call returns a *Error whose Error() is the repair text for
+//     the model, and no edit of the call is applied: the caller writes
+//     nothing.
+//   - old is searched in three passes, strictest first (exact; without
+//     blank edge lines or the indentation of a single line; line by line
+//     ignoring indentation), and the first pass that finds anything wins:
+//     text present verbatim is never matched another way (F1).
+//   - A match is used only when it is the only one of its pass; two loose
+//     matches are refused like two exact ones (F2).
+//   - Loose matching forgives only whitespace: the content of every line
+//     of old, whitespace aside, is what the file holds at that place.
+//   - When the match ignored indentation, new is re-indented into the
+//     file's indentation — its base level and its unit, tabs or spaces
+//     (F3) — and the summary counts it (F4).
+//   - Every edit of a call is resolved against the original content;
+//     overlapping edits are refused (F7).
+//   - Bytes outside the replaced regions are kept byte for byte: the BOM,
+//     CRLF endings (mixed ones too) and the rest of the file (F6). New text
+//     gets the file's dominant line ending.
+//   - WriteAtomic leaves the original byte-identical on any failure and no
+//     temporary file behind (F8).
+//
+// This is a leaf package: it imports only the standard library and go-udiff,
+// and knows nothing of tools, the engine or any front end.
+package fileedit

@@ -1,0 +1,226 @@
+package fileedit
+
+import (
+	"strings"
+)
+
+// pass names how old was found (F1). Passes run strictest first and the
+// first one that finds anything wins, so text present verbatim is never
+// matched another way.
+type pass int
+
+const (
+	passNone pass = iota
+	// passExact: old is in the file byte for byte (after BOM/CRLF
+	// normalization, F6).
+	passExact
+	// passEdges: old minus its leading and trailing blank lines is in the
+	// file verbatim, or old is a single line found ignoring its indentation
+	// (and its trailing spaces).
+	passEdges
+	// passIndent: old is a block of lines found comparing each line without
+	// its leading and trailing whitespace.
+	passIndent
+)
+
+// maxListed bounds how many matches are remembered for a message; the count
+// itself is always exact.
+const maxListed = 8
+
+// match is one place where old was found, as a region of the normalized
+// text.
+type match struct {
+	start, end int
+	// firstLine is the 0-based line of the first matched line; used by the
+	// re-indentation of passEdges (single line) and passIndent.
+	firstLine int
+}
+
+// search is the result of looking for one old text.
+type search struct {
+	pass    pass
+	matches []match // at most maxListed
+	count   int
+	// core is old without its blank edge lines; lead and trail count the
+	// blank lines removed at each edge (the final "\n" counts as one).
+	core        string
+	lead, trail int
+	// reindent is set when the match ignored indentation, so new must be
+	// rewritten into the file's indentation (F3).
+	reindent bool
+}
+
+func (s *search) add(m match) {
+	if len(s.matches) < maxListed {
+		s.matches = append(s.matches, m)
+	}
+	s.count++
+}
+
+// find runs the three passes of F1 for old in d.
+func (d *doc) find(old string) search {
+	if s := d.findExact(old); s.count > 0 {
+		return s
+	}
+	core, lead, trail := trimEdges(old)
+	if core == "" {
+		return search{}
+	}
+	s := search{core: core, lead: lead, trail: trail}
+	if lead > 0 || trail > 0 {
+		d.findCore(&s)
+		if s.count > 0 {
+			return s
+		}
+	}
+	if !strings.Contains(core, "\n") {
+		d.findLine(&s)
+	} else {
+		d.findBlock(&s)
+	}
+	return s
+}
+
+// findExact lists every occurrence of old, overlapping ones included: "aa"
+// twice in "aaa" is as ambiguous as two separate lines.
+func (d *doc) findExact(old string) search {
+	s := search{pass: passExact, core: old}
+	for from := 0; from <= len(d.text)-len(old); {
+		i := strings.Index(d.text[from:], old)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		s.add(match{start: at, end: at + len(old)})
+		from = at + 1
+	}
+	return s
+}
+
+// findCore looks for old without its blank edge lines. Removing a blank
+// line at an edge says the model meant a line boundary there, so the match
+// must start at a line start (lead) or end at a line end (trail).
+func (d *doc) findCore(s *search) {
+	s.pass = passEdges
+	text, core := d.text, s.core
+	for from := 0; from <= len(text)-len(core); {
+		i := strings.Index(text[from:], core)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		end := at + len(core)
+		from = at + 1
+		if s.lead > 0 && at > 0 && text[at-1] != '\n' {
+			continue
+		}
+		if s.trail > 0 && end < len(text) && text[end] != '\n' {
+			continue
+		}
+		s.add(match{start: at, end: end})
+	}
+}
+
+// findLine looks for a single-line old ignoring its indentation: the text
+// must follow only spaces and tabs on its line. Trailing spaces in old (or
+// a dropped final newline) mean the model gave the whole line, so the match
+// must then reach the end of the line, trailing spaces aside.
+func (d *doc) findLine(s *search) {
+	body := strings.TrimLeft(s.core, " \t")
+	trimmed := strings.TrimRight(body, " \t")
+	toEOL := s.trail > 0 || trimmed != body
+	body = trimmed
+	if body == "" {
+		return
+	}
+	s.pass, s.reindent = passEdges, true
+	text := d.text
+	for from := 0; from <= len(text)-len(body); {
+		i := strings.Index(text[from:], body)
+		if i < 0 {
+			break
+		}
+		at := from + i
+		end := at + len(body)
+		from = at + 1
+		ls := strings.LastIndexByte(text[:at], '\n') + 1
+		if strings.TrimLeft(text[ls:at], " \t") != "" {
+			continue
+		}
+		if toEOL {
+			le := strings.IndexByte(text[end:], '\n')
+			if le < 0 {
+				le = len(text) - end
+			}
+			if strings.TrimRight(text[end:end+le], " \t") != "" {
+				continue
+			}
+			end += le
+		}
+		s.add(match{start: ls, end: end, firstLine: d.lineOf(ls)})
+	}
+	if s.count == 0 {
+		s.pass, s.reindent = passNone, false
+	}
+}
+
+// findBlock looks for a multi-line old comparing whole lines without their
+// leading and trailing whitespace. Blank lines inside old must be blank in
+// the file too: only indentation is forgiven, not content.
+func (d *doc) findBlock(s *search) {
+	want := strings.Split(s.core, "\n")
+	for i := range want {
+		want[i] = strings.TrimSpace(want[i])
+	}
+	n := d.numLines()
+	for i := 0; i+len(want) <= n; i++ {
+		if strings.TrimSpace(d.line(i)) != want[0] {
+			continue
+		}
+		ok := true
+		for j := 1; j < len(want); j++ {
+			if strings.TrimSpace(d.line(i+j)) != want[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			s.add(match{start: d.lineStarts()[i], end: d.lineEnd(i + len(want) - 1), firstLine: i})
+		}
+	}
+	if s.count > 0 {
+		s.pass, s.reindent = passIndent, true
+	}
+}
+
+// trimEdges removes the blank lines at both edges of s; a final "\n" counts
+// as an empty last line. "\n\tfoo()\n" gives "\tfoo()", 1, 1.
+func trimEdges(s string) (core string, lead, trail int) {
+	lines := strings.Split(s, "\n")
+	for len(lines) > 1 && isBlank(lines[0]) {
+		lines = lines[1:]
+		lead++
+	}
+	for len(lines) > 1 && isBlank(lines[len(lines)-1]) {
+		lines = lines[:len(lines)-1]
+		trail++
+	}
+	if len(lines) == 1 && isBlank(lines[0]) {
+		return "", lead, trail
+	}
+	return strings.Join(lines, "\n"), lead, trail
+}
+
+// trimEdgesLike removes from new at most as many blank edge lines as were
+// removed from old, so that the lines the model meant to keep around its
+// change are neither doubled nor lost.
+func trimEdgesLike(s string, lead, trail int) string {
+	lines := strings.Split(s, "\n")
+	for ; lead > 0 && len(lines) > 1 && isBlank(lines[0]); lead-- {
+		lines = lines[1:]
+	}
+	for ; trail > 0 && len(lines) > 1 && isBlank(lines[len(lines)-1]); trail-- {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
+}

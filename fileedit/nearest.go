@@ -1,0 +1,317 @@
+package fileedit
+
+import (
+	"fmt"
+	"math/bits"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// explainMiss writes the repair text for an edit whose old was found in no
+// pass: the edit it depends on when old appears only once another edit of
+// the call is applied (F7), else the nearest lines of the file (F5).
+func (r *resolver) explainMiss(i int) {
+	old := normalizeArg(r.edits[i].Old)
+	if j, ok := r.appearsAfter(i, old); ok {
+		r.problem(i, ErrAfterEdit, fmt.Sprintf(
+			"old text is not in %s: it appears only once edit %d is applied, but all edits of a call are matched against the original file. Merge edit %d and edit %d into one edit, or send this edit in a new call after this one.",
+			r.path, j+1, j+1, i+1))
+		return
+	}
+	text := "old text not found in " + r.path + "."
+	if numbered(old) {
+		text += " old must not contain the line numbers shown by read_file: copy only the text after them."
+	}
+	lo, hi, ok := r.nearest(old)
+	if !ok {
+		r.problem(i, ErrNotFound, text+" No similar lines either: read the file again with read_file and copy the exact lines you want to change into old.")
+		return
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	if lo == hi {
+		b.WriteString(" The nearest line is " + strconv.Itoa(lo+1) + " — copy it exactly into old:\n")
+	} else {
+		b.WriteString(" The nearest lines are " + strconv.Itoa(lo+1) + "–" + strconv.Itoa(hi+1) + " — copy them exactly into old:\n")
+	}
+	for l := lo; l <= hi; l++ {
+		b.WriteString(r.doc.line(l))
+		b.WriteString("\n")
+	}
+	b.WriteString("(end of lines)")
+	r.problem(i, ErrNotFound, b.String())
+}
+
+// appearsAfter reports the first other edit, in call order, once which
+// (with the edits before it) old can be found.
+func (r *resolver) appearsAfter(i int, old string) (int, bool) {
+	others := make([]resolved, 0, len(r.done))
+	for _, e := range r.done {
+		if e.edit != i {
+			others = append(others, e)
+		}
+	}
+	sort.Slice(others, func(a, b int) bool { return others[a].edit < others[b].edit })
+	for k := range others {
+		text, ok := applyRegions(r.doc.text, others[:k+1])
+		if !ok {
+			break
+		}
+		d := doc{text: text}
+		if d.find(old).count > 0 {
+			return others[k].edit, true
+		}
+	}
+	return 0, false
+}
+
+// applyRegions applies resolved edits to text; false if two overlap.
+func applyRegions(text string, edits []resolved) (string, bool) {
+	order := append([]resolved(nil), edits...)
+	sort.Slice(order, func(a, b int) bool { return order[a].start < order[b].start })
+	var b strings.Builder
+	last := 0
+	for _, e := range order {
+		if e.start < last {
+			return "", false
+		}
+		b.WriteString(text[last:e.start])
+		b.WriteString(e.repl)
+		last = e.end
+	}
+	b.WriteString(text[last:])
+	return b.String(), true
+}
+
+// lineNumbered recognises a line copied with the numbers of a numbered
+// listing: "12: x", "  12\tx", "12| x", "12→x", "L12: x".
+var lineNumbered = regexp.MustCompile(`^\s*L?\d+\s*(:|\||│|→|\t)`)
+
+// numbered reports whether every non-blank line of old starts with a line
+// number, a frequent copy mistake from numbered read_file output.
+func numbered(old string) bool {
+	n := 0
+	for _, l := range strings.Split(old, "\n") {
+		if isBlank(l) {
+			continue
+		}
+		if !lineNumbered.MatchString(l) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// Tuning of the nearest-lines search (F5).
+const (
+	// similar is the similarity from which two lines coincide: one typo in
+	// a line of twenty characters still coincides, "return nil" and
+	// "return err" do not.
+	similar = 0.75
+	// maxNearestOld bounds the old lines considered.
+	maxNearestOld = 64
+	// maxShown bounds the lines shown back.
+	maxShown = 40
+	// maxFuzzyPairs bounds the line comparisons that go beyond equality.
+	maxFuzzyPairs = 1 << 19
+)
+
+// nearest finds the lines of the file closest to old: the window where the
+// most lines of old coincide with a file line at the same place (give or
+// take one line, for a line the model dropped or added). At least half of
+// the non-blank lines of old must coincide. lo and hi are 0-based lines.
+func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
+	core, _, _ := trimEdges(old)
+	if core == "" {
+		return 0, 0, false
+	}
+	// the lines of old, whitespace removed, with their place in old
+	var want []string
+	var place []int
+	for j, l := range strings.Split(core, "\n") {
+		if len(want) == maxNearestOld {
+			break
+		}
+		if s := squeeze(l); s != "" {
+			want = append(want, s)
+			place = append(place, j)
+		}
+	}
+	n := r.doc.numLines()
+	fuzzy := n*len(want) <= maxFuzzyPairs
+	type vote struct {
+		set    uint64
+		weight float64
+	}
+	votes := map[int]*vote{}
+	for i := 0; i < n; i++ {
+		line := squeeze(r.doc.line(i))
+		if line == "" {
+			continue
+		}
+		for j, w := range want {
+			var sim float64
+			switch {
+			case line == w:
+				sim = 1
+			case fuzzy:
+				sim = similarity(line, w)
+			}
+			if sim < similar {
+				continue
+			}
+			for d := -1; d <= 1; d++ {
+				s := i - place[j] + d
+				v := votes[s]
+				if v == nil {
+					v = &vote{}
+					votes[s] = v
+				}
+				v.set |= 1 << uint(j)
+				if d == 0 {
+					v.weight += sim
+				} else {
+					v.weight += sim / 2
+				}
+			}
+		}
+	}
+	best, bestStart := (*vote)(nil), 0
+	for s, v := range votes {
+		if best == nil || better(v.set, v.weight, s, best.set, best.weight, bestStart) {
+			best, bestStart = v, s
+		}
+	}
+	if best == nil || 2*bits.OnesCount64(best.set) < len(want) {
+		return 0, 0, false
+	}
+	// show the window old would cover, widened to the coinciding lines a
+	// line off (a line the model dropped or added)
+	span := strings.Count(core, "\n")
+	lo, hi = bestStart, bestStart+span
+	for j, w := range want {
+		at := bestStart + place[j]
+		if r.coincides(at, w) {
+			continue
+		}
+		for _, i := range []int{at - 1, at + 1} {
+			if r.coincides(i, w) {
+				lo, hi = min(lo, i), max(hi, i)
+				break
+			}
+		}
+	}
+	lo, hi = max(lo, 0), min(hi, n-1)
+	if hi-lo+1 > maxShown {
+		hi = lo + maxShown - 1
+	}
+	return lo, hi, true
+}
+
+// coincides reports whether file line i (0-based) coincides with the
+// squeezed old line w.
+func (r *resolver) coincides(i int, w string) bool {
+	if i < 0 || i >= r.doc.numLines() {
+		return false
+	}
+	l := squeeze(r.doc.line(i))
+	return l == w || similarity(l, w) >= similar
+}
+
+// better orders candidate windows: more coinciding lines, then closer
+// similarity, then earlier in the file (a stable answer).
+func better(set uint64, w float64, s int, bset uint64, bw float64, bs int) bool {
+	if c, bc := bits.OnesCount64(set), bits.OnesCount64(bset); c != bc {
+		return c > bc
+	}
+	if w != bw {
+		return w > bw
+	}
+	return s < bs
+}
+
+// squeeze removes all whitespace: lines are compared for content only.
+func squeeze(s string) string {
+	if strings.IndexFunc(s, unicode.IsSpace) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// similarity is 1 − edit distance / length of the longer string, computed
+// only as far as it can still reach the threshold.
+func similarity(a, b string) float64 {
+	la, lb := len(a), len(b)
+	longer := max(la, lb)
+	if longer == 0 {
+		return 1
+	}
+	limit := int(float64(longer) * (1 - similar))
+	if la-lb > limit || lb-la > limit {
+		return 0
+	}
+	d, ok := boundedDistance(a, b, limit)
+	if !ok {
+		return 0
+	}
+	return 1 - float64(d)/float64(longer)
+}
+
+// boundedDistance is the Levenshtein distance of a and b, or false when it
+// exceeds limit. Only a band of width 2·limit+1 around the diagonal is
+// computed.
+func boundedDistance(a, b string, limit int) (int, bool) {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	const inf = 1 << 30
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for k := range prev {
+		if k <= limit {
+			prev[k] = k
+		} else {
+			prev[k] = inf
+		}
+	}
+	for i := 1; i <= len(a); i++ {
+		lo, hi := max(1, i-limit), min(len(b), i+limit)
+		cur[0] = inf
+		if i <= limit {
+			cur[0] = i
+		}
+		if lo > 1 {
+			cur[lo-1] = inf // read by this row, outside the band
+		}
+		rowMin := cur[0]
+		for k := lo; k <= hi; k++ {
+			cost := 1
+			if a[i-1] == b[k-1] {
+				cost = 0
+			}
+			v := min(prev[k-1]+cost, prev[k]+1, cur[k-1]+1)
+			cur[k] = v
+			rowMin = min(rowMin, v)
+		}
+		if hi+1 <= len(b) {
+			cur[hi+1] = inf // read by the next row, outside this band
+		}
+		if rowMin > limit {
+			return 0, false
+		}
+		prev, cur = cur, prev
+	}
+	if prev[len(b)] > limit {
+		return 0, false
+	}
+	return prev[len(b)], true
+}
