@@ -1,0 +1,199 @@
+package bash
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+//go:embed bash.md
+var description string
+
+// Defaults for the zero Options.
+const (
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 16000
+	// maxTimeout caps the timeout the model may ask for: a turn must not
+	// sit for an hour on a command that is a background job in disguise.
+	maxTimeout = 10 * time.Minute
+)
+
+// Options configures the tool. The zero value is usable.
+type Options struct {
+	// Timeout is how long a command may run unless the call asks for
+	// another; 0 means DefaultTimeout (30 s).
+	Timeout time.Duration
+	// MaxOutput is how many characters of output the model gets, head and
+	// tail kept; 0 means DefaultMaxOutput (16,000).
+	MaxOutput int
+}
+
+// Params are the arguments of a call. They stay minimal: every field is
+// paid for in every request and is one more thing a small model gets wrong.
+type Params struct {
+	Command string `json:"command" desc:"the bash command line"`
+	Timeout int    `json:"timeout,omitempty" desc:"seconds before it is killed (max 600)"`
+}
+
+// New returns the bash tool.
+func New(opts Options) tools.Tool {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = DefaultMaxOutput
+	}
+	home, _ := os.UserHomeDir()
+	r := &runner{opts: opts, home: home}
+	return tools.New(tools.Spec[Params]{
+		Name:        "bash",
+		Kind:        tools.KindExecute,
+		Description: strings.ReplaceAll(strings.TrimSpace(description), "{timeout}", seconds(opts.Timeout)),
+		Describe: func(_ tools.Env, p Params) tools.Call {
+			return tools.Call{Title: title(p.Command)}
+		},
+		Run: r.run,
+	})
+}
+
+// runner holds what every call shares; it is immutable.
+type runner struct {
+	opts Options
+	home string
+}
+
+func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result, error) {
+	line := p.Command
+	if strings.TrimSpace(line) == "" {
+		return tools.Errorf(`[error: "command" is empty — give the command line to run, e.g. "ls"]`), nil
+	}
+	if why := refusal(line, r.home); why != "" {
+		return tools.Result{Text: why, IsError: true}, nil
+	}
+	d, err := env.Approve(ctx, tools.Approval{
+		Tool:    "bash",
+		Kind:    tools.KindExecute,
+		Title:   title(line),
+		Key:     approvalKey(line),
+		Subject: strings.TrimSpace(line),
+		Input:   p,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Result{}, ctx.Err()
+		}
+		return tools.Result{}, fmt.Errorf("ask approval for bash: %w", err)
+	}
+	if !d.Allowed {
+		reason := d.Reason
+		if reason == "" {
+			reason = "the user declined"
+		}
+		return tools.Errorf("[not run: %s. The command did not run; do not retry it as is — ask the user what to do, or do it another way]", reason), nil
+	}
+	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout))
+}
+
+// timeout is the call's limit: the model's, capped, or the default.
+func (r *runner) timeout(secs int) time.Duration {
+	if secs <= 0 {
+		return r.opts.Timeout
+	}
+	return min(time.Duration(secs)*time.Second, maxTimeout)
+}
+
+// exec runs line and reports what it printed and how it ended.
+func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration) (tools.Result, error) {
+	out, err := os.CreateTemp("", "mm-bash-*.out")
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("create output file: %w", err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, "bash", "-o", "pipefail", "-c", line)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = out, out // a file: Wait does not wait for whoever holds it open
+	cmd.Env = append(os.Environ(), quietEnv...)
+	detach(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
+
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		if ctx.Err() != nil {
+			return tools.Result{}, ctx.Err()
+		}
+		return tools.Result{}, fmt.Errorf("start bash in %s: %w", dir, err)
+	}
+	waitErr := cmd.Wait() // returns once the shell exits, or once Cancel killed its group
+	elapsed := time.Since(began)
+	if ctx.Err() != nil {
+		return tools.Result{}, ctx.Err()
+	}
+	timedOut := tctx.Err() != nil
+	var exitErr *exec.ExitError
+	if waitErr != nil && !timedOut && !errors.As(waitErr, &exitErr) {
+		return tools.Result{}, fmt.Errorf("wait for bash: %w", waitErr)
+	}
+
+	o, err := readOutput(out)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	text := o.render(r.opts.MaxOutput)
+	if strings.TrimSpace(text) == "" {
+		text = "(no output)"
+	}
+	text = strings.TrimRight(text, "\n") + "\n"
+	if timedOut {
+		return tools.Result{Text: text + timeoutAdvice(timeout), IsError: true}, nil
+	}
+	code := exitCode(cmd.ProcessState)
+	// pipefail makes `cmd | head` end with 141 when head stops reading
+	// early and cmd dies of SIGPIPE: the output is what was asked for.
+	sigpipe := code == 141 && strings.Contains(line, "|")
+	return tools.Result{Text: text + status(code, elapsed, sigpipe), IsError: code != 0 && !sigpipe}, nil
+}
+
+// quietEnv makes programs print plain text and never wait for a human:
+// no colours, no pager, no credential prompt.
+var quietEnv = []string{
+	"TERM=dumb", "NO_COLOR=1", "PAGER=cat", "GIT_PAGER=cat",
+	"GIT_TERMINAL_PROMPT=0", "DEBIAN_FRONTEND=noninteractive",
+}
+
+// exitCode is the shell's exit status, or 128+signal when the shell itself
+// was killed by a signal, as a shell would report it.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func status(code int, elapsed time.Duration, sigpipe bool) string {
+	s := fmt.Sprintf("[exit code: %d · %.1fs]", code, elapsed.Seconds())
+	if sigpipe {
+		s += "\n[141 is SIGPIPE: a reader such as head stopped early; not an error]"
+	}
+	return s
+}
+
+func timeoutAdvice(timeout time.Duration) string {
+	return fmt.Sprintf("[error: timed out after %s, the command was killed. For servers and long jobs, run it in the background: nohup cmd > cmd.log 2>&1 & then read cmd.log in a later call (tail -20 cmd.log). Or set \"timeout\" (seconds, max 600)]", seconds(timeout))
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%gs", d.Seconds())
+}
