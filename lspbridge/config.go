@@ -1,0 +1,228 @@
+package lspbridge
+
+import (
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ServerConfig says how to run the language server of one language.
+// The zero value of every optional field is documented; Command is required.
+type ServerConfig struct {
+	// Command is the server's argv; Command[0] is looked up on PATH and the
+	// server is used only when it is found there.
+	Command []string
+	// RootMarkers are file names that mark a workspace root, in priority
+	// order: the first marker found in any ancestor of a file wins over a
+	// later marker found nearer (go.work beats a nearer go.mod). An entry may
+	// hold alternatives of equal priority separated by "|"
+	// ("setup.cfg|setup.py"): the nearest of them wins. With no marker found
+	// the root is the workspace root given to Warm, or the file's directory.
+	RootMarkers []string
+	// Extensions are the file extensions, with the dot, of this language.
+	Extensions []string
+	// LanguageIDs maps an extension to the LSP languageId when it differs
+	// from the language name (".tsx": "typescriptreact"). Nil: the name.
+	LanguageIDs map[string]string
+	// InitOptions are sent as initializationOptions. Nil: none.
+	InitOptions map[string]any
+	// Settings answer workspace/configuration requests by section: the
+	// section "python.analysis" is looked up as Settings["python"]["analysis"].
+	// A section not found is answered with an empty object, never an error
+	// (pyright exits on an error). Nil: every section is empty.
+	Settings map[string]any
+	// ProgressTitles maps a document notification ("textDocument/didOpen",
+	// "textDocument/didChange") to the title of the work-done progress the
+	// server reports around the diagnostics it computes for that
+	// notification. When the server reports it, mm waits for that progress
+	// to end — an exact signal — instead of a quiet period. gopls reports
+	// them when initializationOptions has "verboseWorkDoneProgress": true.
+	// Nil: wait for the document's version, then for Settle of quiet.
+	ProgressTitles map[string]string
+	// Settle is how long no new diagnostics must arrive, after the edited
+	// document's own diagnostics, before other files' are taken as final.
+	// Used only when the server reports no progress (see ProgressTitles).
+	// Zero: 60 ms.
+	Settle time.Duration
+	// Venv, when set, makes mm look for a virtual environment (.venv or
+	// venv) in the root and put its interpreter at this dotted path of
+	// Settings ("python.pythonPath") for that root.
+	Venv string
+}
+
+// Config configures a Manager. The zero Config has no servers.
+type Config struct {
+	// Servers maps a language name ("go", "python") to its server.
+	Servers map[string]ServerConfig
+	// Wait bounds how long an edit waits for diagnostics, and a query for
+	// its answer. Zero: 3 s.
+	Wait time.Duration
+	// BaseDir is the directory paths in the text mm writes for the model
+	// are relative to (the session's working directory). Empty: absolute.
+	BaseDir string
+	// Logger receives the servers' stderr and protocol events at debug
+	// level. Nil: discard.
+	Logger *slog.Logger
+	// MaxErrors bounds the new errors listed after an edit, in total; a
+	// fifth of it (at least 1) bounds them per file. Zero: 10.
+	MaxErrors int
+}
+
+// DefaultConfig runs gopls for Go and pyright for Python.
+func DefaultConfig() Config {
+	return Config{
+		Servers: map[string]ServerConfig{
+			"go": {
+				Command:     []string{"gopls"},
+				RootMarkers: []string{"go.work", "go.mod"},
+				Extensions:  []string{".go"},
+				InitOptions: goplsOptions(),
+				Settings:    map[string]any{"gopls": goplsOptions()},
+				ProgressTitles: map[string]string{
+					methodDidOpen:   "diagnosing opened files",
+					methodDidChange: "diagnosing changed files",
+				},
+			},
+			"python": {
+				Command:     []string{"pyright-langserver", "--stdio"},
+				RootMarkers: []string{"pyrightconfig.json", "pyproject.toml", "setup.cfg|setup.py", "requirements.txt"},
+				Extensions:  []string{".py", ".pyi"},
+				Settings: map[string]any{
+					"python": map[string]any{"analysis": map[string]any{
+						"diagnosticMode":         "openFilesOnly",
+						"autoSearchPaths":        true,
+						"useLibraryCodeForTypes": true,
+					}},
+					"pyright": map[string]any{},
+				},
+				Venv: "python.pythonPath",
+			},
+		},
+	}
+}
+
+// goplsOptions are gopls's settings: diagnosticsDelay 0s, or errors in
+// other packages arrive a second late; verboseWorkDoneProgress, so the end
+// of the diagnostics of a change is announced rather than guessed.
+func goplsOptions() map[string]any {
+	return map[string]any{
+		"diagnosticsDelay":        "0s",
+		"verboseWorkDoneProgress": true,
+	}
+}
+
+func (c Config) wait() time.Duration {
+	if c.Wait > 0 {
+		return c.Wait
+	}
+	return 3 * time.Second
+}
+
+func (c Config) maxErrors() (total, perFile int) {
+	total = c.MaxErrors
+	if total <= 0 {
+		total = 10
+	}
+	return total, max(1, total/5)
+}
+
+func (s ServerConfig) settle() time.Duration {
+	if s.Settle > 0 {
+		return s.Settle
+	}
+	return 60 * time.Millisecond
+}
+
+func (s ServerConfig) languageID(lang, path string) string {
+	if id, ok := s.LanguageIDs[filepath.Ext(path)]; ok {
+		return id
+	}
+	return lang
+}
+
+// findRoot returns the workspace root of path for a server with the given
+// markers: the directory holding the highest-priority marker found among
+// path's ancestors, else fallback when it contains path, else path's
+// directory.
+func findRoot(path string, markers []string, fallback string) string {
+	dir := filepath.Dir(path)
+	for _, m := range markers {
+		alts := strings.Split(m, "|")
+		for d := dir; ; d = filepath.Dir(d) {
+			if hasAny(d, alts) {
+				return d
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if fallback != "" && within(fallback, path) {
+		return fallback
+	}
+	return dir
+}
+
+func hasAny(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is root or inside it.
+func within(root, p string) bool {
+	if p == root {
+		return true
+	}
+	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// venvPython finds the interpreter of a virtual environment in root.
+func venvPython(root string) string {
+	for _, v := range []string{".venv", "venv"} {
+		for _, bin := range []string{"bin/python", "Scripts/python.exe"} {
+			p := filepath.Join(root, v, bin)
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// binary reports whether the server's command is on PATH.
+func (s ServerConfig) binary() (string, bool) {
+	if len(s.Command) == 0 {
+		return "", false
+	}
+	p, err := exec.LookPath(s.Command[0])
+	return p, err == nil
+}
+
+// canonical makes a path absolute and resolves symlinks in its longest
+// existing prefix, so that a file named through a link and the same file
+// named by a server are one key.
+func canonical(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	p = filepath.Clean(p)
+	rest := ""
+	for cur := p; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}

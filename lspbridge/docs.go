@@ -1,0 +1,259 @@
+package lspbridge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"go.lsp.dev/protocol"
+)
+
+// pending is a document notification whose diagnostics mm waits for.
+type pending struct {
+	path    string
+	version int32
+	gen     int
+	title   string // progress title bracketing its diagnostics, "" if none
+	idx     int    // which progress of that title, counted per generation
+	sentSeq uint64 // publishes received before it was sent
+}
+
+// didChangeFull is textDocument/didChange with the whole text. It is
+// written here because go.lsp.dev/protocol's TextDocumentContentChangeEvent
+// always carries a range, and gopls then inserts the text instead of
+// replacing the document.
+type didChangeFull struct {
+	TextDocument struct {
+		URI     protocol.DocumentURI `json:"uri"`
+		Version int32                `json:"version"`
+	} `json:"textDocument"`
+	ContentChanges []fullChange `json:"contentChanges"`
+}
+
+type fullChange struct {
+	Text string `json:"text"`
+}
+
+// syncDoc makes the server's copy of path hold text: didOpen when the
+// document is not open in the running process, didChange with the full
+// text when it differs, nothing when it already holds it. The returned
+// pending waits for the diagnostics of that version. While the server is
+// starting, the text is kept and sent when it is ready (ErrNotReady).
+func (s *server) syncDoc(ctx context.Context, path string, text []byte) (*pending, error) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	d := s.docs[path]
+	if d == nil {
+		d = &document{path: path, uri: fileURI(path), langID: s.cfg.languageID(s.lang, path)}
+		s.docs[path] = d
+	}
+	if s.state != stateReady {
+		d.text = bytes.Clone(text)
+		d.gen = 0
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s is starting", ErrNotReady, s.name())
+	}
+	p := s.cur
+	var method string
+	switch {
+	case d.gen != s.gen:
+		method = methodDidOpen
+	case !bytes.Equal(d.text, text):
+		method = methodDidChange
+	default:
+		pend := &pending{path: path, version: d.version, gen: s.gen, idx: -1, sentSeq: d.sentSeq}
+		s.mu.Unlock()
+		return pend, nil
+	}
+	d.version++
+	d.text = bytes.Clone(text)
+	d.gen = s.gen
+	d.sentSeq = s.pubSeq
+	pend := &pending{path: path, version: d.version, gen: s.gen, title: s.cfg.ProgressTitles[method], idx: s.sent[method], sentSeq: d.sentSeq}
+	s.sent[method]++
+	s.mu.Unlock()
+
+	var params any
+	if method == methodDidOpen {
+		params = &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{
+			URI: d.uri, LanguageID: protocol.LanguageIdentifier(d.langID), Version: d.version, Text: string(text),
+		}}
+	} else {
+		c := &didChangeFull{ContentChanges: []fullChange{{Text: string(text)}}}
+		c.TextDocument.URI, c.TextDocument.Version = d.uri, d.version
+		params = c
+	}
+	s.log.Debug("sync", "method", method, "path", path, "version", d.version, "idx", pend.idx)
+	if err := p.conn.Notify(ctx, method, params); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	return pend, nil
+}
+
+// closeDoc forgets a document that was deleted.
+func (s *server) closeDoc(ctx context.Context, path string) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	d := s.docs[path]
+	delete(s.docs, path)
+	delete(s.diags, path)
+	open := d != nil && d.gen == s.gen && s.state == stateReady
+	p := s.cur
+	s.broadcastLocked()
+	s.mu.Unlock()
+	if open {
+		_ = p.conn.Notify(ctx, methodDidClose, &protocol.DidCloseTextDocumentParams{
+			TextDocument: protocol.TextDocumentIdentifier{URI: d.uri},
+		})
+	}
+}
+
+// filesChanged tells the server about files changed on disk by something
+// other than mm's edits (bash): open documents get their new text, and
+// every path is announced with didChangeWatchedFiles, without which
+// neither gopls nor pyright notices.
+func (s *server) filesChanged(ctx context.Context, paths []string) {
+	var events []*protocol.FileEvent
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		s.mu.Lock()
+		d := s.docs[path]
+		s.mu.Unlock()
+		switch {
+		case err != nil && os.IsNotExist(err):
+			if d != nil {
+				s.closeDoc(ctx, path)
+			}
+			events = append(events, &protocol.FileEvent{Type: protocol.FileChangeTypeDeleted, URI: fileURI(path)})
+			continue
+		case err != nil:
+			continue
+		case d != nil:
+			_, _ = s.syncDoc(ctx, path, data)
+		}
+		events = append(events, &protocol.FileEvent{Type: protocol.FileChangeTypeChanged, URI: fileURI(path)})
+	}
+	s.mu.Lock()
+	p, ready := s.cur, s.state == stateReady
+	s.mu.Unlock()
+	if ready && len(events) > 0 {
+		s.sendMu.Lock()
+		_ = p.conn.Notify(ctx, methodDidWatched, &protocol.DidChangeWatchedFilesParams{Changes: events})
+		s.sendMu.Unlock()
+	}
+}
+
+// waitFor waits until the server has published the diagnostics of every
+// pending notification, and the diagnostics that follow from them in
+// other files: the end of the server's progress for the notification when
+// it reports one, else Settle without a new publish. It wakes only when
+// the server sends something (sig) or the settle timer fires, and returns
+// false when ctx ends first.
+func (s *server) waitFor(ctx context.Context, ps []*pending) bool {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		done, quietLeft := s.settledLocked(ps)
+		sig := s.sig
+		s.mu.Unlock()
+		if done {
+			return true
+		}
+		var fire <-chan time.Time
+		if quietLeft > 0 {
+			if timer == nil {
+				timer = time.NewTimer(quietLeft)
+			} else {
+				timer.Reset(quietLeft)
+			}
+			fire = timer.C
+		}
+		select {
+		case <-sig:
+		case <-fire:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settledLocked says whether ps are all settled; when only the quiet
+// period is missing it returns how much of it is left.
+func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
+	if s.state != stateReady {
+		return false, 0
+	}
+	settle := false
+	for _, p := range ps {
+		version, sentSeq, tracked := p.version, p.sentSeq, p.title != "" && p.idx >= 0
+		if p.gen != s.gen {
+			// Restarted since: wait for the reopened document.
+			d := s.docs[p.path]
+			if d == nil || d.gen != s.gen {
+				return false, 0
+			}
+			version, sentSeq, tracked = d.version, d.sentSeq, false
+		}
+		fd := s.diags[p.path]
+		if fd == nil || !(fd.version >= version || fd.version == 0 && fd.seq > sentSeq) {
+			return false, 0
+		}
+		if tracked && s.seen[p.title] {
+			ws := s.work[p.title]
+			if p.idx >= len(ws) || !ws[p.idx].ended {
+				return false, 0
+			}
+			continue
+		}
+		if p.idx >= 0 {
+			settle = true
+		}
+	}
+	if !settle {
+		return true, 0
+	}
+	left := s.cfg.settle() - time.Since(s.lastPub)
+	return left <= 0, left
+}
+
+// idleLocked reports whether the server has no work in progress.
+func (s *server) idleLocked() bool { return s.state == stateReady && len(s.tokens) == 0 }
+
+// waitIdle waits until the server reports no work in progress (its
+// initial workspace load, a diagnosis).
+func (s *server) waitIdle(ctx context.Context) bool {
+	for {
+		s.mu.Lock()
+		idle, sig := s.idleLocked(), s.sig
+		s.mu.Unlock()
+		if idle {
+			return true
+		}
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// acquire takes the server's op slot.
+func (s *server) acquire(ctx context.Context) bool {
+	select {
+	case s.op <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *server) release() { <-s.op }

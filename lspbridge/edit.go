@@ -1,0 +1,258 @@
+package lspbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Snapshot is the state of the diagnostics before an edit, taken by Before
+// and consumed by After. The zero of *Snapshot (nil) stands for "no server
+// for these files"; After then returns "".
+type Snapshot struct {
+	m      *Manager
+	groups []*snapGroup
+}
+
+// snapGroup is the part of a snapshot that one server handles.
+type snapGroup struct {
+	srv    *server
+	files  []snapFile
+	done   chan struct{} // closed when base is set (or given up)
+	cancel context.CancelFunc
+	base   map[string][]Diagnostic
+	baseOK bool
+	why    string
+}
+
+type snapFile struct {
+	path    string
+	old     []byte
+	existed bool
+}
+
+// Change is a file's content after an edit.
+type Change struct {
+	Path    string
+	Content []byte
+}
+
+// Before records the diagnostics of paths before an edit. It returns at
+// once: it reads the files and, in the background, makes sure the server
+// has their current text and has published their diagnostics (starting
+// the server when needed). Call it before writing, and After once written.
+func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
+	if !m.Available() {
+		return nil
+	}
+	snap := &Snapshot{m: m}
+	bySrv := map[*server]*snapGroup{}
+	for _, p := range paths {
+		c := canonical(p)
+		s := m.serverFor(c, true)
+		if s == nil {
+			continue
+		}
+		g := bySrv[s]
+		if g == nil {
+			g = &snapGroup{srv: s, done: make(chan struct{})}
+			bySrv[s] = g
+			snap.groups = append(snap.groups, g)
+		}
+		data, err := os.ReadFile(c)
+		g.files = append(g.files, snapFile{path: c, old: data, existed: err == nil})
+	}
+	if len(snap.groups) == 0 {
+		return nil
+	}
+	for _, g := range snap.groups {
+		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.wait())
+		g.cancel = cancel
+		if !m.spawn(func() { g.takeBase(gctx) }) {
+			cancel()
+			g.why = "closed"
+			close(g.done)
+		}
+	}
+	return snap
+}
+
+// spawn runs f on a goroutine owned by the Manager, unless it is closed.
+func (m *Manager) spawn(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// takeBase syncs the old texts and waits for their diagnostics.
+func (g *snapGroup) takeBase(ctx context.Context) {
+	defer close(g.done)
+	defer g.cancel()
+	s := g.srv
+	if !s.acquire(ctx) {
+		g.why = "server busy"
+		return
+	}
+	defer s.release()
+	if _, err := s.ready(ctx); err != nil {
+		g.why = err.Error()
+		return
+	}
+	var ps []*pending
+	for _, f := range g.files {
+		if !f.existed {
+			continue
+		}
+		p, err := s.syncDoc(ctx, f.path, f.old)
+		if err != nil {
+			g.why = err.Error()
+			return
+		}
+		ps = append(ps, p)
+	}
+	g.baseOK = s.waitFor(ctx, ps)
+	if !g.baseOK {
+		g.why = "no answer in time"
+	}
+	g.base = s.snapshotDiags()
+}
+
+// After syncs the edited file's new content, waits (bounded by
+// Config.Wait) for the diagnostics of that version, and returns the text
+// to append to the tool result: what this edit introduced, what it fixed,
+// and how many problems were already there. It returns "" when snap is
+// nil. snap must come from Before with the one path edited.
+func (m *Manager) After(ctx context.Context, snap *Snapshot, newContent []byte) string {
+	if snap == nil || len(snap.groups) == 0 || len(snap.groups[0].files) == 0 {
+		return ""
+	}
+	return m.AfterChanges(ctx, snap, []Change{{Path: snap.groups[0].files[0].path, Content: newContent}})
+}
+
+// AfterChanges is After for an edit of several files (a rename): changes
+// holds each written file's new content.
+func (m *Manager) AfterChanges(ctx context.Context, snap *Snapshot, changes []Change) string {
+	if snap == nil {
+		return ""
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.wait())
+	defer cancel()
+	var parts []string
+	for _, g := range snap.groups {
+		var mine []Change
+		for _, c := range changes {
+			cp := canonical(c.Path)
+			if g.has(cp) {
+				mine = append(mine, Change{Path: cp, Content: c.Content})
+			}
+		}
+		if len(mine) == 0 {
+			g.cancel()
+			<-g.done
+			continue
+		}
+		if t := m.afterGroup(ctx, start, g, mine); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (g *snapGroup) has(path string) bool {
+	for _, f := range g.files {
+		if f.path == path {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *snapGroup) old(path string) ([]byte, bool) {
+	for _, f := range g.files {
+		if f.path == path {
+			return f.old, f.existed
+		}
+	}
+	return nil, false
+}
+
+func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup, changes []Change) string {
+	s := g.srv
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		g.cancel()
+		<-g.done
+	}
+	total, perFile := m.cfg.maxErrors()
+	r := report{server: s.name(), baseOK: g.baseOK, base: m.base, maxTotal: total, maxFile: perFile}
+	edited := map[string]lineMap{}
+	for _, c := range changes {
+		r.edited = append(r.edited, c.Path)
+		if old, existed := g.old(c.Path); existed {
+			edited[c.Path] = newLineMap(old, c.Content)
+		} else {
+			edited[c.Path] = identityMap()
+		}
+	}
+	finish := func(complete bool, why string) string {
+		r.notices = s.takeNotices()
+		r.complete, r.why = complete, why
+		r.elapsed = time.Since(start).Milliseconds()
+		r.delta = computeDelta(g.base, s.snapshotDiags(), edited)
+		return r.render()
+	}
+	if !s.acquire(ctx) {
+		// Keep the text for when the server is free; report honestly.
+		return finish(false, "server busy")
+	}
+	defer s.release()
+	if _, err := s.ready(ctx); err != nil {
+		for _, c := range changes {
+			_, _ = s.syncDoc(ctx, c.Path, c.Content) // kept for when it is ready
+		}
+		return finish(false, shortErr(err))
+	}
+	var ps []*pending
+	var why string
+	for _, c := range changes {
+		p, err := s.syncDoc(ctx, c.Path, c.Content)
+		switch {
+		case err != nil && why == "":
+			why = shortErr(err)
+		case err == nil:
+			ps = append(ps, p)
+		}
+	}
+	if why != "" {
+		return finish(false, why)
+	}
+	if !s.waitFor(ctx, ps) {
+		return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
+	}
+	return finish(true, "")
+}
+
+// shortErr is an error's text without the sentinel's prefix.
+func shortErr(err error) string {
+	for _, e := range []error{ErrNotReady, ErrServerFailed, ErrClosed} {
+		if errors.Is(err, e) {
+			if rest, ok := strings.CutPrefix(err.Error(), e.Error()+": "); ok {
+				return rest
+			}
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,146 @@
+package lspbridge
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain puts $(go env GOPATH)/bin on PATH, where `go install` puts
+// gopls, so the integration tests find it without a shell profile.
+func TestMain(m *testing.M) {
+	if _, err := exec.LookPath("gopls"); err != nil {
+		if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
+			for _, p := range filepath.SplitList(strings.TrimSpace(string(out))) {
+				os.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+filepath.Join(p, "bin"))
+			}
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// need skips the test, saying why, when a server binary is missing.
+func need(t testing.TB, bin string) {
+	t.Helper()
+	if _, err := exec.LookPath(bin); err != nil {
+		t.Skipf("%s is not on PATH (%v): install it to run this integration test", bin, err)
+	}
+}
+
+// fixture copies testdata/<name> into a fresh directory.
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join("testdata", name)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return canonical(dst)
+}
+
+// newTestManager returns a Manager for dir whose servers are closed, and
+// checked gone, when the test ends.
+func newTestManager(t testing.TB, dir string) *Manager {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.BaseDir = dir
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	// A cold gopls cache (the first run on a machine) type-checks the
+	// standard library first: seconds. The bound itself is tested apart.
+	cfg.Wait = 30 * time.Second
+	if w := os.Getenv("MM_LSP_WAIT"); w != "" {
+		cfg.Wait, _ = time.ParseDuration(w)
+	}
+	m := New(cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if kids := children(t); len(kids) > 0 {
+			t.Errorf("processes left after Close: %v", kids)
+		}
+	})
+	return m
+}
+
+// edit replaces old by new in path the way an edit tool does: Before,
+// write, After. It returns what After says.
+func edit(t testing.TB, m *Manager, path, old, new string) string {
+	t.Helper()
+	ctx := context.Background()
+	snap := m.Before(ctx, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s does not contain %q", path, old)
+	}
+	data = bytes.Replace(data, []byte(old), []byte(new), 1)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return m.After(ctx, snap, data)
+}
+
+// children lists the live (non-zombie) and zombie child processes of
+// this test process, read from /proc.
+func children(t testing.TB) []string {
+	t.Helper()
+	self := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if f[1] == itoa(self) {
+			out = append(out, e.Name()+" "+s[strings.IndexByte(s, '(')+1:i]+" "+f[0])
+		}
+	}
+	return out
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+

@@ -1,0 +1,411 @@
+package lspbridge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+)
+
+// LSP methods mm sends or answers.
+const (
+	methodDidOpen    = "textDocument/didOpen"
+	methodDidChange  = "textDocument/didChange"
+	methodDidClose   = "textDocument/didClose"
+	methodDidWatched = "workspace/didChangeWatchedFiles"
+)
+
+// Restart policy (L5): a crashed server is restarted after these delays, one
+// per crash; one more crash and it is given up and reported. A server that
+// ran for healthyRun is forgiven its earlier crashes.
+var restartDelays = []time.Duration{0, time.Second, 4 * time.Second}
+
+const (
+	healthyRun  = 5 * time.Minute
+	initTimeout = 60 * time.Second
+	stopGrace   = time.Second
+)
+
+type serverState int
+
+const (
+	stateStarting serverState = iota
+	stateReady
+	stateFailed
+	stateClosed
+)
+
+// server is one language server for one (language, root). Its supervisor
+// goroutine starts the process, restarts it after a crash, and stops it on
+// close; everything else reads the state under mu and waits on sig.
+type server struct {
+	lang     string
+	root     string
+	cfg      ServerConfig
+	settings map[string]any
+	log      *slog.Logger
+
+	mu sync.Mutex
+	// sig is closed and replaced whenever the state below changes, so a
+	// waiter re-checks its condition only when something happened.
+	sig      chan struct{}
+	state    serverState
+	cur      *proc // the initialized process while stateReady
+	gen      int   // incremented per process
+	failure  string
+	notices  []string
+	docs     map[string]*document // by canonical path
+	diags    map[string]*fileDiags
+	pubSeq   uint64    // publishDiagnostics received, all generations
+	lastPub  time.Time // arrival of the last publishDiagnostics
+	work     map[string][]*work
+	tokens   map[string]*work
+	sent     map[string]int  // notifications sent this generation, by method
+	seen     map[string]bool // progress titles seen this generation
+	uriPaths map[protocol.DocumentURI]string
+
+	// sendMu keeps the count of a notification and its sending together,
+	// so the n-th notification sent is the n-th the server reports on.
+	sendMu sync.Mutex
+	// op lets one sync-and-wait sequence run at a time, so the diagnostics
+	// an edit waits for are not mixed with another edit's.
+	op chan struct{}
+
+	stop      chan struct{}
+	closeCtx  context.Context
+	cancelRun context.CancelFunc
+	runCtx    context.Context
+	wg        sync.WaitGroup
+}
+
+// document is a file mm has opened in the server.
+type document struct {
+	path    string
+	uri     protocol.DocumentURI
+	langID  string
+	version int32
+	text    []byte
+	gen     int    // generation it was last sent to; stale after a restart
+	sentSeq uint64 // pubSeq when the current version was sent
+}
+
+// fileDiags is what the server last published for a file.
+type fileDiags struct {
+	version int32 // 0: the server gave none
+	seq     uint64
+	list    []Diagnostic
+}
+
+// work is one work-done progress of the server.
+type work struct {
+	title string
+	ended bool
+}
+
+func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
+	s := &server{
+		lang:     lang,
+		root:     root,
+		cfg:      cfg,
+		settings: settingsFor(cfg, root),
+		log:      log.With("server", lang, "root", root),
+		sig:      make(chan struct{}),
+		docs:     make(map[string]*document),
+		diags:    make(map[string]*fileDiags),
+		uriPaths: make(map[protocol.DocumentURI]string),
+		op:       make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+	}
+	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
+	s.resetGenLocked()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.supervise()
+	}()
+	return s
+}
+
+// name is what the model reads: the server's command name.
+func (s *server) name() string { return filepath.Base(s.cfg.Command[0]) }
+
+// settingsFor copies cfg.Settings and puts the root's virtual environment
+// interpreter at cfg.Venv.
+func settingsFor(cfg ServerConfig, root string) map[string]any {
+	out := deepCopy(cfg.Settings)
+	if cfg.Venv == "" {
+		return out
+	}
+	py := venvPython(root)
+	if py == "" {
+		return out
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	setPath(out, cfg.Venv, py)
+	return out
+}
+
+// broadcastLocked wakes every waiter. mu must be held.
+func (s *server) broadcastLocked() {
+	close(s.sig)
+	s.sig = make(chan struct{})
+}
+
+func (s *server) resetGenLocked() {
+	s.work = make(map[string][]*work)
+	s.tokens = make(map[string]*work)
+	s.sent = make(map[string]int)
+	s.seen = make(map[string]bool)
+}
+
+// supervise runs the server until close: start, wait for a crash, restart
+// with backoff, give up after too many crashes.
+func (s *server) supervise() {
+	crashes := 0
+	for {
+		started := time.Now()
+		p, err := s.startOnce()
+		if err == nil {
+			select {
+			case <-p.conn.Done():
+				p.stop(context.Background(), false, 0)
+				s.down(p)
+				err = fmt.Errorf("%s", p.exitReason())
+			case <-s.stop:
+				s.mu.Lock()
+				ctx := s.closeCtx
+				s.mu.Unlock()
+				p.stop(ctx, true, stopGrace)
+				return
+			}
+		}
+		if s.stopped() {
+			return
+		}
+		if time.Since(started) > healthyRun {
+			crashes = 0
+		}
+		if crashes >= len(restartDelays) {
+			s.giveUp(err)
+			return
+		}
+		delay := restartDelays[crashes]
+		crashes++
+		s.notice(fmt.Sprintf("%s stopped (%v) and was restarted", s.name(), err))
+		s.log.Warn("language server crashed", "err", err, "restart_in", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.stop:
+			t.Stop()
+			return
+		}
+	}
+}
+
+func (s *server) stopped() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// startOnce starts a process, initializes it and reopens the documents.
+func (s *server) startOnce() (*proc, error) {
+	s.mu.Lock()
+	s.gen++
+	gen := s.gen
+	s.state = stateStarting
+	s.resetGenLocked()
+	s.broadcastLocked()
+	s.mu.Unlock()
+
+	p, err := startProc(s.root, s.cfg.Command, s.log, s.handler(gen), &s.wg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(s.runCtx, initTimeout)
+	defer cancel()
+	if err := s.initialize(ctx, p); err != nil {
+		p.stop(context.Background(), false, 0)
+		return nil, fmt.Errorf("initialize: %w (%s)", err, p.exitReason())
+	}
+	s.mu.Lock()
+	s.cur = p
+	s.state = stateReady
+	reopen := make([]*document, 0, len(s.docs))
+	for _, d := range s.docs {
+		reopen = append(reopen, d)
+	}
+	s.broadcastLocked()
+	s.mu.Unlock()
+	for _, d := range reopen {
+		s.mu.Lock()
+		text := d.text
+		s.mu.Unlock()
+		_, _ = s.syncDoc(ctx, d.path, text)
+	}
+	return p, nil
+}
+
+// down marks the server as restarting after its process died.
+func (s *server) down(p *proc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == p {
+		s.cur = nil
+	}
+	s.state = stateStarting
+	s.broadcastLocked()
+}
+
+func (s *server) giveUp(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = stateFailed
+	s.failure = fmt.Sprintf("%s crashed %d times and was given up: %v", s.name(), len(restartDelays)+1, err)
+	s.notices = append(s.notices, s.failure)
+	s.log.Error("language server given up", "err", err)
+	s.broadcastLocked()
+}
+
+func (s *server) notice(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices = append(s.notices, text)
+}
+
+// takeNotices returns and clears what happened to the server since the
+// last report (restarts), for the next tool output.
+func (s *server) takeNotices() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.notices
+	s.notices = nil
+	return n
+}
+
+// close stops the server and waits for its process and goroutines.
+func (s *server) close(ctx context.Context) {
+	s.mu.Lock()
+	if s.state == stateClosed {
+		s.mu.Unlock()
+		s.wg.Wait()
+		return
+	}
+	s.closeCtx = ctx
+	s.state = stateClosed
+	close(s.stop)
+	s.broadcastLocked()
+	s.mu.Unlock()
+	// Let the polite shutdown use ctx, but abort a pending initialize.
+	s.cancelRun()
+	s.wg.Wait()
+}
+
+// ready waits until the server is initialized and returns its process.
+func (s *server) ready(ctx context.Context) (*proc, error) {
+	for {
+		s.mu.Lock()
+		st, p, sig, failure := s.state, s.cur, s.sig, s.failure
+		s.mu.Unlock()
+		switch st {
+		case stateReady:
+			return p, nil
+		case stateFailed:
+			return nil, fmt.Errorf("%w: %s", ErrServerFailed, failure)
+		case stateClosed:
+			return nil, ErrClosed
+		}
+		select {
+		case <-sig:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %s is still starting", ErrNotReady, s.name())
+		}
+	}
+}
+
+// initialize runs the LSP handshake. The capabilities are written as
+// plain JSON because go.lsp.dev/protocol v0.12.0 predates some of them
+// (position encodings), and because the pull-diagnostics capability must
+// stay absent: pyright stops pushing when a client advertises it.
+func (s *server) initialize(ctx context.Context, p *proc) error {
+	rootURI := fileURI(s.root)
+	params := map[string]any{
+		"processId":  os.Getpid(),
+		"clientInfo": map[string]any{"name": "mm"},
+		"rootUri":    rootURI,
+		"rootPath":   s.root,
+		"workspaceFolders": []map[string]any{
+			{"uri": rootURI, "name": filepath.Base(s.root)},
+		},
+		"capabilities": clientCapabilities,
+	}
+	if s.cfg.InitOptions != nil {
+		params["initializationOptions"] = s.cfg.InitOptions
+	}
+	var res struct{}
+	if _, err := p.conn.Call(ctx, "initialize", params, &res); err != nil {
+		return err
+	}
+	return p.conn.Notify(ctx, "initialized", map[string]any{})
+}
+
+var clientCapabilities = map[string]any{
+	"general": map[string]any{"positionEncodings": []string{"utf-16"}},
+	"window":  map[string]any{"workDoneProgress": true},
+	"workspace": map[string]any{
+		"applyEdit":              true,
+		"configuration":          true,
+		"workspaceFolders":       true,
+		"workspaceEdit":          map[string]any{"documentChanges": true},
+		"didChangeConfiguration": map[string]any{"dynamicRegistration": true},
+		"didChangeWatchedFiles":  map[string]any{"dynamicRegistration": true, "relativePatternSupport": true},
+		"symbol":                 map[string]any{"dynamicRegistration": false},
+	},
+	"textDocument": map[string]any{
+		"synchronization":    map[string]any{"dynamicRegistration": false, "didSave": false},
+		"publishDiagnostics": map[string]any{"relatedInformation": false, "versionSupport": true, "codeDescriptionSupport": false},
+		"hover":              map[string]any{"contentFormat": []string{"plaintext", "markdown"}},
+		"definition":         map[string]any{"linkSupport": false},
+		"references":         map[string]any{},
+		"documentSymbol":     map[string]any{"hierarchicalDocumentSymbolSupport": true},
+		"rename":             map[string]any{"prepareSupport": false},
+	},
+}
+
+// snapshotDiags copies the diagnostics known now.
+func (s *server) snapshotDiags() map[string][]Diagnostic {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]Diagnostic, len(s.diags))
+	for p, fd := range s.diags {
+		if len(fd.list) > 0 {
+			out[p] = fd.list
+		}
+	}
+	return out
+}
+
+func deepCopy(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := maps.Clone(m)
+	for k, v := range out {
+		if sub, ok := v.(map[string]any); ok {
+			out[k] = deepCopy(sub)
+		}
+	}
+	return out
+}

@@ -1,0 +1,3 @@
+module example.com/preexisting
+
+go 1.22

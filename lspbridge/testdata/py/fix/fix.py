@@ -1,0 +1,5 @@
+TWO = 2
+
+
+def half(n: int) -> float:
+    return n / TWOO

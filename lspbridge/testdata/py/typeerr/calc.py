@@ -1,0 +1,5 @@
+def double(n: int) -> int:
+    return n * 2
+
+
+print(double(21))
