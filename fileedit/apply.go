@@ -160,17 +160,19 @@ func (r *resolver) replacement(i int, s search, new string) resolved {
 	if s.pass == passExact {
 		return res
 	}
-	new = trimEdgesLike(new, s.lead, s.trail)
-	if !s.reindent {
-		res.repl = new
-		return res
+	lines, term := s.trimLike(new)
+	if s.reindent {
+		old := strings.Split(s.core, "\n")
+		file := make([]string, len(old))
+		for j := range file {
+			file[j] = r.doc.line(m.firstLine + j)
+		}
+		lines = reindent(old, file, lines, r.fileStyle())
 	}
-	old := strings.Split(s.core, "\n")
-	file := make([]string, len(old))
-	for j := range file {
-		file[j] = r.doc.line(m.firstLine + j)
+	res.repl = strings.Join(lines, "\n")
+	if term && m.nl {
+		res.repl += "\n"
 	}
-	res.repl = strings.Join(reindent(old, file, strings.Split(new, "\n"), r.fileStyle()), "\n")
 	return res
 }
 

@@ -70,7 +70,7 @@ func (e *Error) Error() string {
 	}
 	switch {
 	case e.edits > 1:
-		b.WriteString("\nNo edit was applied: fix the edits above and send all " + strconv.Itoa(e.edits) + " again.")
+		b.WriteString("\nNo edit was applied: send all " + strconv.Itoa(e.edits) + " edits again with this fixed.")
 	case e.edits == 1:
 		b.WriteString("\nNothing was changed.")
 	}

@@ -44,55 +44,74 @@ func (st style) render(cols int) string {
 // lineSource yields the lines whose indentation is examined.
 type lineSource func(yield func(string) bool)
 
-// detectStyle finds the indentation convention of some lines: tabs when
-// most indented lines start with a tab, else spaces with the most frequent
-// increase of indentation between consecutive lines as the unit.
-func detectStyle(lines lineSource) style {
-	tabs, spaces := 0, 0
+// spaceUnit is the indentation unit of the space-indented lines: the most
+// frequent increase between consecutive lines, else the largest common
+// divisor of their indentations; 0 when no line is indented with spaces.
+func spaceUnit(lines lineSource) int {
 	var steps [9]int
-	prev := -1
-	gcd := 0
+	prev, gcd := -1, 0
 	lines(func(l string) bool {
 		if isBlank(l) {
 			return true
 		}
 		ind := indentOf(l)
-		switch {
-		case ind == "":
-		case ind[0] == '\t':
-			tabs++
-		default:
-			spaces++
+		if strings.Contains(ind, "\t") {
+			return true
 		}
-		if !strings.Contains(ind, "\t") {
-			w := len(ind)
-			if prev >= 0 && w > prev && w-prev < len(steps) {
-				steps[w-prev]++
-			}
-			if w > 0 {
-				gcd = gcdInt(gcd, w)
-			}
-			prev = w
+		w := len(ind)
+		if prev >= 0 && w > prev && w-prev < len(steps) {
+			steps[w-prev]++
 		}
+		if w > 0 {
+			gcd = gcdInt(gcd, w)
+		}
+		prev = w
 		return true
 	})
-	switch {
-	case tabs == 0 && spaces == 0:
-		return style{tabs: false, unit: 4}
-	case tabs >= spaces:
-		return style{tabs: true, unit: tabWidth, known: true}
-	}
 	unit, best := 0, 0
 	for u := 2; u < len(steps); u++ {
 		if steps[u] > best {
 			unit, best = u, steps[u]
 		}
 	}
-	if unit == 0 {
-		unit = gcd
-		if unit < 2 || unit > 8 {
-			unit = 4
+	switch {
+	case unit > 0:
+		return unit
+	case gcd == 0:
+		return 0
+	case gcd < 2 || gcd > 8:
+		return 4
+	}
+	return gcd
+}
+
+// detectStyle finds the indentation convention of some lines: tabs when
+// most indented lines start with a tab, else spaces with the most frequent
+// increase of indentation between consecutive lines as the unit.
+func detectStyle(lines lineSource) style {
+	tabs, spaces := 0, 0
+	lines(func(l string) bool {
+		if isBlank(l) {
+			return true
 		}
+		switch ind := indentOf(l); {
+		case ind == "":
+		case ind[0] == '\t':
+			tabs++
+		default:
+			spaces++
+		}
+		return true
+	})
+	switch {
+	case tabs == 0 && spaces == 0:
+		return style{unit: 4}
+	case tabs >= spaces:
+		return style{tabs: true, unit: tabWidth, known: true}
+	}
+	unit := spaceUnit(lines)
+	if unit == 0 {
+		unit = 4
 	}
 	return style{unit: unit, known: true}
 }
@@ -135,10 +154,18 @@ func (d *doc) allLines() lineSource {
 // converted from the model's unit to the file's: four spaces written for a
 // tab-indented file become one tab, and the file's base level is kept.
 func reindent(old, file, new []string, fileStyle style) []string {
-	model := detectStyle(sliceLines(old, new))
+	unit := spaceUnit(sliceLines(old, new))
+	if unit == 0 {
+		unit = fileStyle.unit // the model indented with tabs only
+	}
 	if !fileStyle.known {
-		fileStyle = model
-		fileStyle.known = true
+		fileStyle = detectStyle(sliceLines(old, new))
+	}
+	// a tab written by the model counts as one of its levels, so that "  x"
+	// in old and "\tx" in new are the same level
+	mw := func(ind string) int {
+		t := strings.Count(ind, "\t")
+		return t*unit + len(ind) - t
 	}
 	anchors := anchorLines(old, new)
 	out := make([]string, len(new))
@@ -154,12 +181,12 @@ func reindent(old, file, new []string, fileStyle style) []string {
 			continue
 		}
 		fileIndent := indentOf(file[j])
-		delta := width(indentOf(line)) - width(indentOf(old[j]))
+		delta := mw(indentOf(line)) - mw(indentOf(old[j]))
 		if delta == 0 {
 			out[k] = fileIndent + body
 			continue
 		}
-		levels, rem := delta/model.unit, delta%model.unit
+		levels, rem := delta/unit, delta%unit
 		cols := width(fileIndent) + levels*fileStyle.unit + rem
 		out[k] = fileStyle.render(cols) + body
 	}

@@ -34,6 +34,9 @@ type match struct {
 	// firstLine is the 0-based line of the first matched line; used by the
 	// re-indentation of passEdges (single line) and passIndent.
 	firstLine int
+	// nl is set when the region ends with the "\n" that closes its last
+	// line: old ended with a line end that the loose pass kept apart.
+	nl bool
 }
 
 // search is the result of looking for one old text.
@@ -41,10 +44,7 @@ type search struct {
 	pass    pass
 	matches []match // at most maxListed
 	count   int
-	// core is old without its blank edge lines; lead and trail count the
-	// blank lines removed at each edge (the final "\n" counts as one).
-	core        string
-	lead, trail int
+	edges
 	// reindent is set when the match ignored indentation, so new must be
 	// rewritten into the file's indentation (F3).
 	reindent bool
@@ -62,18 +62,18 @@ func (d *doc) find(old string) search {
 	if s := d.findExact(old); s.count > 0 {
 		return s
 	}
-	core, lead, trail := trimEdges(old)
-	if core == "" {
+	e := trimEdges(old)
+	if e.core == "" {
 		return search{}
 	}
-	s := search{core: core, lead: lead, trail: trail}
-	if lead > 0 || trail > 0 {
+	s := search{edges: e}
+	if e.lead > 0 || e.tail() {
 		d.findCore(&s)
 		if s.count > 0 {
 			return s
 		}
 	}
-	if !strings.Contains(core, "\n") {
+	if !strings.Contains(e.core, "\n") {
 		d.findLine(&s)
 	} else {
 		d.findBlock(&s)
@@ -84,7 +84,7 @@ func (d *doc) find(old string) search {
 // findExact lists every occurrence of old, overlapping ones included: "aa"
 // twice in "aaa" is as ambiguous as two separate lines.
 func (d *doc) findExact(old string) search {
-	s := search{pass: passExact, core: old}
+	s := search{pass: passExact, edges: edges{core: old}}
 	for from := 0; from <= len(d.text)-len(old); {
 		i := strings.Index(d.text[from:], old)
 		if i < 0 {
@@ -114,10 +114,10 @@ func (d *doc) findCore(s *search) {
 		if s.lead > 0 && at > 0 && text[at-1] != '\n' {
 			continue
 		}
-		if s.trail > 0 && end < len(text) && text[end] != '\n' {
+		if s.tail() && end < len(text) && text[end] != '\n' {
 			continue
 		}
-		s.add(match{start: at, end: end})
+		s.add(s.closeLine(d, match{start: at, end: end}))
 	}
 }
 
@@ -128,7 +128,7 @@ func (d *doc) findCore(s *search) {
 func (d *doc) findLine(s *search) {
 	body := strings.TrimLeft(s.core, " \t")
 	trimmed := strings.TrimRight(body, " \t")
-	toEOL := s.trail > 0 || trimmed != body
+	toEOL := s.tail() || trimmed != body
 	body = trimmed
 	if body == "" {
 		return
@@ -157,7 +157,7 @@ func (d *doc) findLine(s *search) {
 			}
 			end += le
 		}
-		s.add(match{start: ls, end: end, firstLine: d.lineOf(ls)})
+		s.add(s.closeLine(d, match{start: ls, end: end, firstLine: d.lineOf(ls)}))
 	}
 	if s.count == 0 {
 		s.pass, s.reindent = passNone, false
@@ -185,7 +185,7 @@ func (d *doc) findBlock(s *search) {
 			}
 		}
 		if ok {
-			s.add(match{start: d.lineStarts()[i], end: d.lineEnd(i + len(want) - 1), firstLine: i})
+			s.add(s.closeLine(d, match{start: d.lineStarts()[i], end: d.lineEnd(i + len(want) - 1), firstLine: i}))
 		}
 	}
 	if s.count > 0 {
@@ -193,34 +193,68 @@ func (d *doc) findBlock(s *search) {
 	}
 }
 
-// trimEdges removes the blank lines at both edges of s; a final "\n" counts
-// as an empty last line. "\n\tfoo()\n" gives "\tfoo()", 1, 1.
-func trimEdges(s string) (core string, lead, trail int) {
+// closeLine extends a region that ends a line over its "\n" when old ended
+// with a line end, so that old "foo()\n" with new "" deletes the line.
+func (s *search) closeLine(d *doc, m match) match {
+	if s.tail() && m.end < len(d.text) && d.text[m.end] == '\n' {
+		m.end++
+		m.nl = true
+	}
+	return m
+}
+
+// edges is old split into its core and the blank lines around it: small
+// models add or drop a blank line at the start or end of old, and end it
+// with a newline or not.
+type edges struct {
+	core  string
+	lead  int  // blank lines removed before core
+	trail int  // blank lines removed after core, final line end aside
+	term  bool // old ended with "\n"
+}
+
+// tail reports whether old ended with a line end: the match must then end
+// a line.
+func (e edges) tail() bool { return e.term || e.trail > 0 }
+
+// trimEdges removes the blank lines at both edges of old and its final
+// "\n": "\n\tfoo()\n\n" gives core "\tfoo()", lead 1, trail 1, term.
+func trimEdges(s string) edges {
+	var e edges
+	if strings.HasSuffix(s, "\n") {
+		s, e.term = s[:len(s)-1], true
+	}
 	lines := strings.Split(s, "\n")
 	for len(lines) > 1 && isBlank(lines[0]) {
 		lines = lines[1:]
-		lead++
+		e.lead++
 	}
 	for len(lines) > 1 && isBlank(lines[len(lines)-1]) {
 		lines = lines[:len(lines)-1]
-		trail++
+		e.trail++
 	}
 	if len(lines) == 1 && isBlank(lines[0]) {
-		return "", lead, trail
+		return e
 	}
-	return strings.Join(lines, "\n"), lead, trail
+	e.core = strings.Join(lines, "\n")
+	return e
 }
 
-// trimEdgesLike removes from new at most as many blank edge lines as were
+// trimLike removes from new at most as many blank edge lines as were
 // removed from old, so that the lines the model meant to keep around its
-// change are neither doubled nor lost.
-func trimEdgesLike(s string, lead, trail int) string {
-	lines := strings.Split(s, "\n")
-	for ; lead > 0 && len(lines) > 1 && isBlank(lines[0]); lead-- {
+// change are neither doubled nor lost. It returns new's lines and whether
+// new ended with a line end (when old did, the final "\n" of new is its
+// line end, not an added blank line).
+func (e edges) trimLike(new string) (lines []string, term bool) {
+	if e.tail() && strings.HasSuffix(new, "\n") {
+		new, term = new[:len(new)-1], true
+	}
+	lines = strings.Split(new, "\n")
+	for n := e.lead; n > 0 && len(lines) > 1 && isBlank(lines[0]); n-- {
 		lines = lines[1:]
 	}
-	for ; trail > 0 && len(lines) > 1 && isBlank(lines[len(lines)-1]); trail-- {
+	for n := e.trail; n > 0 && len(lines) > 1 && isBlank(lines[len(lines)-1]); n-- {
 		lines = lines[:len(lines)-1]
 	}
-	return strings.Join(lines, "\n")
+	return lines, term
 }

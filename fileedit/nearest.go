@@ -125,7 +125,7 @@ const (
 // take one line, for a line the model dropped or added). At least half of
 // the non-blank lines of old must coincide. lo and hi are 0-based lines.
 func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
-	core, _, _ := trimEdges(old)
+	core := trimEdges(old).core
 	if core == "" {
 		return 0, 0, false
 	}
