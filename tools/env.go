@@ -39,7 +39,10 @@ type Approval struct {
 	Title  string
 	// Key is what an "always" answer is remembered by: the tool name, or
 	// for bash the command prefix ("git status").
-	Key       string
+	Key string
+	// Subject is what permission rules match: the command for bash, the
+	// path relative to the workspace for file tools.
+	Subject   string
 	Diffs     []Diff
 	Locations []Location
 	// Input is the raw arguments, shown by clients that display them.

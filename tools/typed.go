@@ -21,7 +21,10 @@ type Spec[P any] struct {
 	Kind        Kind
 	// Describe gives the title and locations shown before the call runs.
 	Describe func(env Env, p P) Call
-	Run      func(ctx context.Context, env Env, p P) (Result, error)
+	// Preflight, when set, refuses a call from its path alone, while the
+	// rest of the arguments still streams (see Preflighter).
+	Preflight func(env Env, path string) string
+	Run       func(ctx context.Context, env Env, p P) (Result, error)
 }
 
 // New turns a Spec into a Tool.
@@ -60,6 +63,14 @@ func (t *typed[P]) Describe(env Env, args json.RawMessage) Call {
 		return Call{Title: t.spec.Name}
 	}
 	return t.spec.Describe(env, p)
+}
+
+// Preflight implements Preflighter; tools without a preflight accept.
+func (t *typed[P]) Preflight(env Env, path string) string {
+	if t.spec.Preflight == nil {
+		return ""
+	}
+	return t.spec.Preflight(env, path)
 }
 
 func (t *typed[P]) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {
