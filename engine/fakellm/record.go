@@ -1,0 +1,157 @@
+package fakellm
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Recorded is one chat-completions request as the server received it.
+type Recorded struct {
+	// Body is the request body, byte for byte (for prefix-stability and
+	// exact-field assertions).
+	Body json.RawMessage
+	// Header holds the request headers (Authorization, …).
+	Header http.Header
+	// Path is the request path, e.g. /v1/chat/completions.
+	Path string
+	// Step is the index in Scenario.Steps of the step that answered, or -1
+	// when the scenario was exhausted.
+	Step int
+
+	// Decoded from Body for easy assertions.
+	Model        string
+	Stream       bool
+	IncludeUsage bool
+	Messages     []Message
+	Tools        []Tool
+}
+
+// Message is a decoded request message. Content parts (arrays) are joined.
+type Message struct {
+	Role             string
+	Content          string
+	ReasoningContent string // "reasoning_content" (llama.cpp style)
+	Reasoning        string // "reasoning" (Ollama style)
+	ToolCalls        []Call
+	ToolCallID       string
+}
+
+// Call is a tool call of an assistant message in a request.
+type Call struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Tool is a declared tool of a request.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Field decodes the top-level field key of the body into v, reporting
+// whether it was present (reasoning_effort, chat_template_kwargs, …).
+func (r Recorded) Field(key string, v any) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(r.Body, &m) != nil {
+		return false
+	}
+	raw, ok := m[key]
+	if !ok {
+		return false
+	}
+	return json.Unmarshal(raw, v) == nil
+}
+
+// Last returns the last message of the request (the zero Message when
+// there is none).
+func (r Recorded) Last() Message {
+	if len(r.Messages) == 0 {
+		return Message{}
+	}
+	return r.Messages[len(r.Messages)-1]
+}
+
+type wireRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Messages []struct {
+		Role             string          `json:"role"`
+		Content          json.RawMessage `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		Reasoning        string          `json:"reasoning"`
+		ToolCallID       string          `json:"tool_call_id"`
+		ToolCalls        []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+// decodeRequest fills the decoded fields of rec from its body. A body
+// that is not JSON leaves them empty; the server answers 400.
+func decodeRequest(rec *Recorded) error {
+	var w wireRequest
+	if err := json.Unmarshal(rec.Body, &w); err != nil {
+		return err
+	}
+	rec.Model = w.Model
+	rec.Stream = w.Stream
+	rec.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
+	for _, m := range w.Messages {
+		msg := Message{
+			Role:             m.Role,
+			Content:          contentText(m.Content),
+			ReasoningContent: m.ReasoningContent,
+			Reasoning:        m.Reasoning,
+			ToolCallID:       m.ToolCallID,
+		}
+		for _, tc := range m.ToolCalls {
+			msg.ToolCalls = append(msg.ToolCalls, Call{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		rec.Messages = append(rec.Messages, msg)
+	}
+	for _, t := range w.Tools {
+		rec.Tools = append(rec.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return nil
+}
+
+// contentText reads a message content: a string, null, or an array of
+// parts whose text parts are joined.
+func contentText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return string(raw)
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
