@@ -11,7 +11,9 @@
 //     back from each end of the file, so a command that prints gigabytes
 //     costs bounded memory.
 //   - The shell runs with -o pipefail, so `cmd | tail -20` reports the exit
-//     code of cmd, not of tail.
+//     code of cmd, not of tail. The price is that `cmd | head` ends with
+//     141 when cmd dies of SIGPIPE; a 141 from a line with a pipe is
+//     therefore reported with a note and not counted as a failure.
 //   - The shell leads its own session and process group (Setsid). When the
 //     call is cut short (timeout, or the turn's context cancelled) the whole
 //     group is killed with SIGKILL: the command, its children, and any

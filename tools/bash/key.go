@@ -67,7 +67,7 @@ func approvalKey(line string) string {
 		}
 	}
 	w := first.words
-	if len(w) == 0 || isAssignment(w[0]) {
+	if len(w) == 0 || isAssignment(w[0]) || runsOther(w[0]) {
 		return whole
 	}
 	if !subcommanders[w[0]] {
@@ -80,6 +80,20 @@ func approvalKey(line string) string {
 		return whole
 	}
 	return w[0] + " " + w[1]
+}
+
+// runsOther reports whether a program runs a command or script given as
+// its argument (sudo, env, bash -c, eval, xargs…): remembering only its
+// name would let "always" cover any command at all.
+func runsOther(name string) bool {
+	if _, ok := wrappers[baseName(name)]; ok {
+		return true
+	}
+	switch baseName(name) {
+	case "eval", "source", ".", "find", "watch", "ssh", "parallel":
+		return true
+	}
+	return isShell(baseName(name))
 }
 
 // splitPipeline splits toks at pipes; a nil segment means the line holds
