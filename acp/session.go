@@ -1,0 +1,181 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/tools"
+)
+
+// session is one ACP session: its engine session and the environment its
+// tools run in.
+type session struct {
+	id     sdk.SessionId
+	agent  *Agent
+	engine *engine.Session
+	env    *editorEnv
+}
+
+// run plays one turn, rendering every event as a session update. Updates
+// are sent on a context detached from the turn's, so the final ones still
+// reach the client after a cancel (A7).
+func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
+	s.agent.wg.Add(1)
+	defer s.agent.wg.Done()
+	send := context.WithoutCancel(ctx)
+	return s.engine.Run(ctx, prompt, func(e engine.Event) {
+		if u, ok := render(e); ok {
+			s.update(send, u)
+		}
+	})
+}
+
+func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
+	conn := s.agent.connection()
+	if conn == nil {
+		return
+	}
+	if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
+		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
+	}
+}
+
+// render maps an engine event to a session update. Front ends switch on
+// event types, never on tool names.
+func render(e engine.Event) (sdk.SessionUpdate, bool) {
+	switch e := e.(type) {
+	case engine.Text:
+		return sdk.UpdateAgentMessageText(e.Text), true
+	case engine.Thought:
+		return sdk.UpdateAgentThoughtText(e.Text), true
+	case engine.Progress:
+		return sdk.UpdateAgentThoughtText(e.Text + "\n"), true
+	case engine.Struggle:
+		return sdk.UpdateAgentMessageText(StruggleNote(e)), true
+	case engine.ToolStarted:
+		return sdk.StartToolCall(sdk.ToolCallId(e.ID), e.Title,
+			sdk.WithStartKind(toolKind(e.Kind)),
+			sdk.WithStartStatus(sdk.ToolCallStatusPending),
+			sdk.WithStartLocations(locations(e.Locations)),
+			sdk.WithStartRawInput(rawJSON(e.Input)),
+		), true
+	case engine.ToolUpdated:
+		var opts []sdk.ToolCallUpdateOpt
+		if e.Status != "" {
+			opts = append(opts, sdk.WithUpdateStatus(sdk.ToolCallStatus(e.Status)))
+		}
+		if e.Progress != "" {
+			opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Progress))}))
+		}
+		return sdk.UpdateToolCall(sdk.ToolCallId(e.ID), opts...), true
+	case engine.ToolFinished:
+		opts := []sdk.ToolCallUpdateOpt{
+			sdk.WithUpdateStatus(sdk.ToolCallStatus(e.Status)),
+			sdk.WithUpdateContent(content(e.Result.Diffs, e.Preview)),
+		}
+		if len(e.Result.Locations) > 0 {
+			opts = append(opts, sdk.WithUpdateLocations(locations(e.Result.Locations)))
+		}
+		return sdk.UpdateToolCall(sdk.ToolCallId(e.ID), opts...), true
+	case engine.Plan:
+		entries := make([]sdk.PlanEntry, len(e.Entries))
+		for i, p := range e.Entries {
+			entries[i] = sdk.PlanEntry{Content: p.Content, Status: sdk.PlanEntryStatus(p.Status), Priority: sdk.PlanEntryPriority(p.Priority)}
+		}
+		return sdk.UpdatePlan(entries...), true
+	case engine.Usage:
+		if e.Size <= 0 {
+			return sdk.SessionUpdate{}, false
+		}
+		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.Used, Size: e.Size}}, true
+	}
+	return sdk.SessionUpdate{}, false
+}
+
+// StruggleNote is the short italic paragraph signed mm shown inside the
+// agent message (A6).
+func StruggleNote(e engine.Struggle) string {
+	mark := "⚠"
+	if e.Level == engine.Severe {
+		mark = "✖"
+	}
+	return "\n\n_mm: " + mark + " " + strings.ReplaceAll(e.Text, "_", "\\_") + "_\n\n"
+}
+
+// content is what a finished call shows: its diffs, then the first lines
+// of its output.
+func content(diffs []tools.Diff, preview string) []sdk.ToolCallContent {
+	var c []sdk.ToolCallContent
+	for _, d := range diffs {
+		if d.Old != nil {
+			c = append(c, sdk.ToolDiffContent(d.Path, d.New, *d.Old))
+		} else {
+			c = append(c, sdk.ToolDiffContent(d.Path, d.New))
+		}
+	}
+	if strings.TrimSpace(preview) != "" {
+		c = append(c, sdk.ToolContent(sdk.TextBlock(preview)))
+	}
+	return c
+}
+
+func locations(ls []tools.Location) []sdk.ToolCallLocation {
+	out := make([]sdk.ToolCallLocation, 0, len(ls))
+	for _, l := range ls {
+		loc := sdk.ToolCallLocation{Path: l.Path}
+		if l.Line > 0 {
+			loc.Line = sdk.Ptr(l.Line)
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+func toolKind(k tools.Kind) sdk.ToolKind {
+	switch k {
+	case tools.KindRead, tools.KindEdit, tools.KindDelete, tools.KindMove, tools.KindSearch,
+		tools.KindExecute, tools.KindThink, tools.KindFetch:
+		return sdk.ToolKind(k)
+	}
+	return sdk.ToolKindOther
+}
+
+func rawJSON(b json.RawMessage) any {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	return v
+}
+
+// promptText flattens the prompt's content blocks: text as is, links as
+// "[attached file: /abs/path]" for the model to read with its tools, and
+// embedded resources as attached content with their URI (E31, A11).
+func promptText(blocks []sdk.ContentBlock) string {
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+		case b.ResourceLink != nil:
+			parts = append(parts, "[attached file: "+uriPath(b.ResourceLink.Uri)+"]")
+		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+			r := b.Resource.Resource.TextResourceContents
+			parts = append(parts, fmt.Sprintf("[attached content of %s]\n%s\n[end of %s]", uriPath(r.Uri), r.Text, uriPath(r.Uri)))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func uriPath(u string) string {
+	if p, err := url.Parse(u); err == nil && p.Scheme == "file" {
+		return p.Path
+	}
+	return u
+}

@@ -1,0 +1,304 @@
+// Package config reads mm's YAML configuration (the canonical keys shared
+// with the original mm), applies the MM_* environment overrides, and
+// reports mistakes with the line they are on. Only cmd/ reads files and the
+// environment; the packages below get plain values.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole file. Zero values mean "the default" (Defaults).
+type Config struct {
+	Provider         string            `yaml:"provider"`
+	BaseURL          string            `yaml:"baseURL"`
+	Model            string            `yaml:"model"`
+	APIKeyEnv        string            `yaml:"apiKeyEnv"`
+	ContextWindow    int               `yaml:"contextWindow"`
+	Profile          string            `yaml:"profile"`
+	Sampling         Sampling          `yaml:"sampling"`
+	Reasoning        Reasoning         `yaml:"reasoning"`
+	SystemPrompt     string            `yaml:"systemPrompt"`
+	MaxTurns         int               `yaml:"maxTurns"`
+	MaxOutput        int               `yaml:"maxOutput"`
+	PreviewLines     int               `yaml:"previewLines"`
+	WatchdogTimeout  Duration          `yaml:"watchdogTimeout"`
+	FirstTokenTime   Duration          `yaml:"firstTokenTimeout"`
+	ToolBudget       Budget            `yaml:"toolBudget"`
+	BashTimeout      Duration          `yaml:"bashTimeout"`
+	BashTool         *bool             `yaml:"bashTool"`
+	EditTools        *bool             `yaml:"editTools"`
+	PlanTool         *bool             `yaml:"planTool"`
+	FetchContentTool *bool             `yaml:"fetchContentTool"`
+	Yolo             bool              `yaml:"yolo"`
+	Permissions      Permissions       `yaml:"permissions"`
+	Context          ContextCfg        `yaml:"context"`
+	SkillsDir        string            `yaml:"skillsDir"`
+	SkillRouting     Routing           `yaml:"skillRouting"`
+	ToolRouting      ToolRouting       `yaml:"toolRouting"`
+	Decision         map[string]any    `yaml:"decision"`
+	Agents           map[string]string `yaml:"agents"`
+	Hooks            Hooks             `yaml:"hooks"`
+	LSP              map[string]LSP    `yaml:"lsp"`
+
+	// APIKey is read from MM_API_KEY or the variable named by APIKeyEnv;
+	// never from the file.
+	APIKey string `yaml:"-"`
+	// Source says where the config came from, for messages.
+	Source string `yaml:"-"`
+}
+
+// Sampling parameters; nil means the default.
+type Sampling struct {
+	Temperature       *float64 `yaml:"temperature"`
+	TopP              *float64 `yaml:"top_p"`
+	MaxTokens         int      `yaml:"max_tokens"`
+	ParallelToolCalls *bool    `yaml:"parallel_tool_calls"`
+}
+
+// Reasoning controls.
+type Reasoning struct {
+	Effort string `yaml:"effort"`
+}
+
+// Permissions are rules like "bash:git status*".
+type Permissions struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// ContextCfg is context budgeting.
+type ContextCfg struct {
+	Enabled          *bool `yaml:"enabled"`
+	KeepLastTurns    int   `yaml:"keepLastTurns"`
+	MaskAfterTurns   int   `yaml:"maskAfterTurns"`
+	SummaryMaxTokens int   `yaml:"summaryMaxTokens"`
+}
+
+// Routing is skill routing through a decision agent.
+type Routing struct {
+	Agent         string   `yaml:"agent"`
+	MinConfidence float64  `yaml:"minConfidence"`
+	Timeout       Duration `yaml:"timeout"`
+}
+
+// ToolRouting drops tool groups a decision agent finds irrelevant.
+type ToolRouting struct {
+	Agent     string  `yaml:"agent"`
+	DropBelow float64 `yaml:"dropBelow"`
+}
+
+// Hooks are external commands per event.
+type Hooks struct {
+	PreGeneration []any `yaml:"preGeneration"`
+	PreToolUse    []any `yaml:"preToolUse"`
+	PostToolUse   []any `yaml:"postToolUse"`
+}
+
+// LSP configures one language server.
+type LSP struct {
+	Command     []string `yaml:"command"`
+	RootMarkers []string `yaml:"rootMarkers"`
+}
+
+// Duration accepts "30s", "3m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (write e.g. 30s or 3m)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Budget is a count or "off" (-1).
+type Budget int
+
+// UnmarshalYAML accepts a number or off.
+func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
+	if n.Value == "off" || n.Value == "false" {
+		*b = -1
+		return nil
+	}
+	var i int
+	if err := n.Decode(&i); err != nil {
+		return fmt.Errorf("line %d: %q must be a number or off", n.Line, n.Value)
+	}
+	*b = Budget(i)
+	return nil
+}
+
+// ErrInvalid marks a config the user must fix (exit code 2).
+var ErrInvalid = errors.New("invalid config")
+
+// Find returns the config file to read: flag, else MM_CONFIG, else
+// .mm/agent.yaml in dir, else ~/.config/mm/agent.yaml, else "".
+func Find(flag, dir string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv("MM_CONFIG"); env != "" {
+		return env
+	}
+	candidates := []string{filepath.Join(dir, ".mm", "agent.yaml")}
+	if home, err := os.UserHomeDir(); err == nil {
+		candidates = append(candidates, filepath.Join(home, ".config", "mm", "agent.yaml"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return ""
+}
+
+// Load reads path ("" = built-in defaults), checks it, and applies the
+// environment overrides (MM_BASE_URL, MM_MODEL, MM_PROVIDER, MM_API_KEY).
+func Load(path string) (*Config, error) {
+	c := &Config{Source: "built-in defaults"}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cannot read %s: %v", ErrInvalid, path, err)
+		}
+		if err := Parse(data, c); err != nil {
+			return nil, fmt.Errorf("%w: %s %v", ErrInvalid, path, err)
+		}
+		c.Source = path
+	}
+	c.applyEnv()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
+	}
+	return c, nil
+}
+
+// Parse decodes YAML into c; an unknown key is an error naming its line.
+func Parse(data []byte, c *Config) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(root.Content) == 0 {
+		return nil // empty file
+	}
+	if err := checkKeys(root.Content[0], reflect.TypeOf(*c), ""); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  ")
+		return errors.New(strings.TrimPrefix(msg, "yaml: "))
+	}
+	return nil
+}
+
+// checkKeys walks the document against the struct so an unknown key is
+// reported with its line and the keys that would be valid there.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		fields[name] = f.Type
+		names = append(names, name)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("line %d: unknown key %q%s (known keys: %s)", k.Line, prefix+k.Value, hint(k.Value, names), strings.Join(names, ", "))
+		}
+		if err := checkKeys(v, ft, prefix+k.Value+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hint suggests the key that differs only by case or separators.
+func hint(k string, names []string) string {
+	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	for _, n := range names {
+		if norm(n) == norm(k) {
+			return fmt.Sprintf(" — did you mean %q?", n)
+		}
+	}
+	return ""
+}
+
+func (c *Config) applyEnv() {
+	if v := os.Getenv("MM_BASE_URL"); v != "" {
+		c.BaseURL = v
+	}
+	if v := os.Getenv("MM_MODEL"); v != "" {
+		c.Model = v
+	}
+	if v := os.Getenv("MM_PROVIDER"); v != "" {
+		c.Provider = v
+	}
+	if c.APIKeyEnv != "" {
+		c.APIKey = os.Getenv(c.APIKeyEnv)
+	}
+	if v := os.Getenv("MM_API_KEY"); v != "" {
+		c.APIKey = v
+	}
+}
+
+// Providers mm knows how to talk to.
+var Providers = []string{"llamacpp", "dmr", "ollama", "lmstudio", "vllm", "openai"}
+
+func (c *Config) validate() error {
+	if c.Provider != "" {
+		ok := false
+		for _, p := range Providers {
+			ok = ok || p == c.Provider
+		}
+		if !ok {
+			return fmt.Errorf("provider %q is not one of %s", c.Provider, strings.Join(Providers, ", "))
+		}
+	}
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		return fmt.Errorf("baseURL %q must start with http:// or https://", c.BaseURL)
+	}
+	if c.MaxTurns < 0 || c.PreviewLines < 0 || c.MaxOutput < 0 || c.ContextWindow < 0 {
+		return errors.New("maxTurns, previewLines, maxOutput and contextWindow cannot be negative")
+	}
+	switch c.Reasoning.Effort {
+	case "", "none", "low", "medium", "high", "xhigh":
+	default:
+		return fmt.Errorf("reasoning.effort %q is not one of none, low, medium, high, xhigh", c.Reasoning.Effort)
+	}
+	return nil
+}
+
+// On reports a switch's value, with its default.
+func On(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, yaml, err string
+		check           func(t *testing.T, c *Config)
+	}{
+		{name: "canonical keys", yaml: `
+provider: llamacpp
+baseURL: http://127.0.0.1:8080/v1
+model: qwen3.5-4b
+sampling: {temperature: 0.0, top_p: 0.9, max_tokens: 4096, parallel_tool_calls: false}
+watchdogTimeout: 30s
+firstTokenTimeout: 3m
+toolBudget: off
+yolo: true
+permissions: {allow: ["bash:git status*"], deny: []}
+lsp:
+  go: {command: [gopls], rootMarkers: [go.mod, go.work]}
+`, check: func(t *testing.T, c *Config) {
+			if c.Provider != "llamacpp" || c.Model != "qwen3.5-4b" || c.Sampling.MaxTokens != 4096 || *c.Sampling.TopP != 0.9 {
+				t.Errorf("decoded %+v", c)
+			}
+			if time.Duration(c.FirstTokenTime) != 3*time.Minute || c.ToolBudget != -1 || !c.Yolo {
+				t.Errorf("durations/budget/yolo: %v %v %v", c.FirstTokenTime, c.ToolBudget, c.Yolo)
+			}
+			if c.LSP["go"].Command[0] != "gopls" || c.Permissions.Allow[0] != "bash:git status*" {
+				t.Errorf("lsp/permissions: %+v %+v", c.LSP, c.Permissions)
+			}
+		}},
+		{name: "unknown top-level key names its line", yaml: "model: x\n\nmodle_name: y\n", err: `line 3: unknown key "modle_name"`},
+		{name: "unknown nested key", yaml: "sampling:\n  temperature: 0\n  maxTokens: 10\n", err: `line 3: unknown key "sampling.maxTokens" — did you mean "max_tokens"?`},
+		{name: "bad duration", yaml: "watchdogTimeout: soon\n", err: `line 1: "soon" is not a duration`},
+		{name: "wrong type", yaml: "maxTurns: many\n", err: "line 1"},
+		{name: "empty file", yaml: "", check: func(t *testing.T, c *Config) {}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Config
+			err := Parse([]byte(tt.yaml), &c)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, &c)
+		})
+	}
+}
+
+func TestLoadEnvOverrides(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(path, []byte("provider: ollama\nbaseURL: http://127.0.0.1:11434/v1\nmodel: a\napiKeyEnv: MY_KEY\n"), 0o644)
+	t.Setenv("MM_BASE_URL", "http://127.0.0.1:9999/v1")
+	t.Setenv("MM_MODEL", "b")
+	t.Setenv("MM_PROVIDER", "llamacpp")
+	t.Setenv("MY_KEY", "from-file-var")
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseURL != "http://127.0.0.1:9999/v1" || c.Model != "b" || c.Provider != "llamacpp" || c.APIKey != "from-file-var" {
+		t.Errorf("overrides not applied: %+v", c)
+	}
+	t.Setenv("MM_API_KEY", "direct")
+	if c, _ = Load(path); c.APIKey != "direct" {
+		t.Errorf("MM_API_KEY should win, got %q", c.APIKey)
+	}
+	t.Setenv("MM_PROVIDER", "gpt5")
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `provider "gpt5"`) {
+		t.Errorf("bad provider: %v", err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("MM_CONFIG", "")
+	if got := Find("", dir); got != "" {
+		t.Errorf("no config: got %q", got)
+	}
+	os.MkdirAll(filepath.Join(dir, ".mm"), 0o755)
+	ws := filepath.Join(dir, ".mm", "agent.yaml")
+	os.WriteFile(ws, nil, 0o644)
+	if got := Find("", dir); got != ws {
+		t.Errorf("workspace config: got %q", got)
+	}
+	t.Setenv("MM_CONFIG", "/x.yaml")
+	if got := Find("", dir); got != "/x.yaml" {
+		t.Errorf("MM_CONFIG: got %q", got)
+	}
+	if got := Find("/flag.yaml", dir); got != "/flag.yaml" {
+		t.Errorf("flag: got %q", got)
+	}
+}

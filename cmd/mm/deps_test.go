@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportRules enforces ARCHITECTURE.md's "who may import whom" on the
+// whole module, transitively, the way go/build/deps_test.go does for the
+// standard library: a rule that is not tested decays.
+func TestImportRules(t *testing.T) {
+	const mod = "github.com/mm-agent/mm"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	toolImpls := []string{mod + "/tools/"} // any sub-package of tools is an implementation
+	rules := []struct {
+		pkg       string // package or prefix ending in /
+		forbidden []string
+		why       string
+	}{
+		{mod + "/engine", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/fileedit", mod + "/cmd/"}, toolImpls...),
+			"the engine knows tools only through the contract and knows no front end"},
+		{mod + "/engine/", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/fileedit", mod + "/cmd/"}, toolImpls...),
+			"engine sub-packages follow the engine's rules"},
+		{mod + "/acp", append([]string{mod + "/lspbridge", mod + "/fileedit", mod + "/cmd/"}, toolImpls...),
+			"acp stays thin: no tool implementation, lspbridge or fileedit"},
+		{mod + "/fileedit", []string{mod + "/"}, "fileedit is a leaf"},
+		{mod + "/lspbridge", []string{mod + "/"}, "lspbridge is a leaf"},
+		{mod + "/skills", []string{mod + "/"}, "skills is a leaf"},
+		{mod + "/engine/llm", []string{mod + "/"}, "engine/llm is a leaf"},
+		{mod + "/engine/guard", []string{mod + "/"}, "engine/guard is a leaf"},
+		{mod + "/tools", []string{mod + "/"}, "the tools contract is a leaf"},
+		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends"},
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, deps := fields[0], fields[1:]
+		for _, r := range rules {
+			if !applies(r.pkg, pkg) {
+				continue
+			}
+			seen++
+			for _, d := range deps {
+				for _, f := range r.forbidden {
+					if forbids(f, d) && d != pkg && !strings.HasPrefix(d, pkg+"/") {
+						t.Errorf("%s imports %s: %s", pkg, d, r.why)
+					}
+				}
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("only %d packages matched the rules: is the module path right?", seen)
+	}
+}
+
+func applies(rule, pkg string) bool {
+	if strings.HasSuffix(rule, "/") {
+		return strings.HasPrefix(pkg, rule)
+	}
+	return pkg == rule
+}
+
+// forbids reports whether dep falls under the forbidden entry f (a package,
+// or a prefix ending in /, where the module prefix "mod/" means any
+// package of the module).
+func forbids(f, dep string) bool {
+	if strings.HasSuffix(f, "/") {
+		return strings.HasPrefix(dep, f)
+	}
+	return dep == f || strings.HasPrefix(dep, f+"/")
+}

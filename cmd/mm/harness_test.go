@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// mmBinary is the real mm, built once for the end-to-end tests.
+var mmBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mm-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mmBinary = filepath.Join(dir, "mm")
+	args := []string{"build", "-o", mmBinary}
+	if raceBuild {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building mm:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// scenario loads testdata/scenarios/<name>.yaml and serves it.
+func scenario(t *testing.T, name string) *fakellm.Server {
+	t.Helper()
+	sc, err := fakellm.Load(filepath.Join("testdata", "scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakellm.NewServer(sc)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// mmEnv is the environment of an mm under test: the fake server, no user
+// config, logs to a file the test prints on failure.
+func mmEnv(t *testing.T, srv *fakellm.Server, extra ...string) []string {
+	home := t.TempDir()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"MM_LOG=" + filepath.Join(home, "mm.log"),
+		"MM_PROVIDER=llamacpp",
+		"MM_MODEL=fake-model",
+	}
+	if srv != nil {
+		env = append(env, "MM_BASE_URL="+srv.URL())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(home, "mm.log")); err == nil {
+				t.Logf("mm log:\n%s", b)
+			}
+		}
+	})
+	return append(env, extra...)
+}
+
+// agentProc is a running `mm acp` with an SDK client connected to it.
+type agentProc struct {
+	cmd    *exec.Cmd
+	conn   *sdk.ClientSideConnection
+	client *testClient
+	stdin  io.WriteCloser
+	stdout *recorder // every byte mm wrote on stdout
+	done   chan error
+}
+
+// startAgent runs `mm acp` in dir and connects the acp-go-sdk client side.
+func startAgent(t *testing.T, dir string, env []string) *agentProc {
+	t.Helper()
+	cmd := exec.Command(mmBinary, "acp")
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	p := &agentProc{cmd: cmd, client: newTestClient(), stdin: stdin, stdout: rec, done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(io.MultiWriter(pw, rec), out)
+		pw.CloseWithError(err)
+	}()
+	p.conn = sdk.NewClientSideConnection(p.client, stdin, pr)
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Errorf("mm did not exit within 10 s of stdin closing")
+			<-p.done
+		}
+	})
+	return p
+}
+
+// session initializes and opens a session in dir.
+func (p *agentProc) session(t *testing.T, ctx context.Context, dir string) sdk.SessionId {
+	t.Helper()
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if init.AgentInfo == nil || init.AgentInfo.Name != "mm" {
+		t.Errorf("agent info = %+v", init.AgentInfo)
+	}
+	s, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	return s.SessionId
+}
+
+func (p *agentProc) prompt(ctx context.Context, id sdk.SessionId, text string) (sdk.PromptResponse, error) {
+	return p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+}
+
+// recorder keeps a copy of a stream.
+type recorder struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+func (r *recorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.String()
+}
+
+// testClient is the editor side: it records every update and permission
+// request, and answers permission requests with a chosen option kind.
+type testClient struct {
+	mu      sync.Mutex
+	updates []sdk.SessionUpdate
+	perms   []sdk.RequestPermissionRequest
+	choose  sdk.PermissionOptionKind // "" answers cancelled
+	asked   chan struct{}            // gets a value per permission request
+	hold    chan struct{}            // when set, permission answers wait on it
+}
+
+func newTestClient() *testClient {
+	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16)}
+}
+
+func (c *testClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updates = append(c.updates, n.Update)
+	return nil
+}
+
+func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.perms = append(c.perms, p)
+	choose, hold := c.choose, c.hold
+	c.mu.Unlock()
+	c.asked <- struct{}{}
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+		}
+	}
+	for _, o := range p.Options {
+		if o.Kind == choose {
+			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
+		}
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+}
+
+func (c *testClient) snapshot() ([]sdk.SessionUpdate, []sdk.RequestPermissionRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sdk.SessionUpdate(nil), c.updates...), append([]sdk.RequestPermissionRequest(nil), c.perms...)
+}
+
+var errNotOffered = errors.New("not offered by this client")
+
+func (c *testClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, errNotOffered
+}
+func (c *testClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, errNotOffered
+}
+func (c *testClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, errNotOffered
+}
+func (c *testClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, errNotOffered
+}
+func (c *testClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, errNotOffered
+}
+func (c *testClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, errNotOffered
+}
+func (c *testClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, errNotOffered
+}
+
+// describe renders updates one per line, for order assertions and logs.
+func describe(us []sdk.SessionUpdate) []string {
+	var out []string
+	for _, u := range us {
+		switch {
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			out = append(out, "message: "+u.AgentMessageChunk.Content.Text.Text)
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
+			out = append(out, "thought: "+u.AgentThoughtChunk.Content.Text.Text)
+		case u.ToolCall != nil:
+			out = append(out, fmt.Sprintf("tool_call %s %s %s %q", u.ToolCall.ToolCallId, u.ToolCall.Kind, u.ToolCall.Status, u.ToolCall.Title))
+		case u.ToolCallUpdate != nil:
+			s := fmt.Sprintf("tool_call_update %s", u.ToolCallUpdate.ToolCallId)
+			if u.ToolCallUpdate.Status != nil {
+				s += " " + string(*u.ToolCallUpdate.Status)
+			}
+			for _, c := range u.ToolCallUpdate.Content {
+				switch {
+				case c.Diff != nil:
+					s += " diff:" + filepath.Base(c.Diff.Path)
+				case c.Content != nil:
+					s += " text"
+				}
+			}
+			out = append(out, s)
+		case u.UsageUpdate != nil:
+			out = append(out, fmt.Sprintf("usage %d/%d", u.UsageUpdate.Used, u.UsageUpdate.Size))
+		default:
+			out = append(out, "other")
+		}
+	}
+	return out
+}
+
+// messageText joins the agent message chunks.
+func messageText(us []sdk.SessionUpdate) string {
+	var b strings.Builder
+	for _, u := range us {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

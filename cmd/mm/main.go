@@ -1,0 +1,171 @@
+// Command mm is an editor-native coding agent for small local models.
+//
+//	mm            ACP agent on stdio when stdin is not a terminal
+//	mm acp        ACP agent on stdio
+//	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mm-agent/mm/acp"
+	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/tools"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes (C2).
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type flags struct {
+	prompt  string
+	config  string
+	json    bool
+	yes     bool
+	logFile string
+	version bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
+	var f flags
+	fs := flag.NewFlagSet("mm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.prompt, "p", "", "run one turn in line mode with this prompt (- reads it from stdin)")
+	fs.StringVar(&f.config, "c", "", "config file (default: $MM_CONFIG, .mm/agent.yaml, ~/.config/mm/agent.yaml)")
+	fs.BoolVar(&f.json, "json", false, "line mode: print one JSON object per event on stdout")
+	fs.BoolVar(&f.yes, "yes", false, "line mode: allow edits and commands without asking")
+	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
+	fs.BoolVar(&f.version, "version", false, "print the version")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--json] [--yes] [-c config.yaml] [--log file]")
+		fs.PrintDefaults()
+	}
+	err := fs.Parse(args)
+	return f, fs.Args(), err
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, rest, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitUsage
+	}
+	if f.version {
+		fmt.Fprintln(stdout, "mm", version)
+		return exitOK
+	}
+	mode := "acp"
+	switch {
+	case f.prompt != "":
+		mode = "line"
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "mm: unexpected argument %q after -p (quote the whole prompt)\n", rest[0])
+			return exitUsage
+		}
+	case len(rest) > 0 && rest[0] == "acp":
+		if len(rest) > 1 {
+			fmt.Fprintf(stderr, "mm: unexpected argument %q after acp\n", rest[1])
+			return exitUsage
+		}
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
+		return exitUsage
+	case isTerminal(stdin):
+		fmt.Fprintln(stderr, "mm: stdin is a terminal — run `mm -p \"your request\"`, or register `mm acp` as an agent server in your editor (see README)")
+		return exitUsage
+	}
+
+	log, closeLog, err := openLog(f.logFile, stderr, mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "mm:", err)
+		return exitUsage
+	}
+	defer closeLog()
+
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
+		return exitUsage
+	}
+	cfg, err := config.Load(config.Find(f.config, cwd))
+	if err != nil {
+		fmt.Fprintln(stderr, "mm:", strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": "))
+		return exitUsage
+	}
+	log.Info("config", "source", cfg.Source)
+	a := newApp(cfg, log)
+
+	if mode == "line" {
+		return runLine(ctx, a, f, cwd, stdin, stdout, stderr)
+	}
+	return runACP(ctx, a, stdin, stdout, log)
+}
+
+func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+	agent := acp.New(acp.Options{
+		Name:    "mm",
+		Version: version,
+		Logger:  log,
+		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
+			return a.workspace(cwd, nil)
+		},
+		Engine: func(cwd string, env tools.Env) (*engine.Session, error) {
+			return a.session(cwd, env), nil
+		},
+	})
+	if err := acp.Serve(ctx, agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("acp stopped", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// openLog sends logs to the file when given, else to stderr (warnings and
+// up in line mode, so the terminal shows only what matters).
+func openLog(path string, stderr io.Writer, mode string) (*slog.Logger, func(), error) {
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
+		}
+		return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+	}
+	level := slog.LevelInfo
+	if mode == "line" {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), func() {}, nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+// Event is one thing that happened during a turn. The set is closed: front
+// ends switch on these types, never on tool names.
+type Event interface{ event() }
+
+// Text is a piece of the answer.
+type Text struct{ Text string }
+
+// Thought is a piece of the model's reasoning (shown, never stored).
+type Thought struct{ Text string }
+
+// ToolStatus is the lifecycle of a tool call, as ACP names it.
+type ToolStatus string
+
+// Tool call states.
+const (
+	ToolPending    ToolStatus = "pending"
+	ToolInProgress ToolStatus = "in_progress"
+	ToolCompleted  ToolStatus = "completed"
+	ToolFailed     ToolStatus = "failed"
+)
+
+// ToolStarted announces a tool call before it runs (status pending).
+type ToolStarted struct {
+	ID        string // unique in the session
+	Name      string
+	Title     string
+	Kind      tools.Kind
+	Input     json.RawMessage
+	Locations []tools.Location
+}
+
+// ToolUpdated reports a change of a running call: its status, or a line
+// of progress.
+type ToolUpdated struct {
+	ID       string
+	Status   ToolStatus // "" when unchanged
+	Progress string
+}
+
+// ToolFinished reports the end of a call.
+type ToolFinished struct {
+	ID     string
+	Status ToolStatus // completed or failed
+	Result tools.Result
+	// Preview is the first lines of the output, shown to the user before
+	// the model sees it (T12).
+	Preview string
+}
+
+// PlanEntry is one item of the model's todo list.
+type PlanEntry struct {
+	Content  string
+	Status   string // pending, in_progress, completed
+	Priority string // high, medium, low
+}
+
+// Plan is the model's current todo list.
+type Plan struct{ Entries []PlanEntry }
+
+// Usage reports the server's counts after a model call.
+type Usage struct {
+	// Used is the tokens in context after the call (prompt + completion).
+	Used int
+	// Size is the context window, 0 when unknown.
+	Size int
+	// This call's counts.
+	Prompt, Completion, Cached int
+}
+
+// Progress is a line about what the model server is doing before it
+// answers ("Reading the prompt 12.0k/25.3k tokens").
+type Progress struct{ Text string }
+
+// Level of a struggle.
+type Level int
+
+// Struggle levels (E23).
+const (
+	// Warning: the turn goes on (loop warned, broken call returned…).
+	Warning Level = iota + 1
+	// Severe: the turn was stopped (stuck, stalled, server error…).
+	Severe
+)
+
+// Struggle says the model is struggling; it is shown, never stored.
+type Struggle struct {
+	Level Level
+	Kind  string // loop, stuck, stalled, server_error, max_turns, empty_answer…
+	Text  string // short human line
+}
+
+// StopReason says why a turn ended, in ACP's vocabulary.
+type StopReason string
+
+// Stop reasons.
+const (
+	EndTurn   StopReason = "end_turn"
+	MaxTokens StopReason = "max_tokens"
+	MaxTurns  StopReason = "max_turn_requests"
+	Refusal   StopReason = "refusal"
+	Cancelled StopReason = "cancelled"
+	// Failed is not an ACP reason: the turn broke (server error, guard);
+	// TurnEnd.Err says why in one line.
+	Failed StopReason = "failed"
+)
+
+// TurnEnd is the last event of a turn.
+type TurnEnd struct {
+	Reason StopReason
+	// Err is the one-line explanation when Reason is Failed.
+	Err string
+	// Turn totals.
+	Prompt, Completion, Cached int
+}
+
+func (Text) event()         {}
+func (Thought) event()      {}
+func (ToolStarted) event()  {}
+func (ToolUpdated) event()  {}
+func (ToolFinished) event() {}
+func (Plan) event()         {}
+func (Usage) event()        {}
+func (Progress) event()     {}
+func (Struggle) event()     {}
+func (TurnEnd) event()      {}

@@ -1,0 +1,175 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/tools"
+)
+
+// Model streams one chat completion. *llm.Client implements it.
+type Model interface {
+	Stream(ctx context.Context, req llm.Request, on func(llm.Delta) error) (llm.Response, error)
+}
+
+// Options configure a Session. Zero values are documented per field.
+type Options struct {
+	// Model is the chat model client (required).
+	Model Model
+	// ModelName is sent as the request's model.
+	ModelName string
+	// Tools are offered to the model; nil offers none.
+	Tools *tools.Registry
+	// Env is where tools run (required when Tools is not empty).
+	Env tools.Env
+	// SystemPrompt replaces the built-in one when not empty.
+	SystemPrompt string
+	// ProjectContext (AGENTS.md, CLAUDE.md) goes at the head of the first
+	// user message, truncated to 4,000 characters (E13).
+	ProjectContext string
+	Sampling       llm.Sampling
+	// ReasoningEffort is sent as reasoning_effort when not empty.
+	ReasoningEffort string
+	// ChatTemplateKwargs are sent to llama.cpp and DMR only (the client
+	// decides).
+	ChatTemplateKwargs map[string]any
+	// SendReasoning keeps reasoning in history for profiles that need it
+	// sent back with tool-call turns (gpt-oss).
+	SendReasoning bool
+	// MaxTurns bounds model calls per turn; 0 means 10.
+	MaxTurns int
+	// PreviewLines of each tool output are shown to the user before the
+	// model sees them (T12); 0 means 8.
+	PreviewLines int
+	// ContextWindow returns the window size in tokens, 0 when unknown. It
+	// is called after each model call, so it may probe lazily and cache.
+	ContextWindow func(ctx context.Context) int
+	// Explain turns a model-server error into one actionable line; nil
+	// means llm.Explain.
+	Explain func(error) string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Session is one conversation: its history and counters. Run may be called
+// again for the next prompt; turns of one session never overlap.
+type Session struct {
+	opts Options
+
+	turn sync.Mutex // held for the whole of a turn
+
+	mu      sync.Mutex // guards the fields below
+	history []llm.Message
+	callSeq int
+	total   TurnEnd // session totals (Prompt, Completion, Cached)
+
+	emitMu sync.Mutex
+}
+
+// NewSession returns an empty session.
+func NewSession(opts Options) *Session {
+	if opts.MaxTurns <= 0 {
+		opts.MaxTurns = 10
+	}
+	if opts.PreviewLines <= 0 {
+		opts.PreviewLines = 8
+	}
+	if opts.Explain == nil {
+		opts.Explain = llm.Explain
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SystemPrompt == "" {
+		opts.SystemPrompt = systemPrompt
+	}
+	return &Session{opts: opts}
+}
+
+// History returns a copy of the conversation so far (no system message).
+func (s *Session) History() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]llm.Message(nil), s.history...)
+}
+
+// SetHistory replaces the conversation (a loaded session).
+func (s *Session) SetHistory(h []llm.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append([]llm.Message(nil), h...)
+}
+
+// Totals returns the session's token counts so far.
+func (s *Session) Totals() (prompt, completion, cached int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total.Prompt, s.total.Completion, s.total.Cached
+}
+
+func (s *Session) append(m llm.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append(s.history, m)
+}
+
+func (s *Session) nextCallID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.callSeq++
+	return "call_" + itoa(s.callSeq)
+}
+
+// firstUserMessage reports whether the history holds no user message yet.
+func (s *Session) firstUserMessage() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.history {
+		if m.Role == llm.RoleUser {
+			return false
+		}
+	}
+	return true
+}
+
+// userMessage wraps the prompt: the first one of a session carries the
+// workspace and the project context, so the system prompt stays
+// byte-identical across sessions (E13).
+func (s *Session) userMessage(prompt string) string {
+	if !s.firstUserMessage() {
+		return prompt
+	}
+	var b strings.Builder
+	if s.opts.Env != nil {
+		b.WriteString("Workspace: " + s.opts.Env.Cwd() + "\n")
+	}
+	if pc := strings.TrimSpace(s.opts.ProjectContext); pc != "" {
+		const max = 4000
+		if len(pc) > max {
+			pc = pc[:max] + "\n[project context truncated]"
+		}
+		b.WriteString("Project context:\n" + pc + "\n")
+	}
+	if b.Len() == 0 {
+		return prompt
+	}
+	b.WriteString("\n" + prompt)
+	return b.String()
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var buf [20]byte
+	i := len(buf)
+	for n > 0 {
+		i--
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(buf[i:])
+}
