@@ -47,6 +47,10 @@ type ServerConfig struct {
 	// Used only when the server reports no progress (see ProgressTitles).
 	// Zero: 60 ms.
 	Settle time.Duration
+	// Workspace says the server reports the problems of every file of the
+	// root, not only of the files mm has opened (gopls does; pyright in its
+	// default "openFilesOnly" mode does not). False: only opened files.
+	Workspace bool
 	// Venv, when set, makes mm look for a virtual environment (.venv or
 	// venv) in the root and put its interpreter at this dotted path of
 	// Settings ("python.pythonPath") for that root.
@@ -79,6 +83,7 @@ func DefaultConfig() Config {
 				Command:     []string{"gopls"},
 				RootMarkers: []string{"go.work", "go.mod"},
 				Extensions:  []string{".go"},
+				Workspace:   true,
 				InitOptions: goplsOptions(),
 				Settings:    map[string]any{"gopls": goplsOptions()},
 				ProgressTitles: map[string]string{

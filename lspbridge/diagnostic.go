@@ -45,7 +45,9 @@ type Diagnostic struct {
 
 // problem reports whether d is an error or a warning: information and
 // hints are neither listed nor counted.
-func (d Diagnostic) problem() bool { return d.Severity == SeverityError || d.Severity == SeverityWarning }
+func (d Diagnostic) problem() bool {
+	return d.Severity == SeverityError || d.Severity == SeverityWarning
+}
 
 // key is d's identity without its position.
 type diagKey struct {

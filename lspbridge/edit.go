@@ -80,6 +80,19 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 	return snap
 }
 
+// Discard releases a snapshot whose edit was not made (the write failed),
+// instead of After. Without it the snapshot's background work still ends
+// within Config.Wait.
+func (snap *Snapshot) Discard() {
+	if snap == nil {
+		return
+	}
+	for _, g := range snap.groups {
+		g.cancel()
+		<-g.done
+	}
+}
+
 // spawn runs f on a goroutine owned by the Manager, unless it is closed.
 func (m *Manager) spawn(f func()) bool {
 	m.mu.Lock()

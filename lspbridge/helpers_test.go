@@ -143,4 +143,3 @@ func children(t testing.TB) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -235,4 +235,3 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.wg.Wait()
 	return ctx.Err()
 }
-
