@@ -1,6 +1,7 @@
 package fakellm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -75,12 +76,16 @@ func (a *answer) chunk(choices []choice) *chunk {
 	return &chunk{Choices: choices, Created: created, ID: a.id, Model: a.model, SystemFingerprint: "fakellm", Object: "chat.completion.chunk"}
 }
 
+// mustJSON marshals without HTML escaping, as llama-server writes: a
+// "<think>" in content stays "<think>" on the wire.
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic(fmt.Sprintf("fakellm: marshal %T: %v", v, err)) // only our own types: a bug
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func deltaFrame(a *answer, delta any) frame {

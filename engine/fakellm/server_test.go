@@ -1,0 +1,390 @@
+package fakellm_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+func mustParse(t *testing.T, y string) fakellm.Scenario {
+	t.Helper()
+	sc, err := fakellm.Parse([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func post(t *testing.T, ctx context.Context, srv *fakellm.Server, body string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// answer posts a request and returns the status and the whole body.
+func answer(t *testing.T, srv *fakellm.Server, body string) (int, string) {
+	t.Helper()
+	resp, err := post(t, context.Background(), srv, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+const streamReq = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown step key", "steps:\n  - contnet: hi\n", "line 2"},
+		{"unknown tool call key", "steps:\n  - tool_calls:\n      - name: f\n        argz: {}\n", `line 4: unknown tool call key "argz"`},
+		{"bad style", "steps:\n  - stream_error: {style: smoke}\n", "stream_error.style"},
+		{"bad reasoning field", "steps:\n  - reasoning_field: thoughts\n", "reasoning_field"},
+		{"args and args_raw", "steps:\n  - tool_calls:\n      - {name: f, args: {a: 1}, args_raw: '{}'}\n", "exclusive"},
+		{"tool call without name", "steps:\n  - tool_calls:\n      - {args: {a: 1}}\n", "no name"},
+		{"bad status", "steps:\n  - http_error: {status: 42}\n", "not an HTTP status"},
+		{"empty", "", "empty scenario"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := fakellm.Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse error = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestArgsKeepOrderAndTypes(t *testing.T) {
+	sc := mustParse(t, `
+steps:
+  - tool_calls:
+      - name: f
+        args: {z: 1, a: [true, null, 2.5], m: {y: "x", b: "007"}, s: hello}
+`)
+	b, err := json.Marshal(sc.Steps[0].ToolCalls[0].Args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"z":1,"a":[true,null,2.5],"m":{"y":"x","b":"007"},"s":"hello"}`
+	if string(b) != want {
+		t.Fatalf("args = %s, want %s", b, want)
+	}
+}
+
+func TestGoScenarioArgs(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{
+		ToolCalls: []fakellm.ToolCall{{Name: "f", Args: map[string]any{"path": "a.txt"}}},
+	}}})
+	defer srv.Close()
+	_, body := answer(t, srv, `{"model":"m","messages":[]}`)
+	if !strings.Contains(body, `"arguments":"{\"path\":\"a.txt\"}"`) {
+		t.Fatalf("body = %s", body)
+	}
+}
+
+func TestHTTPErrorTimesThenSuccess(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, `
+steps:
+  - http_error: {status: 503, body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}', times: 2}
+    content: "ready"
+`))
+	defer srv.Close()
+	for i, want := range []int{503, 503, 200} {
+		status, body := answer(t, srv, streamReq)
+		if status != want {
+			t.Fatalf("request %d: status %d, want %d (%s)", i+1, status, want, body)
+		}
+		if i == 2 && !strings.Contains(body, `"content":"ready"`) {
+			t.Fatalf("third answer lacks the content: %s", body)
+		}
+	}
+	if srv.Remaining() != 0 {
+		t.Fatalf("Remaining = %d", srv.Remaining())
+	}
+	for i, r := range srv.Requests() {
+		if r.Step != 0 {
+			t.Errorf("request %d answered by step %d", i, r.Step)
+		}
+	}
+}
+
+func TestStreamErrorTimesThenSuccess(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, `
+steps:
+  - content: "second try"
+    stream_error: {after: 1, times: 1, message: "slot died"}
+  - content: "next step"
+`))
+	defer srv.Close()
+	_, first := answer(t, srv, streamReq)
+	if !strings.Contains(first, `"message":"slot died"`) || strings.Contains(first, "[DONE]") {
+		t.Fatalf("first answer: %s", first)
+	}
+	_, second := answer(t, srv, streamReq)
+	if !strings.Contains(second, `"content":"second `) || !strings.Contains(second, "[DONE]") {
+		t.Fatalf("second answer: %s", second)
+	}
+	_, third := answer(t, srv, streamReq)
+	if !strings.Contains(third, `"content":"next `) {
+		t.Fatalf("third answer: %s", third)
+	}
+}
+
+func TestRecordedRequest(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "a"}}})
+	defer srv.Close()
+	body := `{"model":"qwen","stream":true,"stream_options":{"include_usage":true},"reasoning_effort":"low",
+"messages":[{"role":"system","content":"sys"},{"role":"user","content":[{"type":"text","text":"part1 "},{"type":"text","text":"part2"}]},
+{"role":"assistant","content":null,"reasoning_content":"thought","tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a\"}"}}]},
+{"role":"tool","tool_call_id":"c1","content":"file text"}],
+"tools":[{"type":"function","function":{"name":"read_file","description":"reads","parameters":{"type":"object"}}}]}`
+	answer(t, srv, body)
+	r := srv.Requests()[0]
+	if r.Model != "qwen" || !r.Stream || !r.IncludeUsage || r.Step != 0 || r.Path != "/v1/chat/completions" {
+		t.Fatalf("recorded %+v", r)
+	}
+	if string(r.Body) != body {
+		t.Fatal("body not recorded byte for byte")
+	}
+	if got := r.Messages[1].Content; got != "part1 part2" {
+		t.Errorf("content parts = %q", got)
+	}
+	a := r.Messages[2]
+	if a.ReasoningContent != "thought" || len(a.ToolCalls) != 1 || a.ToolCalls[0].Name != "read_file" || a.ToolCalls[0].Arguments != `{"path":"a"}` {
+		t.Errorf("assistant message = %+v", a)
+	}
+	if last := r.Last(); last.Role != "tool" || last.ToolCallID != "c1" || last.Content != "file text" {
+		t.Errorf("last = %+v", last)
+	}
+	if len(r.Tools) != 1 || r.Tools[0].Name != "read_file" || string(r.Tools[0].Parameters) != `{"type":"object"}` {
+		t.Errorf("tools = %+v", r.Tools)
+	}
+	var effort string
+	if !r.Field("reasoning_effort", &effort) || effort != "low" {
+		t.Errorf("reasoning_effort = %q", effort)
+	}
+	if r.Field("chat_template_kwargs", &effort) {
+		t.Error("Field reports an absent key")
+	}
+}
+
+func TestCachedTokensFromCommonPrefix(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "a", NoTimings: true}}})
+	defer srv.Close()
+	prefix := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + strings.Repeat("x", 400)
+	answer(t, srv, prefix+`"}]}`)
+	_, body := answer(t, srv, prefix+`"},{"role":"user","content":"more"}]}`)
+	var usage struct {
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if strings.Contains(line, `"usage"`) {
+			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &usage)
+		}
+	}
+	if c := usage.Usage.PromptTokensDetails.CachedTokens; c < 100 || c >= usage.Usage.PromptTokens {
+		t.Fatalf("cached %d of %d prompt tokens", c, usage.Usage.PromptTokens)
+	}
+}
+
+func TestStallReleaseAndCancel(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, `
+steps:
+  - content: "one two three"
+    stall_after: 2
+  - content: "never sent"
+    stall_after: 1
+`))
+	defer srv.Close()
+
+	// Step 0: read up to the stall, release, read the rest.
+	resp, err := post(t, context.Background(), srv, streamReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-srv.StepStarted(0)
+	<-srv.StepStalled(0)
+	srv.Release(0)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"content":"three"`) || !strings.Contains(string(b), "[DONE]") {
+		t.Fatalf("released stream incomplete: %s", b)
+	}
+
+	// Step 1: the client goes away while the step holds.
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, err = post(t, ctx, srv, streamReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() || !strings.Contains(sc.Text(), `"role":"assistant"`) {
+		t.Fatalf("first line %q", sc.Text())
+	}
+	<-srv.StepStalled(1)
+	cancel()
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+func TestCloseUnblocksStalledHandlers(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, "steps:\n  - {content: x, stall_after: 0}\n"))
+	resp, err := post(t, context.Background(), srv, streamReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	<-srv.StepStalled(0)
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs on a stalled step")
+	}
+}
+
+func TestConcurrentRequestsTakeDistinctSteps(t *testing.T) {
+	const n = 20
+	var sc fakellm.Scenario
+	for i := range n {
+		sc.Steps = append(sc.Steps, fakellm.Step{Content: strings.Repeat("w ", i+1), Delay: time.Millisecond})
+	}
+	srv := fakellm.NewServer(sc)
+	defer srv.Close()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			if status, body := answer(t, srv, streamReq); status != 200 || !strings.Contains(body, "[DONE]") {
+				t.Errorf("status %d body %s", status, body)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for _, r := range srv.Requests() {
+		if seen[r.Step] {
+			t.Errorf("step %d answered twice", r.Step)
+		}
+		seen[r.Step] = true
+	}
+	if len(seen) != n || srv.Remaining() != 0 {
+		t.Fatalf("%d distinct steps, %d remaining", len(seen), srv.Remaining())
+	}
+	if status, _ := answer(t, srv, streamReq); status != 500 {
+		t.Fatalf("request beyond the steps: status %d, want 500", status)
+	}
+}
+
+func TestLoop(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "a"}, {Content: "b"}}})
+	defer srv.Close()
+	var got []string
+	for range 5 {
+		_, body := answer(t, srv, `{"model":"m","messages":[]}`)
+		var c struct {
+			Choices []struct {
+				Message struct{ Content string } `json:"message"`
+			} `json:"choices"`
+		}
+		json.Unmarshal([]byte(body), &c)
+		got = append(got, c.Choices[0].Message.Content)
+	}
+	if strings.Join(got, "") != "ababa" {
+		t.Fatalf("loop answers %v", got)
+	}
+}
+
+func TestSideEndpoints(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{NCtx: 4096, Models: []string{"qwen3-4b", "gemma"}})
+	defer srv.Close()
+	for _, tc := range []struct{ url, want string }{
+		{srv.URL() + "/models", `"id":"qwen3-4b"`},
+		{srv.RootURL() + "/props", `"n_ctx":4096`},
+		{srv.RootURL() + "/health", `"status":"ok"`},
+		{srv.RootURL() + "/nope", `File Not Found`},
+	} {
+		resp, err := http.Get(tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), tc.want) {
+			t.Errorf("GET %s = %s, want %s", tc.url, b, tc.want)
+		}
+	}
+}
+
+func TestNotJSON(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "a"}}})
+	defer srv.Close()
+	if status, _ := answer(t, srv, "{nope"); status != 400 {
+		t.Fatalf("status %d", status)
+	}
+	if srv.Remaining() != 1 {
+		t.Fatal("a bad request used a step")
+	}
+}
+
+func TestEndlessRepeatStopsWithClient(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, `
+steps:
+  - tool_calls:
+      - name: write_file
+        args_raw: '{"content":"'
+        args_repeat: {pattern: "Greet 2023-06-15 11:16:00 ", times: 0}
+`))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := post(t, ctx, srv, streamReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	n := 0
+	for sc.Scan() && n < 200 {
+		if strings.Contains(sc.Text(), "Greet") {
+			n++
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	if n < 200 {
+		t.Fatalf("only %d repeated pieces", n)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	sc, err := fakellm.Load("testdata/read_edit_answer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Steps) != 3 || sc.Steps[1].FinishReason != "length" {
+		t.Fatalf("loaded %+v", sc)
+	}
+	if _, err := fakellm.Load("testdata/missing.yaml"); err == nil {
+		t.Fatal("no error for a missing file")
+	}
+}
