@@ -227,24 +227,36 @@ func (r *resolver) lineRange(start, end int) string {
 }
 
 func (r *resolver) ambiguousText(s search) string {
-	var lines []string
+	var where []string
+	seen := map[int]int{} // line → index in where
+	times := map[int]int{}
 	for _, m := range s.matches {
 		at := m.start
 		if at+1 < m.end && r.doc.text[at] == '\n' {
 			at++ // old starts with the end of the previous line
 		}
-		lines = append(lines, strconv.Itoa(r.doc.lineNo(at)))
+		l := r.doc.lineNo(at)
+		if _, ok := seen[l]; !ok {
+			seen[l] = len(where)
+			where = append(where, strconv.Itoa(l))
+		}
+		times[l]++
 	}
-	where := strings.Join(lines, ", ")
+	for l, n := range times {
+		if n > 1 {
+			where[seen[l]] += " (" + strconv.Itoa(n) + " times)"
+		}
+	}
+	list := strings.Join(where, ", ")
 	if s.count > len(s.matches) {
-		where += ", …"
+		list += ", …"
 	}
 	how := "ignoring whitespace "
 	if s.pass == passExact {
 		how = ""
 	}
 	return fmt.Sprintf("old text matches %d places in %s %s(lines %s). Add the neighbouring lines that differ to old, copied exactly, so it matches only one place.",
-		s.count, r.path, how, where)
+		s.count, r.path, how, list)
 }
 
 // build applies the resolved edits to the original bytes: the regions map

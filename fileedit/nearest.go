@@ -25,6 +25,12 @@ func (r *resolver) explainMiss(i int) {
 	if numbered(old) {
 		text += " old must not contain the line numbers shown by read_file: copy only the text after them."
 	}
+	if !strings.Contains(old, "\n") && strings.Contains(old, `\n`) {
+		// a JSON escaping slip: the model wrote \n where it meant a line
+		// break; look for the nearest lines of what it meant
+		text += ` old contains the two characters \n: write real line breaks instead.`
+		old = strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(old)
+	}
 	lo, hi, ok := r.nearest(old)
 	if !ok {
 		r.problem(i, ErrNotFound, text+" No similar lines either: read the file again with read_file and copy the exact lines you want to change into old.")
@@ -195,14 +201,15 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 	lo, hi = bestStart, bestStart+span
 	for j, w := range want {
 		at := bestStart + place[j]
-		if r.coincides(at, w) {
+		if r.closeness(at, w) >= similar {
 			continue
 		}
-		for _, i := range []int{at - 1, at + 1} {
-			if r.coincides(i, w) {
-				lo, hi = min(lo, i), max(hi, i)
-				break
-			}
+		before, after := r.closeness(at-1, w), r.closeness(at+1, w)
+		switch {
+		case after >= similar && after >= before:
+			hi = max(hi, at+1)
+		case before >= similar:
+			lo = min(lo, at-1)
 		}
 	}
 	lo, hi = max(lo, 0), min(hi, n-1)
@@ -212,14 +219,16 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 	return lo, hi, true
 }
 
-// coincides reports whether file line i (0-based) coincides with the
-// squeezed old line w.
-func (r *resolver) coincides(i int, w string) bool {
+// closeness is the similarity of file line i (0-based) to the squeezed
+// old line w; 0 outside the file.
+func (r *resolver) closeness(i int, w string) float64 {
 	if i < 0 || i >= r.doc.numLines() {
-		return false
+		return 0
 	}
-	l := squeeze(r.doc.line(i))
-	return l == w || similarity(l, w) >= similar
+	if l := squeeze(r.doc.line(i)); l != w {
+		return similarity(l, w)
+	}
+	return 1
 }
 
 // better orders candidate windows: more coinciding lines, then closer
@@ -250,6 +259,10 @@ func squeeze(s string) string {
 // similarity is 1 − edit distance / length of the longer string, computed
 // only as far as it can still reach the threshold.
 func similarity(a, b string) float64 {
+	if !isASCII(a) || !isASCII(b) {
+		// compare characters, not bytes: a curly quote is one typo
+		a, b = runesAsBytes(a, b)
+	}
 	la, lb := len(a), len(b)
 	longer := max(la, lb)
 	if longer == 0 {
@@ -314,4 +327,34 @@ func boundedDistance(a, b string, limit int) (int, bool) {
 		return 0, false
 	}
 	return prev[len(b)], true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// runesAsBytes maps the characters of a and b to single bytes (same
+// character, same byte) so that the byte distance counts characters. Past
+// 256 distinct characters the rest share one byte; the distance is then a
+// slight underestimate, harmless for a hint.
+func runesAsBytes(a, b string) (string, string) {
+	codes := map[rune]byte{}
+	conv := func(s string) string {
+		out := make([]byte, 0, len(s))
+		for _, r := range s {
+			c, ok := codes[r]
+			if !ok {
+				c = byte(min(len(codes), 255))
+				codes[r] = c
+			}
+			out = append(out, c)
+		}
+		return string(out)
+	}
+	return conv(a), conv(b)
 }

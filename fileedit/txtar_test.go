@@ -127,7 +127,7 @@ func unescape(s string) string {
 	if strings.HasSuffix(s, "<noeol>\n") {
 		s = strings.TrimSuffix(s, "<noeol>\n")
 	}
-	return strings.NewReplacer("<CR>", "\r", "<BOM>", bom, "<TAB>", "\t", "<SP>", " ").Replace(s)
+	return strings.NewReplacer("<CR>", "\r", "<BOM>", bom, "<TAB>", "\t", "<SP>", " ", "<NUL>", "\x00").Replace(s)
 }
 
 // visible renders bytes for a want section: CR and BOM are made visible,
