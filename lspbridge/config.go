@@ -87,8 +87,9 @@ func DefaultConfig() Config {
 				InitOptions: goplsOptions(),
 				Settings:    map[string]any{"gopls": goplsOptions()},
 				ProgressTitles: map[string]string{
-					methodDidOpen:   "diagnosing opened files",
-					methodDidChange: "diagnosing changed files",
+					methodDidOpen:    "diagnosing opened files",
+					methodDidChange:  "diagnosing changed files",
+					methodDidWatched: "diagnosing files changed on disk",
 				},
 			},
 			"python": {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -18,6 +19,7 @@ type pending struct {
 	title   string // progress title bracketing its diagnostics, "" if none
 	idx     int    // which progress of that title, counted per generation
 	sentSeq uint64 // publishes received before it was sent
+	sentAt  time.Time
 }
 
 // didChangeFull is textDocument/didChange with the whole text. It is
@@ -72,7 +74,7 @@ func (s *server) syncDoc(ctx context.Context, path string, text []byte) (*pendin
 	d.text = bytes.Clone(text)
 	d.gen = s.gen
 	d.sentSeq = s.pubSeq
-	pend := &pending{path: path, version: d.version, gen: s.gen, title: s.cfg.ProgressTitles[method], idx: s.sent[method], sentSeq: d.sentSeq}
+	pend := &pending{path: path, version: d.version, gen: s.gen, title: s.cfg.ProgressTitles[method], idx: s.sent[method], sentSeq: d.sentSeq, sentAt: time.Now()}
 	s.sent[method]++
 	s.mu.Unlock()
 
@@ -87,8 +89,12 @@ func (s *server) syncDoc(ctx context.Context, path string, text []byte) (*pendin
 		params = c
 	}
 	s.log.Debug("sync", "method", method, "path", path, "version", d.version, "idx", pend.idx)
-	if err := p.conn.Notify(ctx, method, params); err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	// Not cancelled with ctx: a document the server did not receive would
+	// be out of step with mm's copy from then on.
+	if err := p.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		// The process died: the supervisor restarts it and reopens the
+		// document with this text, and waitFor follows to the new process.
+		s.log.Debug("send failed", "method", method, "err", err)
 	}
 	return pend, nil
 }
@@ -118,6 +124,12 @@ func (s *server) closeDoc(ctx context.Context, path string) {
 // neither gopls nor pyright notices.
 func (s *server) filesChanged(ctx context.Context, paths []string) {
 	var events []*protocol.FileEvent
+	var outstanding []*pending
+	defer func() {
+		s.mu.Lock()
+		s.outstanding = append(s.outstanding, outstanding...)
+		s.mu.Unlock()
+	}()
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		s.mu.Lock()
@@ -133,17 +145,26 @@ func (s *server) filesChanged(ctx context.Context, paths []string) {
 		case err != nil:
 			continue
 		case d != nil:
-			_, _ = s.syncDoc(ctx, path, data)
+			if p, err := s.syncDoc(ctx, path, data); err == nil {
+				outstanding = append(outstanding, p)
+			}
 		}
 		events = append(events, &protocol.FileEvent{Type: protocol.FileChangeTypeChanged, URI: fileURI(path)})
 	}
 	s.mu.Lock()
 	p, ready := s.cur, s.state == stateReady
 	s.mu.Unlock()
-	if ready && len(events) > 0 {
-		s.sendMu.Lock()
-		_ = p.conn.Notify(ctx, methodDidWatched, &protocol.DidChangeWatchedFilesParams{Changes: events})
-		s.sendMu.Unlock()
+	if !ready || len(events) == 0 {
+		return
+	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	s.mu.Lock()
+	pend := &pending{gen: s.gen, title: s.cfg.ProgressTitles[methodDidWatched], idx: s.sent[methodDidWatched], sentAt: time.Now()}
+	s.sent[methodDidWatched]++
+	s.mu.Unlock()
+	if err := p.conn.Notify(context.WithoutCancel(ctx), methodDidWatched, &protocol.DidChangeWatchedFilesParams{Changes: events}); err == nil {
+		outstanding = append(outstanding, pend)
 	}
 }
 
@@ -154,6 +175,12 @@ func (s *server) filesChanged(ctx context.Context, paths []string) {
 // the server sends something (sig) or the settle timer fires, and returns
 // false when ctx ends first.
 func (s *server) waitFor(ctx context.Context, ps []*pending) bool {
+	// Changes announced by Changed count too: their effects are part of
+	// what the caller is about to read.
+	s.mu.Lock()
+	ps = append(slices.Clip(ps), s.outstanding...)
+	s.mu.Unlock()
+	defer s.pruneOutstanding()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -193,8 +220,26 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 		return false, 0
 	}
 	settle := false
+	var quietFrom time.Time
 	for _, p := range ps {
 		version, sentSeq, tracked := p.version, p.sentSeq, p.title != "" && p.idx >= 0
+		if p.path == "" {
+			// A watched-files change: no document version to match.
+			switch {
+			case p.gen != s.gen:
+			case tracked && s.seen[p.title]:
+				ws := s.work[p.title]
+				if p.idx >= len(ws) || !ws[p.idx].ended {
+					return false, 0
+				}
+			default:
+				settle = true
+				if p.sentAt.After(quietFrom) {
+					quietFrom = p.sentAt
+				}
+			}
+			continue
+		}
 		if p.gen != s.gen {
 			// Restarted since: wait for the reopened document.
 			d := s.docs[p.path]
@@ -221,8 +266,21 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 	if !settle {
 		return true, 0
 	}
-	left := s.cfg.settle() - time.Since(s.lastPub)
+	if s.lastPub.After(quietFrom) {
+		quietFrom = s.lastPub
+	}
+	left := s.cfg.settle() - time.Since(quietFrom)
 	return left <= 0, left
+}
+
+// pruneOutstanding drops the announced changes that have settled.
+func (s *server) pruneOutstanding() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.outstanding = slices.DeleteFunc(s.outstanding, func(p *pending) bool {
+		done, _ := s.settledLocked([]*pending{p})
+		return done || p.gen != s.gen
+	})
 }
 
 // idleLocked reports whether the server has no work in progress.

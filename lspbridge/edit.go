@@ -1,6 +1,7 @@
 package lspbridge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -227,19 +228,19 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		r.delta = computeDelta(g.base, s.snapshotDiags(), edited)
 		return r.render()
 	}
-	if !s.acquire(ctx) {
-		// Keep the text for when the server is free; report honestly.
-		return finish(false, "server busy")
-	}
-	defer s.release()
-	if _, err := s.ready(ctx); err != nil {
-		for _, c := range changes {
-			_, _ = s.syncDoc(ctx, c.Path, c.Content) // kept for when it is ready
-		}
-		return finish(false, shortErr(err))
-	}
-	var ps []*pending
 	var why string
+	if s.acquire(ctx) {
+		defer s.release()
+		if _, err := s.ready(ctx); err != nil {
+			why = shortErr(err)
+		}
+	} else {
+		why = cmp.Or(g.why, "another edit was being checked")
+	}
+	// The new text is synced even when there is no time left to wait: the
+	// server's copy must follow the disk (a server still starting gets it
+	// when ready).
+	var ps []*pending
 	for _, c := range changes {
 		p, err := s.syncDoc(ctx, c.Path, c.Content)
 		switch {

@@ -78,6 +78,7 @@ func newTestManager(t testing.TB, dir string) *Manager {
 	}
 	m := New(cfg)
 	t.Cleanup(func() {
+		groups := serverGroups(m)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := m.Close(ctx); err != nil {
@@ -85,6 +86,9 @@ func newTestManager(t testing.TB, dir string) *Manager {
 		}
 		if kids := children(t); len(kids) > 0 {
 			t.Errorf("processes left after Close: %v", kids)
+		}
+		if left := inGroups(groups); len(left) > 0 {
+			t.Errorf("processes of the servers' groups left after Close: %v", left)
 		}
 	})
 	return m
@@ -110,36 +114,65 @@ func edit(t testing.TB, m *Manager, path, old, new string) string {
 	return m.After(ctx, snap, data)
 }
 
-// children lists the live (non-zombie) and zombie child processes of
-// this test process, read from /proc.
+// children lists the child processes of this test process, zombies
+// included, read from /proc.
 func children(t testing.TB) []string {
 	t.Helper()
-	self := os.Getpid()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
+	self := strconv.Itoa(os.Getpid())
 	var out []string
-	for _, e := range ents {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		if f[1] == itoa(self) {
-			out = append(out, e.Name()+" "+s[strings.IndexByte(s, '(')+1:i]+" "+f[0])
+	for pid, p := range procs() {
+		if p[2] == self {
+			out = append(out, pid+" "+p[0]+" "+p[1])
 		}
 	}
 	return out
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// serverGroups lists the process groups of the running servers.
+func serverGroups(m *Manager) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range m.running() {
+		s.mu.Lock()
+		if s.cur != nil {
+			out[strconv.Itoa(s.cur.cmd.Process.Pid)] = true
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// procs lists the processes in /proc as pid -> (comm, state, ppid, pgrp).
+func procs() map[string][4]string {
+	out := map[string][4]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if i < 0 || j < i {
+			continue
+		}
+		f := strings.Fields(s[j+1:])
+		if len(f) < 3 {
+			continue
+		}
+		out[e.Name()] = [4]string{s[i+1 : j], f[0], f[1], f[2]}
+	}
+	return out
+}
+
+// inGroups lists the processes whose process group is one of groups.
+func inGroups(groups map[string]bool) []string {
+	var out []string
+	for pid, p := range procs() {
+		if groups[p[3]] {
+			out = append(out, pid+" "+p[0]+" "+p[1])
+		}
+	}
+	return out
+}

@@ -27,7 +27,7 @@ func (m *Manager) Rename(ctx context.Context, pos Position, newName string) ([]F
 	params := &protocol.RenameParams{TextDocumentPositionParams: t.params(), NewName: newName}
 	var edit struct {
 		Changes         map[protocol.DocumentURI][]protocol.TextEdit `json:"changes"`
-		DocumentChanges []json.RawMessage                           `json:"documentChanges"`
+		DocumentChanges []json.RawMessage                            `json:"documentChanges"`
 	}
 	if err := call(ctx, t.proc, "textDocument/rename", params, &edit); err != nil {
 		return nil, err

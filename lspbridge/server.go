@@ -69,6 +69,9 @@ type server struct {
 	sent     map[string]int  // notifications sent this generation, by method
 	seen     map[string]bool // progress titles seen this generation
 	uriPaths map[protocol.DocumentURI]string
+	// outstanding are the changes Changed announced whose diagnostics
+	// have not been waited for yet.
+	outstanding []*pending
 
 	// sendMu keeps the count of a notification and its sending together,
 	// so the n-th notification sent is the n-th the server reports on.

@@ -1,0 +1,115 @@
+package lspbridge
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestGoRestartAfterKill(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/typeerr")
+	m := newTestManager(t, dir)
+	path := filepath.Join(dir, "main.go")
+	if got := edit(t, m, path, "return n * 2", "return n * 3"); got != "gopls: no problems" {
+		t.Fatalf("first edit: %q", got)
+	}
+	s := m.serverFor(path, false)
+	s.mu.Lock()
+	pid := s.cur.cmd.Process.Pid
+	s.mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got := edit(t, m, path, "return n * 3", `return "thrice"`)
+	t.Logf("after kill and edit:\n%s", got)
+	wantAll(t, got, []string{"note: gopls stopped (signal: killed) and was restarted", "introduced 1 error", `main.go:6:9: cannot use "thrice"`}, nil)
+	s.mu.Lock()
+	newPid := s.cur.cmd.Process.Pid
+	s.mu.Unlock()
+	if newPid == pid {
+		t.Error("gopls was not restarted")
+	}
+	if p, ok := procs()[itoa(pid)]; ok {
+		t.Errorf("killed gopls %d is still there: %v", pid, p)
+	}
+}
+
+// TestGoChangedByBash: a file changed behind mm's back is seen once
+// Changed is called, as after bash.
+func TestGoChangedByBash(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/crosspkg")
+	m := newTestManager(t, dir)
+	ctx := context.Background()
+	b := filepath.Join(dir, "b", "b.go")
+	if list, note, err := m.Diagnostics(ctx, b); err != nil || len(list) != 0 || note != "" {
+		t.Fatalf("b.go before: %v %q %v", list, note, err)
+	}
+	a := filepath.Join(dir, "a", "a.go")
+	data, _ := os.ReadFile(a)
+	if err := os.WriteFile(a, []byte(strings.Replace(string(data), "Scale(n int)", "Scale(n, m int)", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Changed(ctx, []string{a})
+	list, note, err := m.Diagnostics(ctx, b)
+	if err != nil || note != "" {
+		t.Fatalf("b.go after: %v %q", err, note)
+	}
+	if len(list) != 1 || !strings.Contains(list[0].Message, "not enough arguments in call to a.Scale") {
+		t.Errorf("b.go after a.go changed on disk: %+v", list)
+	}
+	// The whole module, from the directory.
+	all, _, err := m.Diagnostics(ctx, dir)
+	if err != nil || len(all) != 1 {
+		t.Errorf("module diagnostics: %+v %v", all, err)
+	}
+}
+
+// TestBoundedWait: a server that never answers gets an honest
+// "incomplete", never "no problems", within the bound.
+func TestBoundedWait(t *testing.T) {
+	dir := fixture(t, "go/typeerr")
+	cfg := DefaultConfig()
+	cfg.Servers = map[string]ServerConfig{"go": {
+		Command:     []string{"sh", "-c", "exec cat >/dev/null"},
+		RootMarkers: []string{"go.mod"},
+		Extensions:  []string{".go"},
+	}}
+	cfg.Wait = 300 * time.Millisecond
+	m := New(cfg)
+	defer func() {
+		if err := m.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if kids := children(t); len(kids) > 0 {
+			t.Errorf("left after Close: %v", kids)
+		}
+	}()
+	start := time.Now()
+	got := edit(t, m, filepath.Join(dir, "main.go"), "return n * 2", `return "twice"`)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("edit took %v with a 300ms bound", d)
+	}
+	wantAll(t, got, []string{"sh: diagnostics incomplete after", "is still starting", "problems may exist"}, []string{"no problems", "no new errors"})
+}
+
+func TestCloseWithoutServers(t *testing.T) {
+	m := New(Config{})
+	if m.Available() {
+		t.Error("available with no servers")
+	}
+	if snap := m.Before(context.Background(), "x.go"); snap != nil {
+		t.Error("snapshot without servers")
+	}
+	if got := m.After(context.Background(), nil, nil); got != "" {
+		t.Errorf("After(nil) = %q", got)
+	}
+	if err := m.Close(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
