@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,6 +119,7 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 		pw.CloseWithError(err)
 	}()
 	p.conn = sdk.NewClientSideConnection(p.client, stdin, pr)
+	p.conn.SetLogger(slog.New(slog.DiscardHandler))
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		stdin.Close()
@@ -180,17 +182,39 @@ type testClient struct {
 	choose  sdk.PermissionOptionKind // "" answers cancelled
 	asked   chan struct{}            // gets a value per permission request
 	hold    chan struct{}            // when set, permission answers wait on it
+	changed chan struct{}            // closed and replaced at each update
 }
 
 func newTestClient() *testClient {
-	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16)}
+	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16), changed: make(chan struct{})}
 }
 
 func (c *testClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.updates = append(c.updates, n.Update)
+	close(c.changed)
+	c.changed = make(chan struct{})
 	return nil
+}
+
+// waitUpdates waits until the updates received so far satisfy ok.
+func (c *testClient) waitUpdates(t *testing.T, what string, ok func([]sdk.SessionUpdate) bool) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		c.mu.Lock()
+		us, changed := c.updates, c.changed
+		c.mu.Unlock()
+		if ok(us) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("timed out waiting for %s; updates:\n%s", what, strings.Join(describe(us), "\n"))
+		}
+	}
 }
 
 func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {

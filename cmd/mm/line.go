@@ -99,6 +99,7 @@ type lineRenderer struct {
 	answered bool // stdout got text
 	titles   map[string]string
 	usage    engine.Usage
+	severe   bool // a severe struggle line was shown
 }
 
 const (
@@ -167,6 +168,7 @@ func (r *lineRenderer) render(e engine.Event) {
 		if e.Level == engine.Severe {
 			code, mark = red, "✖"
 		}
+		r.severe = r.severe || e.Level == engine.Severe
 		r.line(r.paint(code, "mm: "+mark+" "+e.Text))
 	case engine.Usage:
 		r.usage = e
@@ -174,10 +176,12 @@ func (r *lineRenderer) render(e engine.Event) {
 		if r.answered {
 			fmt.Fprintln(r.out)
 		}
-		if e.Reason == engine.Failed && e.Err != "" {
+		if e.Reason == engine.Failed && e.Err != "" && !r.severe {
 			r.line("mm: " + e.Err)
 		}
-		r.line(r.paint(dim, r.footer(e)))
+		if e.Prompt+e.Completion > 0 {
+			r.line(r.paint(dim, r.footer(e)))
+		}
 	}
 }
 
