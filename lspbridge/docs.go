@@ -263,7 +263,7 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 			settle = true
 		}
 	}
-	if !settle {
+	if !settle || s.onlyPendingOpenLocked(ps) {
 		return true, 0
 	}
 	if s.lastPub.After(quietFrom) {
@@ -271,6 +271,28 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 	}
 	left := s.cfg.settle() - time.Since(quietFrom)
 	return left <= 0, left
+}
+
+// onlyPendingOpenLocked reports whether nothing else can still come: the
+// server reports only open files (Workspace unset), and the only open
+// documents are the ones waited for, whose versions have arrived.
+func (s *server) onlyPendingOpenLocked(ps []*pending) bool {
+	if s.cfg.Workspace {
+		return false
+	}
+	waited := map[string]bool{}
+	for _, p := range ps {
+		if p.path == "" {
+			return false
+		}
+		waited[p.path] = true
+	}
+	for path, d := range s.docs {
+		if d.gen == s.gen && !waited[path] {
+			return false
+		}
+	}
+	return true
 }
 
 // pruneOutstanding drops the announced changes that have settled.

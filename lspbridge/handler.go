@@ -3,7 +3,6 @@ package lspbridge
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -70,6 +69,7 @@ func (s *server) onPublish(gen int, raw []byte) {
 	}
 	s.pubSeq++
 	s.lastPub = time.Now()
+	s.lastEvent = s.lastPub
 	s.diags[path] = &fileDiags{version: int32(p.Version), seq: s.pubSeq, list: list}
 	s.log.Debug("publishDiagnostics", "path", path, "version", p.Version, "n", len(list))
 	s.broadcastLocked()
@@ -107,6 +107,7 @@ func (s *server) onProgress(gen int, raw []byte) {
 	default:
 		return
 	}
+	s.lastEvent = time.Now()
 	s.broadcastLocked()
 }
 
@@ -199,5 +200,3 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
-
-var _ = fmt.Sprint

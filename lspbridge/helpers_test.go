@@ -176,3 +176,10 @@ func inGroups(groups map[string]bool) []string {
 	}
 	return out
 }
+
+func mkfile(p string) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, nil, 0o644)
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,21 +55,24 @@ type server struct {
 	mu sync.Mutex
 	// sig is closed and replaced whenever the state below changes, so a
 	// waiter re-checks its condition only when something happened.
-	sig      chan struct{}
-	state    serverState
-	cur      *proc // the initialized process while stateReady
-	gen      int   // incremented per process
-	failure  string
-	notices  []string
-	docs     map[string]*document // by canonical path
-	diags    map[string]*fileDiags
-	pubSeq   uint64    // publishDiagnostics received, all generations
-	lastPub  time.Time // arrival of the last publishDiagnostics
-	work     map[string][]*work
-	tokens   map[string]*work
-	sent     map[string]int  // notifications sent this generation, by method
-	seen     map[string]bool // progress titles seen this generation
-	uriPaths map[protocol.DocumentURI]string
+	sig     chan struct{}
+	state   serverState
+	cur     *proc // the initialized process while stateReady
+	gen     int   // incremented per process
+	failure string
+	notices []string
+	docs    map[string]*document // by canonical path
+	diags   map[string]*fileDiags
+	pubSeq  uint64    // publishDiagnostics received, all generations
+	lastPub time.Time // arrival of the last publishDiagnostics
+	// lastEvent is the arrival of the last publish or progress report,
+	// which lets the benchmark split a wait into the server's time and mm's.
+	lastEvent time.Time
+	work      map[string][]*work
+	tokens    map[string]*work
+	sent      map[string]int  // notifications sent this generation, by method
+	seen      map[string]bool // progress titles seen this generation
+	uriPaths  map[protocol.DocumentURI]string
 	// outstanding are the changes Changed announced whose diagnostics
 	// have not been waited for yet.
 	outstanding []*pending
@@ -135,8 +139,15 @@ func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
 	return s
 }
 
-// name is what the model reads: the server's command name.
-func (s *server) name() string { return filepath.Base(s.cfg.Command[0]) }
+// name is what the model reads: the server's command name, without a
+// "-langserver" or "-language-server" suffix ("pyright").
+func (s *server) name() string {
+	n := filepath.Base(s.cfg.Command[0])
+	for _, suf := range []string{"-langserver", "-language-server"} {
+		n = strings.TrimSuffix(n, suf)
+	}
+	return n
+}
 
 // settingsFor copies cfg.Settings and puts the root's virtual environment
 // interpreter at cfg.Venv.

@@ -1,0 +1,2 @@
+def scale(n: int) -> int:
+    return n * 3

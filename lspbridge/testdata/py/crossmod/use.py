@@ -1,0 +1,3 @@
+from scale import scale
+
+NINE: int = scale(3)
