@@ -1,0 +1,208 @@
+package files_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/files"
+	"github.com/mm-agent/mm/tools/workspace"
+)
+
+type fixture struct {
+	t     *testing.T
+	dir   string
+	env   *workspace.Workspace
+	reg   *tools.Registry
+	allow bool
+	asked []tools.Approval
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{t: t, dir: t.TempDir(), allow: true}
+	env, err := workspace.New(workspace.Options{
+		Cwd:    f.dir,
+		Policy: tools.NewPolicy(false, nil, nil),
+		Ask: func(_ context.Context, a tools.Approval) (bool, bool, error) {
+			f.asked = append(f.asked, a)
+			return f.allow, false, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.env = env
+	f.reg = tools.NewRegistry(files.New(files.Options{MaxOutput: 200})...)
+	return f
+}
+
+func (f *fixture) write(name, content string) string {
+	p := filepath.Join(f.dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) run(tool string, args any) tools.Result {
+	f.t.Helper()
+	t, ok := f.reg.Lookup(tool)
+	if !ok {
+		f.t.Fatalf("no tool %s", tool)
+	}
+	b, _ := json.Marshal(args)
+	res, err := t.Run(context.Background(), f.env, b)
+	if err != nil {
+		f.t.Fatalf("%s: Go error %v", tool, err)
+	}
+	return res
+}
+
+func (f *fixture) read(name string) string {
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
+type m = map[string]any
+
+func TestReadFile(t *testing.T) {
+	f := newFixture(t)
+	f.write("a.txt", "one\ntwo\nthree\n")
+	f.write("sub/b.txt", "b\n")
+	f.write("bin", "\x00\x01")
+	tests := []struct {
+		name    string
+		args    m
+		want    string
+		isError bool
+	}{
+		{"whole file", m{"path": "a.txt"}, "one\ntwo\nthree\n", false},
+		{"range", m{"path": "a.txt", "start_line": 2, "end_line": 2}, "two\n[lines 2–2 of 3; read more with start_line=3]\n", false},
+		{"line numbers", m{"path": "a.txt", "line_numbers": true, "end_line": 1}, "1\tone\n[lines 1–1 of 3; read more with start_line=2]\n", false},
+		{"directory", m{"path": "sub"}, "[sub is a directory with 1 entries]\nb.txt\n", false},
+		{"missing", m{"path": "nope.txt"}, "nope.txt does not exist", true},
+		{"binary", m{"path": "bin"}, "is a binary file", true},
+		{"outside", m{"path": "../../etc/passwd"}, "outside the workspace", true},
+		{"past the end", m{"path": "a.txt", "start_line": 9}, "has 3 lines", true},
+		{"wrong field", m{"file": "a.txt"}, `invalid arguments for read_file: missing "path" — expected {path, start_line?, end_line?, line_numbers?}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := f.run("read_file", tt.args)
+			if res.IsError != tt.isError || !strings.Contains(res.Text, tt.want) {
+				t.Errorf("got (error=%v) %q, want (error=%v) %q", res.IsError, res.Text, tt.isError, tt.want)
+			}
+		})
+	}
+}
+
+func TestReadIsBoundedAndSaysHowToContinue(t *testing.T) {
+	f := newFixture(t)
+	f.write("long.txt", strings.Repeat("0123456789012345678901234567890123456789\n", 30))
+	res := f.run("read_file", m{"path": "long.txt"})
+	if len(res.Text) > 300 || !strings.Contains(res.Text, "read more with start_line=") {
+		t.Errorf("unbounded or no continuation hint (%d chars): %q", len(res.Text), res.Text)
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	f := newFixture(t)
+	res := f.run("write_file", m{"path": "new/dir/c.txt", "content": "fresh\n"})
+	if res.IsError || f.read("new/dir/c.txt") != "fresh\n" || !strings.Contains(res.Text, "created new/dir/c.txt (1 lines") {
+		t.Fatalf("create: %+v", res)
+	}
+	if len(res.Diffs) != 1 || res.Diffs[0].Old != nil {
+		t.Errorf("a new file's diff has no old text: %+v", res.Diffs)
+	}
+	// mm wrote it, so it may overwrite it without a read.
+	if res := f.run("write_file", m{"path": "new/dir/c.txt", "content": "again\n"}); res.IsError {
+		t.Errorf("overwrite of its own file: %q", res.Text)
+	}
+
+	p := f.write("exists.txt", "keep me\n")
+	res = f.run("write_file", m{"path": "exists.txt", "content": "clobber\n"})
+	if !res.IsError || !strings.Contains(res.Text, "you have not read it") || f.read("exists.txt") != "keep me\n" {
+		t.Errorf("overwrite without a read: %+v", res)
+	}
+	f.run("read_file", m{"path": "exists.txt"})
+	os.WriteFile(p, []byte("changed behind mm's back\n"), 0o644)
+	res = f.run("write_file", m{"path": "exists.txt", "content": "clobber\n"})
+	if !res.IsError || !strings.Contains(res.Text, "changed on disk since you read it") {
+		t.Errorf("overwrite over a change on disk: %+v", res)
+	}
+}
+
+func TestWriteKeepsMode(t *testing.T) {
+	f := newFixture(t)
+	p := f.write("run.sh", "#!/bin/sh\n")
+	os.Chmod(p, 0o755)
+	f.run("read_file", m{"path": "run.sh"})
+	if res := f.run("write_file", m{"path": "run.sh", "content": "#!/bin/sh\necho hi\n"}); res.IsError {
+		t.Fatal(res.Text)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode = %v", fi.Mode().Perm())
+	}
+}
+
+func TestEditFile(t *testing.T) {
+	f := newFixture(t)
+	f.write("main.go", "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
+	res := f.run("edit_file", m{"path": "main.go", "edits": []m{{"old": `println("hi")`, "new": `println("bye")`}}})
+	if !res.IsError || !strings.Contains(res.Text, "call read_file on it first") {
+		t.Fatalf("edit before read: %+v", res)
+	}
+	f.run("read_file", m{"path": "main.go"})
+	res = f.run("edit_file", m{"path": "main.go", "dry_run": true, "edits": []m{{"old": `println("hi")`, "new": `println("bye")`}}})
+	if res.IsError || !strings.Contains(res.Text, "dry run") || strings.Contains(f.read("main.go"), "bye") {
+		t.Fatalf("dry run: %+v", res)
+	}
+	res = f.run("edit_file", m{"path": "main.go", "edits": []m{{"old": `println("hi")`, "new": `println("bye")`}}})
+	if res.IsError || !strings.Contains(f.read("main.go"), `println("bye")`) {
+		t.Fatalf("edit: %+v", res)
+	}
+	if !strings.Contains(res.Text, `+4  	println("bye")`) && !strings.Contains(res.Text, `println("bye")`) {
+		t.Errorf("no diff in the result: %q", res.Text)
+	}
+	if len(f.asked) != 1 || f.asked[0].Tool != "edit_file" || len(f.asked[0].Diffs) != 1 {
+		t.Errorf("approvals = %+v", f.asked)
+	}
+	res = f.run("edit_file", m{"path": "nothere.go", "edits": []m{{"old": "a", "new": "b"}}})
+	if !res.IsError || !strings.Contains(res.Text, "use write_file") {
+		t.Errorf("missing file: %q", res.Text)
+	}
+}
+
+func TestDeclinedEditLeavesFileByteIdentical(t *testing.T) {
+	f := newFixture(t)
+	orig := "\ufeffline one\r\nline two\r\n"
+	f.write("w.txt", orig)
+	f.run("read_file", m{"path": "w.txt"})
+	f.allow = false
+	res := f.run("edit_file", m{"path": "w.txt", "edits": []m{{"old": "line one", "new": "line 1"}}})
+	if !res.IsError || !strings.Contains(res.Text, "the user declined") {
+		t.Errorf("declined: %+v", res)
+	}
+	if f.read("w.txt") != orig {
+		t.Errorf("file changed: %q", f.read("w.txt"))
+	}
+}
+
+func TestWriteDescriptionGivesBudget(t *testing.T) {
+	reg := tools.NewRegistry(files.New(files.Options{MaxTokens: 4096})...)
+	w, _ := reg.Lookup("write_file")
+	if !strings.Contains(w.Description(), "6144 characters") {
+		t.Errorf("write_file description: %q", w.Description())
+	}
+	if !strings.HasPrefix(string(w.Schema()), `{"type":"object","properties":{"path":`) {
+		t.Errorf("path is not the first property: %s", w.Schema())
+	}
+}
