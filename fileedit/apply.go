@@ -69,8 +69,8 @@ func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 	if len(r.problems) > 0 {
 		return refuse(r.problems...)
 	}
-	out, applied := r.build(f)
-	if bytes.Equal(out, content) {
+	out, applied, changed := r.build(f)
+	if !changed {
 		return refuse(Problem{Kind: ErrUnchanged, Text: r.unchangedText()})
 	}
 	loose := 0
@@ -261,35 +261,40 @@ func (r *resolver) ambiguousText(s search) string {
 
 // build applies the resolved edits to the original bytes: the regions map
 // back to raw offsets, new text takes the file's line ending, and every byte
-// outside the regions is copied unchanged.
-func (r *resolver) build(f *textFile) ([]byte, []Applied) {
+// outside the regions is copied unchanged. changed is false when every
+// region already held its replacement.
+func (r *resolver) build(f *textFile) (out []byte, applied []Applied, changed bool) {
 	order := append([]resolved(nil), r.done...)
 	sort.Slice(order, func(a, b int) bool { return order[a].start < order[b].start })
 	size := len(f.raw)
 	for _, e := range order {
 		size += len(e.repl) + strings.Count(e.repl, "\n") - (e.end - e.start)
 	}
-	out := make([]byte, 0, max(size, 0))
-	applied := make([]Applied, len(r.edits))
-	last := 0
-	shift := 0 // lines added so far, to place edits in the new content
+	out = make([]byte, 0, max(size, 0))
+	applied = make([]Applied, len(r.edits))
+	text := r.doc.text
+	last, line, counted := 0, 1, 0 // line is the new line number at text[counted]
 	for _, e := range order {
 		rs, re := f.rawOffset(e.start), f.rawOffset(e.end)
+		repl := f.ending(e.repl)
+		changed = changed || repl != string(f.raw[rs:re])
 		out = append(out, f.raw[last:rs]...)
-		out = append(out, f.ending(e.repl)...)
+		out = append(out, repl...)
 		last = re
-		line := r.doc.lineNo(e.start) + shift
+		// counting newlines is cheaper than indexing the lines of a large
+		// file for one or two edits
+		line += strings.Count(text[counted:e.start], "\n")
 		added := strings.Count(e.repl, "\n")
-		removed := strings.Count(r.doc.text[e.start:e.end], "\n")
 		end := line + added
 		if e.repl == "" {
 			end = line - 1
 		}
 		applied[e.edit] = Applied{Line: line, EndLine: end, Loose: e.loose}
-		shift += added - removed
+		line += added - strings.Count(text[e.start:e.end], "\n")
+		counted = e.end
 	}
 	out = append(out, f.raw[last:]...)
-	return out, applied
+	return out, applied, changed
 }
 
 // unchangedText explains a call whose edits, once matched and re-indented,

@@ -40,7 +40,7 @@ type section struct {
 	name, data string // data as written in the file (escapes not decoded)
 }
 
-func readCase(t *testing.T, path string) *caseFile {
+func readCase(t testing.TB, path string) *caseFile {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -88,7 +88,7 @@ func (c *caseFile) section(name string) (string, bool) {
 }
 
 // input builds the file content and the edits of a case.
-func (c *caseFile) input(t *testing.T) (name string, content []byte, edits []Edit) {
+func (c *caseFile) input(t testing.TB) (name string, content []byte, edits []Edit) {
 	t.Helper()
 	name = c.key("path")
 	if name == "" {
@@ -141,7 +141,7 @@ func visible(b []byte) string {
 }
 
 // write rewrites the case with its want.* sections replaced.
-func (c *caseFile) write(t *testing.T, want map[string]string) {
+func (c *caseFile) write(t testing.TB, want map[string]string) {
 	t.Helper()
 	var b bytes.Buffer
 	for _, h := range c.header {
@@ -166,7 +166,7 @@ func (c *caseFile) write(t *testing.T, want map[string]string) {
 	}
 }
 
-func caseFiles(t *testing.T, dir string) []string {
+func caseFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
 	if err != nil || len(files) == 0 {

@@ -21,7 +21,7 @@ func WriteAtomic(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := writeAndRename(target, data, mode); err != nil {
+	if err := writeAndRename(target, data, mode, osOps()); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -48,7 +48,19 @@ func writeTarget(path string, perm fs.FileMode) (string, fs.FileMode, error) {
 	return target, perm, nil
 }
 
-func writeAndRename(target string, data []byte, mode fs.FileMode) (err error) {
+// fileOps are the steps of a write that can fail once the temporary file
+// exists; tests replace them to check that every failure cleans up.
+type fileOps struct {
+	write  func(f *os.File, data []byte) (int, error)
+	rename func(oldpath, newpath string) error
+}
+
+// osOps are the real steps.
+func osOps() fileOps {
+	return fileOps{write: (*os.File).Write, rename: os.Rename}
+}
+
+func writeAndRename(target string, data []byte, mode fs.FileMode, ops fileOps) (err error) {
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
@@ -63,7 +75,7 @@ func writeAndRename(target string, data []byte, mode fs.FileMode) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	if _, err = ops.write(tmp, data); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(mode); err != nil {
@@ -75,7 +87,7 @@ func writeAndRename(target string, data []byte, mode fs.FileMode) (err error) {
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp.Name(), target); err != nil {
+	if err = ops.rename(tmp.Name(), target); err != nil {
 		return err
 	}
 	syncDir(dir)
