@@ -86,7 +86,7 @@ func syntaxProblem(raw string, err error) string {
 		at := int(se.Offset)
 		from := max(0, at-20)
 		to := min(len(raw), at+10)
-		return fmt.Sprintf("invalid JSON near %q", strings.ToValidUTF8(raw[from:to], "?"))
+		return "invalid JSON here: " + oneLine(raw[from:to])
 	}
 	return "invalid JSON"
 }

@@ -54,6 +54,9 @@ type LoopVerdict struct {
 	// Cycle is the tools of the repeated cycle, in order (one for a plain
 	// repetition).
 	Cycle []string
+	// Path is set when the repeated call is a failed call on this file,
+	// recognised by path and kind of error rather than exact text.
+	Path string
 }
 
 // Stuck reports whether the turn must stop.
@@ -96,6 +99,9 @@ type LoopDetector struct {
 	n       int                // calls recorded
 	warned  int                // call number of the current episode's first warning; 0 = none
 	failing int                // failed calls in a row
+	// refusedPath is the path of the last call when it failed on a file
+	// (its key is then path + kind of error).
+	refusedPath string
 }
 
 // NewLoopDetector returns a detector for one session.
@@ -113,7 +119,8 @@ func (d *LoopDetector) Reset() {
 // output the model is about to receive.
 func (d *LoopDetector) Record(c ToolCall) LoopVerdict {
 	d.n++
-	key := callKey(c)
+	key, path := callKey(c)
+	d.refusedPath = path
 	for p := 1; p <= maxPeriod; p++ {
 		if len(d.keys) >= p && d.keys[len(d.keys)-p] == key {
 			d.run[p]++
@@ -145,6 +152,9 @@ func (d *LoopDetector) Record(c ToolCall) LoopVerdict {
 		d.warned = d.n
 	}
 	v := LoopVerdict{Level: Warning, Times: times, Cycle: d.cycle(p)}
+	if p == 1 && d.refusedPath != "" {
+		v.Path = d.refusedPath
+	}
 	if d.n-d.warned >= LoopStuckAfter {
 		v.Level = Severe
 		d.warned = d.n // stay armed: warned again, stuck three calls later
@@ -176,6 +186,9 @@ func (d *LoopDetector) cycle(p int) []string {
 
 func loopNote(v LoopVerdict) string {
 	what := fmt.Sprintf("you called %s %d times with the same input and got the same result", v.Cycle[0], v.Times)
+	if v.Path != "" {
+		what = fmt.Sprintf("your %s calls on %s failed %d times in a row with the same error", v.Cycle[0], clip(v.Path, 80), v.Times)
+	}
 	if len(v.Cycle) > 1 {
 		what = fmt.Sprintf("you repeated the same %s calls %d times with the same results", strings.Join(v.Cycle, " → "), v.Times)
 	}
@@ -197,7 +210,7 @@ func loopStruggle(v LoopVerdict) Struggle {
 // that spacing does not matter. A failed call on a file is keyed by tool,
 // path and the kind of error instead: the model varies its input (old text
 // off by a space) and the error quotes it, but the refusal is the same.
-func callKey(c ToolCall) uint64 {
+func callKey(c ToolCall) (key uint64, refusedPath string) {
 	h := fnv.New64a()
 	h.Write([]byte(c.Tool))
 	h.Write([]byte{0})
@@ -206,7 +219,7 @@ func callKey(c ToolCall) uint64 {
 		h.Write([]byte(path))
 		h.Write([]byte{0})
 		h.Write([]byte(errorKind(c.Output)))
-		return h.Sum64()
+		return h.Sum64(), path
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, []byte(c.Input)) == nil {
@@ -216,7 +229,7 @@ func callKey(c ToolCall) uint64 {
 	}
 	h.Write([]byte{0})
 	h.Write([]byte(c.Output))
-	return h.Sum64()
+	return h.Sum64(), ""
 }
 
 // argPath is the "path" (or "file_path") argument of a call, or "".

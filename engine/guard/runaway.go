@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 )
@@ -76,8 +77,9 @@ type Runaway struct {
 // non-nil Runaway, abort the generation, do not run the call, and give the
 // model Note (then report Struggle).
 //
-// Cost: O(1) per byte plus a few bit operations (a 64-bit mask of the
-// periods whose streak goes on); no allocation after construction. A
+// Cost: a few bit operations per byte (a 64-bit mask of the periods whose
+// streak goes on, and a check only when some streak may be old enough);
+// about 10 ns per byte, no allocation after construction. A
 // RunawayDetector is not safe for concurrent use.
 type RunawayDetector struct {
 	window, minP, maxP, maxBytes int
@@ -88,12 +90,14 @@ type RunawayDetector struct {
 	ring  [64]byte    // the last 64 bytes, by slot
 	alive uint64      // bit p-1: b[i] == b[i-p] holds since start[p-1]
 	start [64]int     // where each live streak began
+	due   int         // no live streak can trip before this position
 	trip  *Runaway
 }
 
 // NewRunawayDetector returns a detector for one tool call.
 func NewRunawayDetector(opts RunawayOptions) *RunawayDetector {
 	d := &RunawayDetector{
+		due:      math.MaxInt,
 		window:   or(opts.Window, DefaultRunawayWindow),
 		minP:     or(opts.MinPeriod, DefaultRunawayMinPeriod),
 		maxP:     or(opts.MaxPeriod, DefaultRunawayMaxPeriod),
@@ -116,7 +120,7 @@ func or(v, def int) int {
 
 // Reset readies the detector for another tool call.
 func (d *RunawayDetector) Reset() {
-	*d = RunawayDetector{window: d.window, minP: d.minP, maxP: d.maxP, maxBytes: d.maxBytes, periods: d.periods}
+	*d = RunawayDetector{window: d.window, minP: d.minP, maxP: d.maxP, maxBytes: d.maxBytes, periods: d.periods, due: math.MaxInt}
 }
 
 // Write feeds the next argument delta. It returns nil while the arguments
@@ -158,19 +162,35 @@ func (d *RunawayDetector) step(c byte) int {
 	d.ring[s] = c
 
 	for born := eq &^ d.alive; born != 0; born &= born - 1 {
-		d.start[bits.TrailingZeros64(born)] = i
+		k := bits.TrailingZeros64(born)
+		d.start[k] = i
+		d.due = min(d.due, d.tripAt(k))
 	}
 	d.alive = eq
-	// A streak for p that began at start has made the window periodic once
-	// i-start+1 >= window-p: the window's first p bytes are the pattern,
-	// the rest copies of it.
+	if i < d.due {
+		return 0
+	}
+	// Some streak may be old enough: check them all, then compute the next
+	// position worth checking (streaks that died since only made due
+	// early, never late).
+	d.due = math.MaxInt
 	for a := eq; a != 0; a &= a - 1 {
 		k := bits.TrailingZeros64(a)
-		if i-d.start[k]+1 >= d.window-(k+1) {
+		at := d.tripAt(k)
+		if at <= i {
 			return k + 1
 		}
+		d.due = min(d.due, at)
 	}
 	return 0
+}
+
+// tripAt is the position at which the live streak of period k+1 makes the
+// window periodic: a streak for p that began at start covers the window
+// once i-start+1 >= window-p (the window's first p bytes are the pattern,
+// the rest copies of it).
+func (d *RunawayDetector) tripAt(k int) int {
+	return d.start[k] + d.window - (k + 1) - 1
 }
 
 // last returns the last p bytes seen (p <= 64).
@@ -190,8 +210,8 @@ func (r *Runaway) Note(tool string) string {
 		return fmt.Sprintf("[error: your %s call was stopped: its arguments passed %s bytes, so it did not run. "+
 			"Write less in one call: the first part now, the rest with further calls.]", tool, thousands(r.Bytes))
 	}
-	return fmt.Sprintf("[error: your %s call was stopped: its arguments kept repeating %q, so it did not run. "+
-		"Write the call again without repeating yourself.]", tool, clip(strings.TrimSpace(r.Pattern), 40))
+	return fmt.Sprintf("[error: your %s call was stopped: its arguments kept repeating \"%s\", so it did not run. "+
+		"Write the call again without repeating yourself.]", tool, clip(strings.TrimSpace(oneLine(r.Pattern)), 64))
 }
 
 // Struggle is the warning shown to the user (the engine retries the model

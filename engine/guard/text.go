@@ -58,3 +58,23 @@ func excerpt(s string, head, tail int) string {
 
 // list joins names as "a, b, c".
 func list(names []string) string { return strings.Join(names, ", ") }
+
+// oneLine makes a fragment of model output quotable inside a one-line
+// note: valid UTF-8, newlines and tabs written as \n and \t, other control
+// bytes dropped.
+func oneLine(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < ' ' || r == 0x7f:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

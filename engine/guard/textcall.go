@@ -51,13 +51,15 @@ func (c *TextCall) Convertible() bool { return c.Whole && c.Problem == "" }
 // converted: what it wrote (head and tail of it), that nothing ran, and
 // what to do instead.
 func (c *TextCall) Note() string {
-	why := ""
+	why, how := "", "Make a real tool call instead"
 	if c.Problem != "" {
 		why = " (" + c.Problem + ")"
+	} else if c.Name != "" {
+		how = fmt.Sprintf("Make a real %s tool call instead", clip(c.Name, 40))
 	}
-	return fmt.Sprintf("[error: you wrote a tool call as text%s, so nothing ran:\n%s\n"+
-		"Do not write tool calls in your answer. To use a tool, call it through the tool interface; otherwise answer in plain words.]",
-		why, excerpt(c.Text, 300, 100))
+	return fmt.Sprintf("[error: you wrote a tool call as text in your answer%s, so nothing ran:\n%s\n"+
+		"A tool call written as text is never run. %s, or answer in plain words.]",
+		why, excerpt(c.Text, 300, 100), how)
 }
 
 // Struggle is the warning shown to the user; converted says whether the
@@ -429,9 +431,9 @@ func (d *TextCallDetector) evalJSON() int {
 
 // How a call ended, for finish.
 const (
-	endNormal   = iota // its closing tag, or its JSON object closed
-	endStream          // the stream ended first (Flush)
-	endTooLong         // MaxCall was passed
+	endNormal  = iota // its closing tag, or its JSON object closed
+	endStream         // the stream ended first (Flush)
+	endTooLong        // MaxCall was passed
 )
 
 // finish turns the held text into a call. A bare JSON that turns out not

@@ -226,8 +226,7 @@ func (s *schema) repair(args json.RawMessage) (json.RawMessage, bool) {
 			}
 		}
 		if len(item) > 0 {
-			b, _ := json.Marshal([]map[string]json.RawMessage{item})
-			m[p] = b
+			m[p] = marshal([]map[string]json.RawMessage{item})
 			changed = true
 		}
 	}
@@ -248,20 +247,25 @@ func (s *schema) repair(args json.RawMessage) (json.RawMessage, bool) {
 			}
 		}
 		if itemChanged {
-			m[p], _ = json.Marshal(items)
+			m[p] = marshal(items)
 			changed = true
 		}
 	}
 	if !changed {
 		return args, false
 	}
+	return marshal(m), true
+}
+
+// marshal encodes maps of raw JSON, which cannot fail, without escaping
+// <, > and &: the arguments recorded in history read as the model wrote
+// them.
+func marshal(v any) json.RawMessage {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if enc.Encode(m) != nil {
-		return args, false
-	}
-	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), true
+	_ = enc.Encode(v)
+	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 // canonicalArg is the name k stands for among props: itself, or the
