@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -63,6 +64,11 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			t.keepPartial(resp)
 			return TurnEnd{Reason: Cancelled}
 		}
+		var ref *refused
+		if errors.As(err, &ref) {
+			t.refuse(resp, ref)
+			continue
+		}
 		if err != nil {
 			t.keepPartial(resp)
 			return t.fail("server_error", s.opts.Explain(err))
@@ -91,6 +97,27 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			return TurnEnd{Reason: Cancelled}
 		}
 	}
+}
+
+// refuse records a call stopped by its preflight: the generation was cut
+// as soon as the path was known, the call enters history reduced to its
+// path, and the refusal is its result (T5).
+func (t *turn) refuse(resp llm.Response, r *refused) {
+	s := t.s
+	if r.id == "" {
+		r.id = s.nextCallID()
+	}
+	args, _ := json.Marshal(map[string]string{"path": r.path})
+	call := llm.ToolCall{ID: r.id, Name: r.name, Arguments: string(args)}
+	s.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: []llm.ToolCall{call}})
+	id := s.nextCallID()
+	var title string
+	var kind tools.Kind = tools.KindOther
+	if tool, ok := s.opts.Tools.Lookup(r.name); ok {
+		title, kind = tool.Describe(s.opts.Env, args).Title, tool.Kind()
+	}
+	t.emit(ToolStarted{ID: id, Name: r.name, Title: title, Kind: kind, Input: args})
+	t.finish(id, call, tools.Result{Text: r.text, IsError: true})
 }
 
 // answer stores a final text answer and ends the turn.
@@ -154,8 +181,11 @@ func (t *turn) skipCalls(calls []llm.ToolCall) {
 // call sends one request and streams the answer to the user.
 func (t *turn) call(ctx context.Context, withTools bool) (llm.Response, error) {
 	req := t.s.request(withTools)
+	pf := newPreflight(t.s.opts.Tools, t.s.opts.Env)
 	resp, err := t.s.opts.Model.Stream(ctx, req, func(d llm.Delta) error {
 		switch {
+		case d.ToolCall != nil && withTools:
+			return pf.feed(d.ToolCall)
 		case d.Content != "":
 			t.emit(Text{Text: d.Content})
 		case d.Reasoning != "":
