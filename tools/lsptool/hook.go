@@ -1,0 +1,33 @@
+package lsptool
+
+import (
+	"context"
+
+	"github.com/mm-agent/mm/lspbridge"
+)
+
+// EditHook adapts a Manager to the edit tools' diagnostics hook
+// (files.Options.Diagnostics): Before right before a write, After once it
+// is written, whose text is appended to the tool result. It is defined
+// here, by shape, so that neither package imports the other.
+type EditHook struct {
+	Manager *lspbridge.Manager
+}
+
+// Before snapshots the diagnostics of path; it returns at once.
+func (h EditHook) Before(ctx context.Context, path string) any {
+	if h.Manager == nil {
+		return nil
+	}
+	return h.Manager.Before(ctx, path)
+}
+
+// After syncs content, waits (bounded) for the server, and returns the
+// diagnostics delta of the edit; "" when no server handles path.
+func (h EditHook) After(ctx context.Context, before any, path string, content []byte) string {
+	snap, _ := before.(*lspbridge.Snapshot)
+	if h.Manager == nil || snap == nil {
+		return ""
+	}
+	return h.Manager.AfterChanges(ctx, snap, []lspbridge.Change{{Path: path, Content: content}})
+}

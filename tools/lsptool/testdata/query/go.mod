@@ -1,0 +1,3 @@
+module example.com/query
+
+go 1.22
