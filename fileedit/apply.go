@@ -248,15 +248,19 @@ func (r *resolver) ambiguousText(s search) string {
 		}
 	}
 	list := strings.Join(where, ", ")
+	count := strconv.Itoa(s.count)
 	if s.count > len(s.matches) {
 		list += ", …"
+	}
+	if s.full() {
+		count = "at least " + count
 	}
 	how := "ignoring whitespace "
 	if s.pass == passExact {
 		how = ""
 	}
-	return fmt.Sprintf("old text matches %d places in %s %s(lines %s). Add the neighbouring lines that differ to old, copied exactly, so it matches only one place.",
-		s.count, r.path, how, list)
+	return fmt.Sprintf("old text matches %s places in %s %s(lines %s). Add the neighbouring lines that differ to old, copied exactly, so it matches only one place.",
+		count, r.path, how, list)
 }
 
 // build applies the resolved edits to the original bytes: the regions map
@@ -286,11 +290,11 @@ func (r *resolver) build(f *textFile) (out []byte, applied []Applied, changed bo
 		line += strings.Count(text[counted:e.start], "\n")
 		added := strings.Count(e.repl, "\n")
 		end := line + added
-		if e.repl == "" {
-			end = line - 1
+		if strings.HasSuffix(e.repl, "\n") || e.repl == "" {
+			end-- // a final line end does not start a line of the edit
 		}
 		applied[e.edit] = Applied{Line: line, EndLine: end, Loose: e.loose}
-		line += added - strings.Count(text[e.start:e.end], "\n")
+		line += added // the new line of text[e.end]
 		counted = e.end
 	}
 	out = append(out, f.raw[last:]...)

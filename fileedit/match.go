@@ -23,9 +23,13 @@ const (
 	passIndent
 )
 
-// maxListed bounds how many matches are remembered for a message; the count
-// itself is always exact.
+// maxListed bounds how many matches are remembered for a message.
 const maxListed = 8
+
+// maxCounted stops the search for more matches: past it the answer is the
+// same ("not unique") and an old like "a" in a huge file of a's must not
+// cost a pass per byte.
+const maxCounted = 1000
 
 // match is one place where old was found, as a region of the normalized
 // text.
@@ -49,6 +53,9 @@ type search struct {
 	// rewritten into the file's indentation (F3).
 	reindent bool
 }
+
+// full reports whether counting further would change nothing.
+func (s *search) full() bool { return s.count >= maxCounted }
 
 func (s *search) add(m match) {
 	if len(s.matches) < maxListed {
@@ -85,7 +92,7 @@ func (d *doc) find(old string) search {
 // twice in "aaa" is as ambiguous as two separate lines.
 func (d *doc) findExact(old string) search {
 	s := search{pass: passExact, edges: edges{core: old}}
-	for from := 0; from <= len(d.text)-len(old); {
+	for from := 0; from <= len(d.text)-len(old) && !s.full(); {
 		i := strings.Index(d.text[from:], old)
 		if i < 0 {
 			break
@@ -103,7 +110,7 @@ func (d *doc) findExact(old string) search {
 func (d *doc) findCore(s *search) {
 	s.pass = passEdges
 	text, core := d.text, s.core
-	for from := 0; from <= len(text)-len(core); {
+	for from := 0; from <= len(text)-len(core) && !s.full(); {
 		i := strings.Index(text[from:], core)
 		if i < 0 {
 			break
@@ -135,27 +142,32 @@ func (d *doc) findLine(s *search) {
 	}
 	s.pass, s.reindent = passEdges, true
 	text := d.text
-	for from := 0; from <= len(text)-len(body); {
+	// from is always a line start, and at most the first occurrence on a
+	// line can follow its indentation (body starts with a non-blank), so
+	// each line is looked at once: linear even on a pathological file.
+	for from := 0; from <= len(text)-len(body) && !s.full(); {
 		i := strings.Index(text[from:], body)
 		if i < 0 {
 			break
 		}
 		at := from + i
+		ls := from + strings.LastIndexByte(text[from:at], '\n') + 1
+		le := strings.IndexByte(text[at:], '\n')
+		if le < 0 {
+			le = len(text)
+		} else {
+			le += at
+		}
+		from = le + 1
 		end := at + len(body)
-		from = at + 1
-		ls := strings.LastIndexByte(text[:at], '\n') + 1
 		if strings.TrimLeft(text[ls:at], " \t") != "" {
 			continue
 		}
 		if toEOL {
-			le := strings.IndexByte(text[end:], '\n')
-			if le < 0 {
-				le = len(text) - end
-			}
-			if strings.TrimRight(text[end:end+le], " \t") != "" {
+			if strings.TrimRight(text[end:le], " \t") != "" {
 				continue
 			}
-			end += le
+			end = le
 		}
 		s.add(s.closeLine(d, match{start: ls, end: end, firstLine: d.lineOf(ls)}))
 	}
@@ -173,7 +185,7 @@ func (d *doc) findBlock(s *search) {
 		want[i] = strings.TrimSpace(want[i])
 	}
 	n := d.numLines()
-	for i := 0; i+len(want) <= n; i++ {
+	for i := 0; i+len(want) <= n && !s.full(); i++ {
 		if strings.TrimSpace(d.line(i)) != want[0] {
 			continue
 		}

@@ -124,6 +124,9 @@ const (
 	maxShown = 40
 	// maxFuzzyPairs bounds the line comparisons that go beyond equality.
 	maxFuzzyPairs = 1 << 19
+	// maxVotes bounds the coinciding pairs counted (a file of a thousand
+	// "}" lines and an old of many "}" lines would otherwise vote for ever).
+	maxVotes = 1 << 16
 )
 
 // nearest finds the lines of the file closest to old: the window where the
@@ -154,7 +157,8 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 		weight float64
 	}
 	votes := map[int]*vote{}
-	for i := 0; i < n; i++ {
+	cast := 0
+	for i := 0; i < n && cast < maxVotes; i++ {
 		line := squeeze(r.doc.line(i))
 		if line == "" {
 			continue
@@ -170,6 +174,7 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 			if sim < similar {
 				continue
 			}
+			cast++
 			for d := -1; d <= 1; d++ {
 				s := i - place[j] + d
 				v := votes[s]
@@ -287,8 +292,12 @@ func boundedDistance(a, b string, limit int) (int, bool) {
 		a, b = b, a
 	}
 	const inf = 1 << 30
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var bufA, bufB [128]int // most lines fit: no allocation per comparison
+	prev, cur := bufA[:], bufB[:]
+	if len(b)+1 > len(bufA) {
+		prev, cur = make([]int, len(b)+1), make([]int, len(b)+1)
+	}
+	prev, cur = prev[:len(b)+1], cur[:len(b)+1]
 	for k := range prev {
 		if k <= limit {
 			prev[k] = k
