@@ -179,8 +179,19 @@ func (d *TextCallDetector) State() TextCallState { return d.state }
 // non-nil call once, when a call written as text has ended: cut the
 // generation then. After that, Write ignores its input.
 func (d *TextCallDetector) Write(delta string) (show string, call *TextCall) {
+	// Fast path: plain text with nothing held passes through as is.
+	i := 0
+	if d.state == TextScanning && d.cand == candNone {
+		for ; i < len(delta) && !d.starts(delta[i]); i++ {
+			d.note(delta[i])
+		}
+		if i == len(delta) {
+			return delta, nil
+		}
+	}
 	var out strings.Builder
-	call = d.feed(delta, &out)
+	out.WriteString(delta[:i])
+	call = d.feed(delta[i:], &out)
 	return out.String(), call
 }
 
@@ -268,6 +279,11 @@ func (d *TextCallDetector) reject(out *strings.Builder) *TextCall {
 
 func (d *TextCallDetector) release(c byte, out *strings.Builder) {
 	out.WriteByte(c)
+	d.note(c)
+}
+
+// note accounts for a released byte.
+func (d *TextCallDetector) note(c byte) {
 	d.md.feed(c)
 	if c != ' ' && c != '\n' && c != '\t' && c != '\r' {
 		d.onlySpace = false
