@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // explainMiss writes the repair text for an edit whose old was found in no
@@ -31,6 +32,10 @@ func (r *resolver) explainMiss(i int) {
 		text += ` old contains the two characters \n: write real line breaks instead.`
 		old = strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(old)
 	}
+	if strings.TrimSpace(old) == "" {
+		r.problem(i, ErrNotFound, text+" old holds only blank lines or spaces, which is not enough to find a place: put in old the lines around the place you want to change.")
+		return
+	}
 	lo, hi, ok := r.nearest(old)
 	if !ok {
 		r.problem(i, ErrNotFound, text+" No similar lines either: read the file again with read_file and copy the exact lines you want to change into old.")
@@ -43,11 +48,19 @@ func (r *resolver) explainMiss(i int) {
 	} else {
 		b.WriteString(" The nearest lines are " + strconv.Itoa(lo+1) + "–" + strconv.Itoa(hi+1) + " — copy them exactly into old:\n")
 	}
+	cut := false
 	for l := lo; l <= hi; l++ {
-		b.WriteString(r.doc.line(l))
+		line := r.doc.line(l)
+		if len(line) > maxShownLine {
+			line, cut = excerpt(line, old), true
+		}
+		b.WriteString(line)
 		b.WriteString("\n")
 	}
 	b.WriteString("(end of lines)")
+	if cut {
+		b.WriteString(" Long lines were cut at …: put in old only the part of the line you change, with a few words around it.")
+	}
 	r.problem(i, ErrNotFound, b.String())
 }
 
@@ -122,6 +135,9 @@ const (
 	maxNearestOld = 64
 	// maxShown bounds the lines shown back.
 	maxShown = 40
+	// maxShownLine bounds the bytes of one line shown back: a minified file
+	// must not flood the model's context.
+	maxShownLine = 400
 	// maxFuzzyPairs bounds the line comparisons that go beyond equality.
 	maxFuzzyPairs = 1 << 19
 	// maxVotes bounds the coinciding pairs counted (a file of a thousand
@@ -169,7 +185,7 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 			case line == w:
 				sim = 1
 			case fuzzy:
-				sim = similarity(line, w)
+				sim = lineSimilarity(line, w)
 			}
 			if sim < similar {
 				continue
@@ -231,7 +247,7 @@ func (r *resolver) closeness(i int, w string) float64 {
 		return 0
 	}
 	if l := squeeze(r.doc.line(i)); l != w {
-		return similarity(l, w)
+		return lineSimilarity(l, w)
 	}
 	return 1
 }
@@ -273,6 +289,9 @@ func similarity(a, b string) float64 {
 	if longer == 0 {
 		return 1
 	}
+	if longer > maxDistanceLen {
+		return affixSimilarity(a, b)
+	}
 	limit := int(float64(longer) * (1 - similar))
 	if la-lb > limit || lb-la > limit {
 		return 0
@@ -282,6 +301,56 @@ func similarity(a, b string) float64 {
 		return 0
 	}
 	return 1 - float64(d)/float64(longer)
+}
+
+// lineSimilarity compares a file line with a line of old, both squeezed.
+// A file line much longer than the old line is compared by the part of it
+// that starts or ends like the old line: old may be a fragment of a long
+// line (minified code, a long call), mistyped.
+func lineSimilarity(line, w string) float64 {
+	sim := similarity(line, w)
+	if sim >= similar || len(line)*4 <= len(w)*5 {
+		return sim
+	}
+	if p, ok := fragmentAt(line, w); ok {
+		sim = max(sim, similarity(line[p:min(len(line), p+len(w))], w))
+	}
+	return sim
+}
+
+// fragmentAt finds where in line a piece shaped like w starts: at the first
+// occurrence of w's head, or len(w) before the end of w's tail.
+func fragmentAt(line, w string) (int, bool) {
+	k := min(16, len(w)/3)
+	if k < 4 {
+		return 0, false
+	}
+	if i := strings.Index(line, w[:k]); i >= 0 {
+		return i, true
+	}
+	if i := strings.Index(line, w[len(w)-k:]); i >= 0 {
+		return max(0, i+k-len(w)), true
+	}
+	return 0, false
+}
+
+// maxDistanceLen is the longest line compared by edit distance; longer ones
+// (minified code, data) are compared by their common prefix and suffix,
+// which still recognises a line with one typo.
+const maxDistanceLen = 1000
+
+// affixSimilarity is the share of the longer string covered by the common
+// prefix and suffix of a and b.
+func affixSimilarity(a, b string) float64 {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return float64(p+s) / float64(max(len(a), len(b)))
 }
 
 // boundedDistance is the Levenshtein distance of a and b, or false when it
@@ -366,4 +435,36 @@ func runesAsBytes(a, b string) (string, string) {
 		return string(out)
 	}
 	return conv(a), conv(b)
+}
+
+// excerpt shortens a long line to about maxShownLine bytes around the part
+// that looks like a line of old (the start of the line if none does), on
+// character boundaries, with "…" where it was cut.
+func excerpt(line, old string) string {
+	start := 0
+	for _, o := range strings.Split(old, "\n") {
+		o = strings.TrimSpace(o)
+		if len(o) < 12 {
+			continue
+		}
+		if p, ok := fragmentAt(line, o); ok {
+			start = max(0, p-maxShownLine/4)
+			break
+		}
+	}
+	end := min(len(line), start+maxShownLine)
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start--
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end--
+	}
+	s := line[start:end]
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(line) {
+		s += "…"
+	}
+	return s
 }
