@@ -99,3 +99,26 @@ func TestBrokenCallPolicy(t *testing.T) {
 		t.Fatal("the zero Retries allows none")
 	}
 }
+
+// FuzzCheckArgs: never panics, and a valid verdict always carries one JSON
+// object that the engine can run.
+func FuzzCheckArgs(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"a":`, `"{\"a\":1}"`, ``, `[`, `{"a":"\u00`, "{\"a\":\"\xff\"}"} {
+		f.Add(s)
+	}
+	ts := testTools()
+	f.Fuzz(func(t *testing.T, raw string) {
+		c := CheckArgs(raw)
+		if c.Status == ArgsValid {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(c.Args, &m); err != nil || m == nil {
+				t.Fatalf("valid verdict with args %q: %v", c.Args, err)
+			}
+			r := ts.Resolve("str_replace", c.Args)
+			if !json.Valid(r.Args) {
+				t.Fatalf("Resolve made invalid JSON %q from %q", r.Args, c.Args)
+			}
+		}
+		_ = (BrokenCall{Tool: "bash", Check: c, MaxTokens: len(raw)}).Note()
+	})
+}

@@ -117,7 +117,8 @@ const (
 	tagFuncEnd   = "</function>"
 	tagParameter = "<parameter="
 	tagParamEnd  = "</parameter>"
-	maxTagSlack  = 64 // whitespace or name bytes tolerated inside an opening
+	maxTagSlack  = 64   // whitespace or name bytes tolerated inside an opening
+	maxHeader    = 1024 // a bare JSON call names its tool within this
 )
 
 // TextCallDetector finds tool calls written as text in streamed content
@@ -152,10 +153,9 @@ type TextCallDetector struct {
 	whole  bool
 	format TextCallFormat
 	// while composing: how the call ends
-	js       jsonScan // the JSON object (Hermes, bare JSON)
-	jsAt     int      // offset in held where that object starts; -1: none
-	ends     []string // end markers
-	searched int      // held offset up to which ends were searched
+	js   jsonScan // the JSON object (Hermes, bare JSON)
+	jsAt int      // offset in held where that object starts; -1: none
+	ends []string // end markers
 	// bare JSON before commitment
 	argsFirst bool
 }
@@ -228,7 +228,7 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 			if d.starts(c) {
 				d.held = append(d.held[:0], c)
 				d.whole = d.onlySpace
-				d.js, d.jsAt, d.ends, d.searched, d.argsFirst = jsonScan{}, -1, nil, 0, false
+				d.js, d.jsAt, d.ends, d.argsFirst = jsonScan{}, -1, nil, false
 				if c == '{' {
 					d.cand, d.jsAt = candJSON, 0
 					d.js.feed(c)
@@ -370,7 +370,7 @@ func isName(s string) bool {
 }
 
 func (d *TextCallDetector) startCompose(f TextCallFormat, jsAt int, ends ...string) {
-	d.state, d.format, d.ends, d.searched = TextComposing, f, ends, 0
+	d.state, d.format, d.ends = TextComposing, f, ends
 	d.js, d.jsAt = jsonScan{}, jsAt
 	if jsAt >= 0 {
 		for _, c := range d.held[jsAt:] {
@@ -402,26 +402,31 @@ func (d *TextCallDetector) compose() *TextCall {
 	return nil
 }
 
-// ended reports whether the call is complete: its JSON object closed, or
-// one of its end markers was written.
+// ended reports whether the call is complete after its last held byte:
+// its JSON object closed, or it ends with one of its end markers — outside
+// any JSON string, so that a file about tool calls, written in a call's
+// arguments, does not end the call early.
 func (d *TextCallDetector) ended() bool {
-	if d.jsAt >= 0 && d.js.done {
-		return true
+	if d.jsAt >= 0 {
+		if d.js.done {
+			return true
+		}
+		if d.js.inStr {
+			return false
+		}
 	}
 	for _, e := range d.ends {
-		from := max(0, d.searched-len(e)+1)
-		if bytes.Contains(d.held[from:], []byte(e)) {
+		if bytes.HasSuffix(d.held, []byte(e)) {
 			return true
 		}
 	}
-	d.searched = len(d.held)
 	return false
 }
 
 // evalJSON decides on a bare JSON answer, before commitment.
 func (d *TextCallDetector) evalJSON() int {
 	d.js.feed(d.held[len(d.held)-1])
-	if d.js.bad || len(d.held) > d.maxHold {
+	if d.js.bad || len(d.held) > d.maxHold || !d.argsFirst && len(d.held) > maxHeader {
 		return reject
 	}
 	if d.argsFirst {
@@ -470,8 +475,10 @@ func (d *TextCallDetector) finish(how int) *TextCall {
 	default:
 		inner := text
 		if d.format == FormatHermes {
+			// The decoder reads the first JSON value and stops: what
+			// follows (</tool_call>) does not matter, and a closing tag
+			// inside a string stays in the string.
 			inner = strings.TrimSpace(strings.TrimPrefix(inner, tagToolCall))
-			inner, _, _ = strings.Cut(inner, tagToolEnd)
 		}
 		m, ok := jsonCall(inner, d.ts, false)
 		c.Name, c.Arguments, c.Problem = m.name, m.args, m.problem

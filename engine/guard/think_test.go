@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -122,6 +124,21 @@ func TestThinkHoldsOnlyWhileUndecided(t *testing.T) {
 	}
 	if !f.Inside() || !f.SawTag() {
 		t.Fatal("Inside and SawTag should hold")
+	}
+}
+
+// Answers without reasoning pass through untouched, <, > and all.
+func TestThinkFilterCorpus(t *testing.T) {
+	files, _ := filepath.Glob("testdata/normal/*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := string(b)
+		if got := thinkAll(ThinkOptions{}, in[:len(in)/2], in[len(in)/2:]); len(got) != 1 || got[0] != text(in) {
+			t.Errorf("%s changed", f)
+		}
 	}
 }
 
