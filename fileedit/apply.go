@@ -102,6 +102,8 @@ type resolved struct {
 	loose      bool
 }
 
+// resolver holds one call while its edits are located, checked against
+// each other and explained.
 type resolver struct {
 	path     string
 	doc      doc
@@ -124,6 +126,8 @@ func (r *resolver) fileStyle() style {
 	return *r.style
 }
 
+// resolveAll locates every edit in the original text, then refuses
+// overlaps and explains misses; problems end up in edit order.
 func (r *resolver) resolveAll() {
 	for i, e := range r.edits {
 		old, new := normalizeArg(e.Old), normalizeArg(e.New)
@@ -226,6 +230,8 @@ func (r *resolver) lineRange(start, end int) string {
 	return "lines " + strconv.Itoa(a) + "–" + strconv.Itoa(b)
 }
 
+// ambiguousText lists where old matched (line numbers, with a count when a
+// line holds several matches) and how to make it unique (F2).
 func (r *resolver) ambiguousText(s search) string {
 	var where []string
 	seen := map[int]int{} // line → index in where

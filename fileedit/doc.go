@@ -25,7 +25,15 @@
 //     file's indentation — its base level and its unit, tabs or spaces
 //     (F3) — and the summary counts it (F4).
 //   - Every edit of a call is resolved against the original content;
-//     overlapping edits are refused (F7).
+//     overlapping edits are refused, and an old that exists only once
+//     another edit is applied is refused with that reason (F7).
+//   - An accepted call changes the file: edits that leave it as it was
+//     (old == new, or a loose match re-indented back to the same text) are
+//     refused, so the model never believes in a change that did not happen.
+//   - A miss shows the nearest lines of the file with their line numbers,
+//     when at least half of old's lines coincide (F5), and names the
+//     frequent slips it recognises (line numbers copied into old, "\n"
+//     written as two characters).
 //   - Bytes outside the replaced regions are kept byte for byte: the BOM,
 //     CRLF endings (mixed ones too) and the rest of the file (F6). New text
 //     gets the file's dominant line ending.
