@@ -210,11 +210,16 @@ func (b BrokenCall) Explain() string {
 		"check that the server applies the model's chat template for tools (llama-server --jinja) or try another model", b.Tool)
 }
 
-// Struggle is the warning shown each time a broken call is given back.
-func (b BrokenCall) Struggle() Struggle {
+// Struggle is shown each time a broken call is given back (a warning),
+// and once more, severe, when the retries are spent and the turn ends with
+// Explain (gaveUp).
+func (b BrokenCall) Struggle(gaveUp bool) Struggle {
 	what := "malformed"
 	if b.Check.Status == ArgsTruncated {
 		what = "cut off at max_tokens"
+	}
+	if gaveUp {
+		return Struggle{Severe, KindBrokenCall, fmt.Sprintf("broken call: %s arguments %s again — turn stopped", b.Tool, what)}
 	}
 	return Struggle{Warning, KindBrokenCall, fmt.Sprintf("broken call: %s arguments %s — given back to the model", b.Tool, what)}
 }

@@ -37,9 +37,10 @@
 //     MaxBrokenCallRetries times per generation, then end with
 //     BrokenCall.Explain. Valid: Toolset.Resolve it; an unknown tool gets
 //     Resolution.Note as its result (and UnknownToolStruggle).
-//   - After every call that ran, LoopDetector.Record it with the output the
-//     model will read; append LoopVerdict.Note to that output, and end the
-//     turn with LoopVerdict.Err when it is Stuck. Struggles arrive through
+//   - After every call answered (run, failed, or refused by a tool or a
+//     guard), LoopDetector.Record it with its output as produced; append
+//     LoopVerdict.Note to the output the model reads, and end the turn with
+//     LoopVerdict.Err when it is Stuck. Struggles arrive through
 //     LoopOptions.Report.
 //   - Before each request, append ToolBudget.Reminder(calls so far) at the
 //     end of what is sent (not to history); report ToolBudget.Struggle when

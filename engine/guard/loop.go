@@ -86,9 +86,9 @@ func (v LoopVerdict) Err() error {
 //     model.
 //
 // It keeps only the hashes of the last three calls and one counter per
-// period, so Record is O(1) whatever the session's length. It is not reset by compaction
-// (forgetting the conversation does not make a repeated command new); call
-// Reset for a new session (/new). After a stuck verdict it stays armed:
+// period, so Record is O(1) whatever the length of the session. It is not
+// reset by compaction (forgetting the conversation does not make a
+// repeated command new); call Reset for a new session (/new). After a stuck verdict it stays armed:
 // the next call in the same loop is warned again, and stuck three later.
 // Not safe for concurrent use.
 type LoopDetector struct {
@@ -114,9 +114,11 @@ func (d *LoopDetector) Reset() {
 	*d = LoopDetector{report: d.report}
 }
 
-// Record adds one executed call, in order, and says what to do. Call it
-// for every call that ran (refused and failed ones included), with the
-// output the model is about to receive.
+// Record adds one call, in order, and says what to do. Call it for every
+// call the model got an answer to — run, failed, refused by a tool or by a
+// guard (unknown tool, broken arguments) — with the answer as the tool
+// produced it, before any note is appended (the note counts, so it would
+// make each repetition look new).
 func (d *LoopDetector) Record(c ToolCall) LoopVerdict {
 	d.n++
 	key, path := callKey(c)

@@ -31,14 +31,16 @@ func TestNotesGolden(t *testing.T) {
 	tr := BrokenCall{Tool: "write_file", Check: CheckArgs(`{"path": "doc.md", "content": "# Doc`), MaxTokens: 4096}
 	line(tr.Note())
 	line(tr.Explain())
-	line(tr.Struggle())
+	line(tr.Struggle(false))
+	line(tr.Struggle(true))
 	tr.MaxTokens = 0
 	line(tr.Note())
 	line(tr.Explain())
 	mal := BrokenCall{Tool: "bash", Check: CheckArgs(`{"command": ls -la}`)}
 	line(mal.Note())
 	line(mal.Explain())
-	line(mal.Struggle())
+	line(mal.Struggle(false))
+	line(mal.Struggle(true))
 
 	section("E17 unknown tools")
 	ts := testTools()
