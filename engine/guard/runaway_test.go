@@ -230,3 +230,27 @@ func BenchmarkRunaway(b *testing.B) {
 		}
 	}
 }
+
+// Tool-call arguments as they stream, split at every byte: the guard stays
+// quiet wherever the cut falls, and if the stream stopped there (max_tokens)
+// what arrived is classified truncated, never run.
+func TestRunawayArgsSplitAtEveryByte(t *testing.T) {
+	content, err := os.ReadFile("testdata/normal/write_file_python.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]string{"path": "inventory.py", "content": string(content)})
+	args := string(raw)
+	for i := 0; i <= len(args); i++ {
+		d := NewRunawayDetector(RunawayOptions{})
+		if r := d.Write(args[:i]); r != nil {
+			t.Fatalf("split at %d: %+v", i, r)
+		}
+		if r := d.Write(args[i:]); r != nil {
+			t.Fatalf("split at %d: %+v", i, r)
+		}
+		if c := CheckArgs(args[:i]); i > 0 && i < len(args) && c.Status != ArgsTruncated {
+			t.Fatalf("stopped at %d: %v", i, c.Status)
+		}
+	}
+}
