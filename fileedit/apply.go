@@ -64,7 +64,7 @@ func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 		return refuse(Problem{Kind: ErrBinary, Text: path + " is a binary file (it holds NUL bytes); edit_file only changes text files."})
 	}
 	f := decode(content)
-	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits}
+	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits, cmp: comparer{work: maxDistanceWork}}
 	r.resolveAll()
 	if len(r.problems) > 0 {
 		return refuse(r.problems...)
@@ -108,7 +108,8 @@ type resolver struct {
 	path     string
 	doc      doc
 	edits    []Edit
-	style    *style // the file's indentation, detected on first need
+	style    *style   // the file's indentation, detected on first need
+	cmp      comparer // line similarity for the nearest lines (F5)
 	done     []resolved
 	missed   []int // edits whose old was not found
 	problems []Problem

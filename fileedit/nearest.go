@@ -185,7 +185,7 @@ func (r *resolver) nearest(old string) (lo, hi int, ok bool) {
 			case line == w:
 				sim = 1
 			case fuzzy:
-				sim = lineSimilarity(line, w)
+				sim = r.cmp.lineSimilarity(line, w)
 			}
 			if sim < similar {
 				continue
@@ -247,7 +247,7 @@ func (r *resolver) closeness(i int, w string) float64 {
 		return 0
 	}
 	if l := squeeze(r.doc.line(i)); l != w {
-		return lineSimilarity(l, w)
+		return r.cmp.lineSimilarity(l, w)
 	}
 	return 1
 }
@@ -279,7 +279,7 @@ func squeeze(s string) string {
 
 // similarity is 1 − edit distance / length of the longer string, computed
 // only as far as it can still reach the threshold.
-func similarity(a, b string) float64 {
+func (c *comparer) similarity(a, b string) float64 {
 	if !isASCII(a) || !isASCII(b) {
 		// compare characters, not bytes: a curly quote is one typo
 		a, b = runesAsBytes(a, b)
@@ -289,13 +289,14 @@ func similarity(a, b string) float64 {
 	if longer == 0 {
 		return 1
 	}
-	if longer > maxDistanceLen {
+	if longer > maxDistanceLen || c.work <= 0 {
 		return affixSimilarity(a, b)
 	}
 	limit := int(float64(longer) * (1 - similar))
 	if la-lb > limit || lb-la > limit {
 		return 0
 	}
+	c.work -= min(la, lb) * (2*limit + 1)
 	d, ok := boundedDistance(a, b, limit)
 	if !ok {
 		return 0
@@ -307,13 +308,13 @@ func similarity(a, b string) float64 {
 // A file line much longer than the old line is compared by the part of it
 // that starts or ends like the old line: old may be a fragment of a long
 // line (minified code, a long call), mistyped.
-func lineSimilarity(line, w string) float64 {
-	sim := similarity(line, w)
+func (c *comparer) lineSimilarity(line, w string) float64 {
+	sim := c.similarity(line, w)
 	if sim >= similar || len(line)*4 <= len(w)*5 {
 		return sim
 	}
 	if p, ok := fragmentAt(line, w); ok {
-		sim = max(sim, similarity(line[p:min(len(line), p+len(w))], w))
+		sim = max(sim, c.similarity(line[p:min(len(line), p+len(w))], w))
 	}
 	return sim
 }
@@ -333,6 +334,18 @@ func fragmentAt(line, w string) (int, bool) {
 	}
 	return 0, false
 }
+
+// comparer measures line similarity within a work budget: edit distances
+// are exact but costly, so once the budget is spent (a large file of long
+// lines and a long old) lines are compared by prefix and suffix only, and a
+// miss is still explained in bounded time.
+type comparer struct {
+	work int // distance cells left to compute
+}
+
+// maxDistanceWork is the distance cells computed for one miss, about a
+// tenth of a second.
+const maxDistanceWork = 1 << 26
 
 // maxDistanceLen is the longest line compared by edit distance; longer ones
 // (minified code, data) are compared by their common prefix and suffix,
