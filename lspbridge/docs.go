@@ -190,10 +190,13 @@ func (s *server) waitFor(ctx context.Context, ps []*pending) bool {
 	for {
 		s.mu.Lock()
 		done, quietLeft := s.settledLocked(ps)
-		sig := s.sig
+		sig, gone := s.sig, s.state == stateClosed || s.state == stateFailed
 		s.mu.Unlock()
 		if done {
 			return true
+		}
+		if gone {
+			return false
 		}
 		var fire <-chan time.Time
 		if quietLeft > 0 {
@@ -227,7 +230,7 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 			// A watched-files change: no document version to match.
 			switch {
 			case p.gen != s.gen:
-			case tracked && s.seen[p.title]:
+			case tracked && s.progressOK:
 				ws := s.work[p.title]
 				if p.idx >= len(ws) || !ws[p.idx].ended {
 					return false, 0
@@ -252,7 +255,7 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 		if fd == nil || !(fd.version >= version || fd.version == 0 && fd.seq > sentSeq) {
 			return false, 0
 		}
-		if tracked && s.seen[p.title] {
+		if tracked && s.progressOK {
 			ws := s.work[p.title]
 			if p.idx >= len(ws) || !ws[p.idx].ended {
 				return false, 0
@@ -313,10 +316,13 @@ func (s *server) idleLocked() bool { return s.state == stateReady && len(s.token
 func (s *server) waitIdle(ctx context.Context) bool {
 	for {
 		s.mu.Lock()
-		idle, sig := s.idleLocked(), s.sig
+		idle, sig, gone := s.idleLocked(), s.sig, s.state == stateClosed || s.state == stateFailed
 		s.mu.Unlock()
 		if idle {
 			return true
+		}
+		if gone {
+			return false
 		}
 		select {
 		case <-sig:

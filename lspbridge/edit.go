@@ -70,7 +70,7 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 		return nil
 	}
 	for _, g := range snap.groups {
-		gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.wait())
+		gctx, cancel := context.WithTimeout(ctx, m.cfg.wait())
 		g.cancel = cancel
 		if !m.spawn(func() { g.takeBase(gctx) }) {
 			cancel()

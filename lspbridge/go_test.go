@@ -1,6 +1,8 @@
 package lspbridge
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,4 +57,22 @@ func TestGoFix(t *testing.T) {
 	got := edit(t, m, filepath.Join(dir, "fix.go"), "n / twoo", "n / two")
 	t.Logf("after edit:\n%s", got)
 	wantAll(t, got, []string{"gopls: no problems", "fixed: 1"}, []string{"already there", "introduced"})
+}
+
+// TestGoNewFile: a file created by the edit has no "before"; its errors
+// are new.
+func TestGoNewFile(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/typeerr")
+	m := newTestManager(t, dir)
+	path := filepath.Join(dir, "extra.go")
+	ctx := context.Background()
+	snap := m.Before(ctx, path)
+	content := []byte("package main\n\nfunc triple(n int) int {\n\treturn double(n) + \"n\"\n}\n")
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := m.After(ctx, snap, content)
+	t.Logf("after write:\n%s", got)
+	wantAll(t, got, []string{"introduced 1 error:", "extra.go:4:9:"}, []string{"already there"})
 }

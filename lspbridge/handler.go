@@ -98,7 +98,11 @@ func (s *server) onProgress(gen int, raw []byte) {
 		w := &work{title: p.Value.Title}
 		s.tokens[tok] = w
 		s.work[w.title] = append(s.work[w.title], w)
-		s.seen[w.title] = true
+		for _, title := range s.cfg.ProgressTitles {
+			if title == w.title {
+				s.progressOK = true
+			}
+		}
 	case "end":
 		if w := s.tokens[tok]; w != nil {
 			w.ended = true

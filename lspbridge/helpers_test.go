@@ -81,9 +81,11 @@ func newTestManager(t testing.TB, dir string) *Manager {
 		groups := serverGroups(m)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		start := time.Now()
 		if err := m.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
+		t.Logf("Close took %v", time.Since(start))
 		if kids := children(t); len(kids) > 0 {
 			t.Errorf("processes left after Close: %v", kids)
 		}

@@ -113,3 +113,65 @@ func TestCloseWithoutServers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestVenvPythonPath(t *testing.T) {
+	root := t.TempDir()
+	if err := mkfile(filepath.Join(root, ".venv", "bin", "python")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig().Servers["python"]
+	got, _ := lookupPath(settingsFor(cfg, root), "python.pythonPath")
+	if got != filepath.Join(root, ".venv", "bin", "python") {
+		t.Errorf("pythonPath = %v", got)
+	}
+	if _, ok := lookupPath(settingsFor(cfg, t.TempDir()), "python.pythonPath"); ok {
+		t.Error("pythonPath set without a venv")
+	}
+	// The default settings are not changed by a root's venv.
+	if _, ok := lookupPath(cfg.Settings, "python.pythonPath"); ok {
+		t.Error("settingsFor changed the shared config")
+	}
+}
+
+// TestWarmDoesNotBlock: Warm returns at once and the server is ready later.
+func TestWarmDoesNotBlock(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/crosspkg")
+	m := newTestManager(t, dir)
+	start := time.Now()
+	m.Warm(context.Background(), dir)
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Errorf("Warm took %v", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m.wg.Wait() // Warm's scan runs on a goroutine of the Manager
+	s := m.serverFor(filepath.Join(dir, "a", "a.go"), false)
+	if s == nil {
+		t.Fatal("Warm started no server for the module")
+	}
+	if _, err := s.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.root != dir {
+		t.Errorf("root = %s, want %s", s.root, dir)
+	}
+}
+
+// TestConcurrentEdits: edits of two files at once each get their own
+// answer (run with -race).
+func TestConcurrentEdits(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/crosspkg")
+	m := newTestManager(t, dir)
+	out := make([]string, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out[0] = edit(t, m, filepath.Join(dir, "a", "a.go"), "return n * 3", `return "x"`)
+	}()
+	out[1] = edit(t, m, filepath.Join(dir, "b", "b.go"), "return a.Scale(3)", "return a.Scale(3) + nope")
+	<-done
+	wantAll(t, out[0], []string{`a/a.go:6:9: cannot use "x"`}, nil)
+	wantAll(t, out[1], []string{"b/b.go:8:22: undefined: nope"}, nil)
+}

@@ -70,9 +70,12 @@ type server struct {
 	lastEvent time.Time
 	work      map[string][]*work
 	tokens    map[string]*work
-	sent      map[string]int  // notifications sent this generation, by method
-	seen      map[string]bool // progress titles seen this generation
-	uriPaths  map[protocol.DocumentURI]string
+	sent      map[string]int // notifications sent this generation, by method
+	// progressOK is set once this process has reported one of the
+	// ProgressTitles: from then on every configured title is waited for,
+	// even one not seen yet (a change on disk announced first).
+	progressOK bool
+	uriPaths   map[protocol.DocumentURI]string
 	// outstanding are the changes Changed announced whose diagnostics
 	// have not been waited for yet.
 	outstanding []*pending
@@ -177,7 +180,7 @@ func (s *server) resetGenLocked() {
 	s.work = make(map[string][]*work)
 	s.tokens = make(map[string]*work)
 	s.sent = make(map[string]int)
-	s.seen = make(map[string]bool)
+	s.progressOK = false
 }
 
 // supervise runs the server until close: start, wait for a crash, restart
