@@ -466,10 +466,12 @@ func excerpt(line, old string) string {
 		}
 	}
 	end := min(len(line), start+maxShownLine)
-	for start > 0 && !utf8.RuneStart(line[start]) {
+	// back off to a character start, at most the length of one character:
+	// invalid UTF-8 may have no character start at all
+	for k := 0; k < utf8.UTFMax && start > 0 && !utf8.RuneStart(line[start]); k++ {
 		start--
 	}
-	for end < len(line) && !utf8.RuneStart(line[end]) {
+	for k := 0; k < utf8.UTFMax && end < len(line) && end > start && !utf8.RuneStart(line[end]); k++ {
 		end--
 	}
 	s := line[start:end]

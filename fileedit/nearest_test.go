@@ -40,3 +40,13 @@ func TestOnlyWhitespaceOld(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestNearestInvalidUTF8LongLine: a long line of bytes that start no
+// character (found by FuzzApply) is cut without panicking.
+func TestNearestInvalidUTF8LongLine(t *testing.T) {
+	line := strings.Repeat("\x83", 700)
+	_, err := Apply([]byte("0\n"+line+"\n"), []Edit{{Old: line[:300] + "x" + line[301:650], New: "y"}})
+	if err == nil {
+		t.Fatal("applied a mistyped old")
+	}
+}
