@@ -329,8 +329,9 @@ func (a *answer) errorFrame() frame {
 }
 
 // pieces splits s into chunks: at the explicit offsets when given, else
-// size bytes each (never inside a UTF-8 character), else after each
-// space (about a word per chunk, like tokens).
+// size bytes each, else after each space (about a word per chunk, like
+// tokens). Never inside a UTF-8 character: servers hold back an
+// incomplete character until its last byte, and JSON could not carry it.
 func pieces(s string, size int, at []int) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		if s == "" {
@@ -339,7 +340,7 @@ func pieces(s string, size int, at []int) iter.Seq[string] {
 		if len(at) > 0 {
 			prev := 0
 			for _, off := range at {
-				if off <= prev || off >= len(s) {
+				if off <= prev || off >= len(s) || !utf8.RuneStart(s[off]) {
 					continue
 				}
 				if !yield(s[prev:off]) {

@@ -79,11 +79,12 @@ type Client struct {
 	log   *slog.Logger
 	first time.Duration
 	idle  time.Duration
+	clock clock // the watchdog's timers; tests replace it
 }
 
 // New returns a client for opts.
 func New(opts Options) *Client {
-	c := &Client{opts: opts, hc: opts.HTTPClient, log: opts.Logger}
+	c := &Client{opts: opts, hc: opts.HTTPClient, log: opts.Logger, clock: realClock{}}
 	if c.hc == nil {
 		c.hc = &http.Client{}
 	}

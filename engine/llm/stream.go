@@ -15,7 +15,7 @@ import (
 func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) error) (Response, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	wd := startWatchdog(c.first, c.idle, cancel)
+	wd := startWatchdog(c.clock, c.first, c.idle, cancel)
 	defer wd.stop()
 
 	a := newAssembler()
@@ -27,10 +27,8 @@ func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) e
 
 	// The callback's error aborts at once: cancelling actx closes the
 	// connection, which is how a server learns to stop generating.
-	var aborted error
 	onDelta := func(d Delta) error {
 		if err := emit(d); err != nil {
-			aborted = err
 			cancel(err)
 			return err
 		}
@@ -65,14 +63,16 @@ func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) e
 
 	rd := newSSEReader(resp.Body)
 	for {
+		if actx.Err() != nil {
+			// The watchdog fired or the caller left: what is already
+			// buffered is not processed.
+			return a.response(), c.failure(ctx, actx, actx.Err())
+		}
 		ev, err := rd.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			if aborted != nil {
-				return a.response(), &abortError{aborted}
-			}
 			return a.response(), c.failure(ctx, actx, err)
 		}
 		data := bytes.TrimSpace(ev.data)
@@ -115,9 +115,14 @@ func (c *Client) failure(ctx, actx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("llm: %w", context.Cause(ctx))
 	}
-	var se *StallError
-	if cause := context.Cause(actx); errors.As(cause, &se) {
-		return se
+	if cause := context.Cause(actx); cause != nil {
+		var se *StallError
+		if errors.As(cause, &se) {
+			return se
+		}
+		if !errors.Is(cause, context.Canceled) {
+			return &abortError{cause} // the callback's error
+		}
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
@@ -166,15 +171,32 @@ func (c *Client) completeOnce(ctx context.Context, req Request) (Response, error
 // connection, not the generation. It waits on a timer, never polls.
 type watchdog struct {
 	mu          sync.Mutex
-	t           *time.Timer
+	t           timer
 	first, idle time.Duration
 	started     bool
 	cancel      context.CancelCauseFunc
 }
 
-func startWatchdog(first, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
+// clock makes timers; tests swap it to move time by hand (clock.go).
+type clock interface {
+	AfterFunc(d time.Duration, f func()) timer
+}
+
+// timer is the part of *time.Timer the watchdog uses.
+type timer interface {
+	Reset(d time.Duration) bool
+	Stop() bool
+}
+
+type realClock struct{}
+
+func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
+
+func startWatchdog(clk clock, first, idle time.Duration, cancel context.CancelCauseFunc) *watchdog {
 	w := &watchdog{first: first, idle: idle, cancel: cancel}
-	w.t = time.AfterFunc(time.Hour, w.fire)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = clk.AfterFunc(time.Hour, w.fire)
 	w.arm()
 	return w
 }
