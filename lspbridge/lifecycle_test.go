@@ -2,6 +2,7 @@ package lspbridge
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,36 @@ func TestGoChangedByBash(t *testing.T) {
 	all, _, err := m.Diagnostics(ctx, dir)
 	if err != nil || len(all) != 1 {
 		t.Errorf("module diagnostics: %+v %v", all, err)
+	}
+}
+
+// TestGoChangedSince: the bash hook finds what a command changed by
+// modification time.
+func TestGoChangedSince(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/crosspkg")
+	m := newTestManager(t, dir)
+	ctx := context.Background()
+	b := filepath.Join(dir, "b", "b.go")
+	if list, _, err := m.Diagnostics(ctx, b); err != nil || len(list) != 0 {
+		t.Fatalf("b.go before: %v %v", list, err)
+	}
+	// The fixture was copied just now: date it back, as an old checkout.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
+	start := time.Now()
+	a := filepath.Join(dir, "a", "a.go")
+	data, _ := os.ReadFile(a)
+	if err := os.WriteFile(a, []byte(strings.Replace(string(data), "Scale(n int)", "Scale(n, m int)", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.running()[0].modifiedSince(ctx, start); len(got) != 1 || got[0] != a {
+		t.Errorf("modified since the command: %v", got)
+	}
+	m.ChangedSince(ctx, start)
+	list, note, err := m.Diagnostics(ctx, b)
+	if err != nil || note != "" || len(list) != 1 {
+		t.Errorf("b.go after: %+v %q %v", list, note, err)
 	}
 }
 
@@ -174,4 +205,55 @@ func TestConcurrentEdits(t *testing.T) {
 	<-done
 	wantAll(t, out[0], []string{`a/a.go:6:9: cannot use "x"`}, nil)
 	wantAll(t, out[1], []string{"b/b.go:8:22: undefined: nope"}, nil)
+}
+
+// TestCloseLeavesNothing: with gopls and pyright both running, Close
+// leaves no process of theirs — no child, no zombie, nothing in their
+// process groups.
+func TestCloseLeavesNothing(t *testing.T) {
+	need(t, "gopls")
+	need(t, "pyright-langserver")
+	dir := fixture(t, "mixed")
+	cfg := DefaultConfig()
+	cfg.Wait = 30 * time.Second
+	m := New(cfg)
+	m.Warm(context.Background(), dir)
+	m.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	servers := m.running()
+	if len(servers) != 2 {
+		t.Fatalf("Warm started %d servers, want gopls and pyright", len(servers))
+	}
+	pids := map[string]bool{}
+	for _, s := range servers {
+		p, err := s.ready(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[itoa(p.cmd.Process.Pid)] = true
+	}
+	// Diagnostics make gopls run `go list` children too.
+	if _, _, err := m.Diagnostics(ctx, filepath.Join(dir, "main.go")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Diagnostics(ctx, filepath.Join(dir, "tool.py")); err != nil {
+		t.Fatal(err)
+	}
+	groups := serverGroups(m)
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	all := procs()
+	for pid := range pids {
+		if p, ok := all[pid]; ok {
+			t.Errorf("server %s still there: %v", pid, p)
+		}
+	}
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("children left: %v", kids)
+	}
+	if left := inGroups(groups); len(left) > 0 {
+		t.Errorf("left in the servers' groups: %v", left)
+	}
 }

@@ -160,3 +160,24 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// TestGoQualifiedMethod: "Client.Start" picks the method of Client, in a
+// file and in the workspace.
+func TestGoQualifiedMethod(t *testing.T) {
+	need(t, "gopls")
+	dir := fixture(t, "go/query")
+	m := newTestManager(t, dir)
+	ctx := context.Background()
+	for _, pos := range []Position{
+		{Path: filepath.Join(dir, "greet", "server.go"), Symbol: "Client.Start"},
+		{Symbol: "Client.Start"},
+	} {
+		locs, err := m.Definition(ctx, pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(locs) != 1 || locs[0].Line != 13 {
+			t.Errorf("%+v: definition = %+v, want line 13", pos, locs)
+		}
+	}
+}

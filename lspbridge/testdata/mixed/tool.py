@@ -1,0 +1,2 @@
+def tool() -> int:
+    return 1
