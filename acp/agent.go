@@ -143,7 +143,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 	case engine.Cancelled:
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	case engine.Failed:
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": end.Err})
+		// The message is the one actionable line itself: clients show it.
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: end.Err}
 	case engine.MaxTokens:
 		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens}, nil
 	case engine.MaxTurns:

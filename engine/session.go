@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/tools"
 )
@@ -50,8 +51,21 @@ type Options struct {
 	// Explain turns a model-server error into one actionable line; nil
 	// means llm.Explain.
 	Explain func(error) string
+	// ToolBudget is the soft budget of tool calls per turn (E21): 0 means
+	// 24, negative turns it off.
+	ToolBudget int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+}
+
+func (o *Options) budget() guard.ToolBudget {
+	switch {
+	case o.ToolBudget < 0:
+		return guard.ToolBudget{}
+	case o.ToolBudget == 0:
+		return guard.ToolBudget{Threshold: guard.DefaultToolBudget}
+	}
+	return guard.ToolBudget{Threshold: o.ToolBudget}
 }
 
 // Session is one conversation: its history and counters. Run may be called
@@ -64,6 +78,8 @@ type Session struct {
 	mu      sync.Mutex // guards the fields below
 	history []llm.Message
 	callSeq int
+	loops   *guard.LoopDetector // survives compaction; reset by /new
+	report  guard.Report        // the running turn's struggle reporter
 	total   TurnEnd // session totals (Prompt, Completion, Cached)
 
 	emitMu sync.Mutex
@@ -108,6 +124,38 @@ func (s *Session) Totals() (prompt, completion, cached int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.total.Prompt, s.total.Completion, s.total.Cached
+}
+
+// loop returns the session's loop detector (E20).
+func (s *Session) loop() *guard.LoopDetector {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loops == nil {
+		s.loops = guard.NewLoopDetector(guard.LoopOptions{Report: func(st guard.Struggle) {
+			s.mu.Lock()
+			r := s.report
+			s.mu.Unlock()
+			if r != nil {
+				r(st)
+			}
+		}})
+	}
+	return s.loops
+}
+
+// reportTo routes the loop detector's struggles to the running turn.
+func (s *Session) reportTo(r guard.Report) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.report = r
+}
+
+func (s *Session) addTotals(u llm.Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total.Prompt += u.PromptTokens
+	s.total.Completion += u.CompletionTokens
+	s.total.Cached += u.CachedTokens
 }
 
 func (s *Session) append(m llm.Message) {

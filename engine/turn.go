@@ -8,15 +8,16 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/tools"
 )
 
 // Run plays one turn: the prompt, then model calls and tool calls until the
-// model answers without calling a tool, a bound is reached, or ctx is
-// cancelled. Every event goes to emit, in order, from this goroutine (tool
-// progress may come from a tool's goroutine while this one waits). The
-// returned TurnEnd is also the last event emitted.
+// model answers without calling a tool, a bound or a guard stops it, or
+// ctx is cancelled. Every event goes to emit, in order, from this goroutine
+// (tool progress may come from a tool's goroutine while this one waits).
+// The returned TurnEnd is also the last event emitted.
 //
 // A panic inside the turn is recovered and reported as a failed turn, so
 // mm keeps serving (ARCHITECTURE rule 7).
@@ -50,79 +51,80 @@ type turn struct {
 	emit func(Event)
 
 	prompt, completion, cached int
+
+	calls       int           // tool calls answered in this turn (E21)
+	budgetStep  int           // last reminder step reported
+	broken      guard.Retries // E15, per generation
+	textCalls   guard.Retries // E18, in a row
+	streamRetry bool          // E11: the in-stream error retry was used
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	s := t.s
+	t.broken.Max, t.textCalls.Max = guard.MaxBrokenCallRetries, guard.MaxTextCallRetries
+	s.reportTo(t.struggle)
+	defer s.reportTo(nil)
 	s.append(llm.Message{Role: llm.RoleUser, Content: s.userMessage(prompt)})
 	for step := 0; ; step++ {
 		if step == s.opts.MaxTurns {
 			return t.lastChance(ctx)
 		}
-		resp, err := t.call(ctx, true)
+		g := t.generate(ctx, true)
 		if ctx.Err() != nil {
-			t.keepPartial(resp)
+			t.keepPartial(g.content)
 			return TurnEnd{Reason: Cancelled}
 		}
-		var ref *refused
-		if errors.As(err, &ref) {
-			t.refuse(resp, ref)
+		switch {
+		case g.refused != nil:
+			if end, stop := t.refuse(g.content, g.refused); stop {
+				return end
+			}
 			continue
-		}
-		if err != nil {
-			t.keepPartial(resp)
-			return t.fail("server_error", s.opts.Explain(err))
-		}
-		msg := llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
-		if s.opts.SendReasoning {
-			msg.Reasoning = resp.Reasoning
-		}
-		if len(resp.ToolCalls) == 0 {
-			return t.answer(msg, resp)
-		}
-		for i := range msg.ToolCalls {
-			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = s.nextCallID()
+		case g.runaway != nil:
+			if end, stop := t.runaway(g); stop {
+				return end
 			}
-		}
-		s.append(msg)
-		for i, call := range msg.ToolCalls {
-			if ctx.Err() != nil {
-				t.skipCalls(msg.ToolCalls[i:])
-				return TurnEnd{Reason: Cancelled}
+			continue
+		case g.textCall != nil:
+			end, stop, converted := t.textCall(g)
+			if stop {
+				return end
 			}
-			t.runTool(ctx, call)
+			if converted == nil {
+				continue
+			}
+			g.resp.ToolCalls, g.content = []llm.ToolCall{*converted}, ""
+		case g.err != nil:
+			t.keepPartial(g.content)
+			var se *llm.StreamError
+			if errors.As(g.err, &se) && !t.streamRetry {
+				// E11: an error inside the stream: that one call once more;
+				// the tools already run are not replayed.
+				t.streamRetry = true
+				t.struggle(guard.Struggle{Level: guard.Warning, Kind: guard.KindServerError, Text: "server error mid-stream — retrying that model call once"})
+				continue
+			}
+			return t.serverError(g.err)
+		}
+		if len(g.resp.ToolCalls) == 0 {
+			return t.answer(g)
+		}
+		if end, stop := t.toolCalls(ctx, g); stop {
+			return end
 		}
 		if ctx.Err() != nil {
 			return TurnEnd{Reason: Cancelled}
 		}
 	}
-}
-
-// refuse records a call stopped by its preflight: the generation was cut
-// as soon as the path was known, the call enters history reduced to its
-// path, and the refusal is its result (T5).
-func (t *turn) refuse(resp llm.Response, r *refused) {
-	s := t.s
-	if r.id == "" {
-		r.id = s.nextCallID()
-	}
-	args, _ := json.Marshal(map[string]string{"path": r.path})
-	call := llm.ToolCall{ID: r.id, Name: r.name, Arguments: string(args)}
-	s.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content, ToolCalls: []llm.ToolCall{call}})
-	id := s.nextCallID()
-	var title string
-	var kind tools.Kind = tools.KindOther
-	if tool, ok := s.opts.Tools.Lookup(r.name); ok {
-		title, kind = tool.Describe(s.opts.Env, args).Title, tool.Kind()
-	}
-	t.emit(ToolStarted{ID: id, Name: r.name, Title: title, Kind: kind, Input: args})
-	t.finish(id, call, tools.Result{Text: r.text, IsError: true})
 }
 
 // answer stores a final text answer and ends the turn.
-func (t *turn) answer(msg llm.Message, resp llm.Response) TurnEnd {
-	if resp.FinishReason == "length" {
+func (t *turn) answer(g generation) TurnEnd {
+	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content}
+	if t.s.opts.SendReasoning {
+		msg.Reasoning = g.resp.Reasoning
+	}
+	if g.resp.FinishReason == "length" {
 		note := fmt.Sprintf("\n\n[answer cut off at max_tokens (%d) — raise sampling.max_tokens in the config]", t.s.opts.Sampling.MaxTokens)
 		t.emit(Text{Text: note})
 		msg.Content += note
@@ -131,7 +133,7 @@ func (t *turn) answer(msg llm.Message, resp llm.Response) TurnEnd {
 	}
 	t.s.append(msg)
 	if strings.TrimSpace(msg.Content) == "" {
-		t.emit(Struggle{Level: Severe, Kind: "empty_answer", Text: "empty answer: the model returned no text and no tool call"})
+		t.struggle(guard.EmptyAnswer())
 	}
 	return TurnEnd{Reason: EndTurn}
 }
@@ -140,99 +142,220 @@ func (t *turn) answer(msg llm.Message, resp llm.Response) TurnEnd {
 // summary of what was done and what remains.
 func (t *turn) lastChance(ctx context.Context) TurnEnd {
 	s := t.s
-	t.emit(Struggle{Level: Severe, Kind: "max_turns", Text: fmt.Sprintf("max turns: %d model calls — asked the model to sum up", s.opts.MaxTurns)})
+	t.struggle(guard.MaxTurns(s.opts.MaxTurns))
 	s.append(llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 		"[mm: you reached the limit of %d steps for this turn. Do not call tools. Say briefly what you did and what remains to do.]", s.opts.MaxTurns)})
-	resp, err := t.call(ctx, false)
+	g := t.generate(ctx, false)
 	if ctx.Err() != nil {
-		t.keepPartial(resp)
+		t.keepPartial(g.content)
 		return TurnEnd{Reason: Cancelled}
 	}
-	if err != nil {
-		t.keepPartial(resp)
-		return t.fail("server_error", s.opts.Explain(err))
+	if g.err != nil {
+		t.keepPartial(g.content)
+		return TurnEnd{Reason: Failed, Err: s.opts.Explain(g.err)}
 	}
-	// E19: a tool call parsed while no tools were offered is ignored.
-	s.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content})
+	s.append(llm.Message{Role: llm.RoleAssistant, Content: g.content})
 	return TurnEnd{Reason: MaxTurns}
 }
 
-func (t *turn) fail(kind, line string) TurnEnd {
-	t.emit(Struggle{Level: Severe, Kind: kind, Text: line})
+// serverError ends the turn on a model-server failure with one line (E12);
+// a stall gets the watchdog's own struggle (E9).
+func (t *turn) serverError(err error) TurnEnd {
+	line := t.s.opts.Explain(err)
+	var stall *llm.StallError
+	if errors.As(err, &stall) {
+		t.struggle(guard.Stalled(stall.Timeout))
+	} else {
+		t.struggle(guard.ServerError(line))
+	}
 	return TurnEnd{Reason: Failed, Err: line}
+}
+
+// fail ends the turn with a severe struggle already reported.
+func (t *turn) fail(line string) TurnEnd {
+	return TurnEnd{Reason: Failed, Err: line}
+}
+
+// struggle forwards a guard's report as an event (E23).
+func (t *turn) struggle(g guard.Struggle) {
+	lvl := Warning
+	if g.Level == guard.Severe {
+		lvl = Severe
+	}
+	t.emit(Struggle{Level: lvl, Kind: string(g.Kind), Text: g.Text})
 }
 
 // keepPartial stores what the model said before the stream broke, so the
 // history holds the whole conversation of the turn (E2).
-func (t *turn) keepPartial(resp llm.Response) {
-	if strings.TrimSpace(resp.Content) != "" {
-		t.s.append(llm.Message{Role: llm.RoleAssistant, Content: resp.Content})
+func (t *turn) keepPartial(content string) {
+	if strings.TrimSpace(content) != "" {
+		t.s.append(llm.Message{Role: llm.RoleAssistant, Content: content})
 	}
+}
+
+// refuse records a call stopped by its preflight: the generation was cut
+// as soon as the path was known, the call enters history reduced to its
+// path, and the refusal is its result (T5).
+func (t *turn) refuse(content string, r *refused) (TurnEnd, bool) {
+	args, _ := json.Marshal(map[string]string{"path": r.path})
+	return t.stopped(content, r.id, r.name, string(args), tools.Result{Text: r.text, IsError: true})
+}
+
+// runaway answers a call whose arguments ran away (E10): it did not run;
+// the model is told why and called again. The loop detector sees it, so a
+// model that runs away again and again ends stuck.
+func (t *turn) runaway(g generation) (TurnEnd, bool) {
+	r := g.runaway
+	t.struggle(r.r.Struggle(r.name))
+	return t.stopped(g.content, r.id, r.name, reducedArgs(r.args), tools.Result{Text: r.r.Note(r.name), IsError: true})
+}
+
+// reducedArgs keeps the path of cut-off arguments, as valid JSON for the
+// history (servers parse the arguments of past calls).
+func reducedArgs(partial string) string {
+	if path, ok := completePath(partial); ok && path != "" {
+		b, _ := json.Marshal(map[string]string{"path": path})
+		return string(b)
+	}
+	return "{}"
+}
+
+// stopped stores a call that a guard stopped before it ran, shows it as a
+// failed call, and records it for the loop detector.
+func (t *turn) stopped(content, callID, name, args string, res tools.Result) (TurnEnd, bool) {
+	s := t.s
+	if callID == "" {
+		callID = s.nextCallID()
+	}
+	call := llm.ToolCall{ID: callID, Name: name, Arguments: args}
+	s.append(llm.Message{Role: llm.RoleAssistant, Content: content, ToolCalls: []llm.ToolCall{call}})
+	id := s.nextCallID()
+	title, kind := name, tools.KindOther
+	if tool, ok := s.opts.Tools.Lookup(name); ok {
+		title, kind = tool.Describe(s.opts.Env, json.RawMessage(args)).Title, tool.Kind()
+	}
+	t.emit(ToolStarted{ID: id, Name: name, Title: title, Kind: kind, Input: json.RawMessage(args)})
+	return t.answered(id, call, res)
+}
+
+// textCall handles a tool call written as text (E18): converted into a
+// real call when it is the whole answer and valid, otherwise given back
+// with a note quoting it, at most MaxTextCallRetries times in a row.
+func (t *turn) textCall(g generation) (end TurnEnd, stop bool, converted *llm.ToolCall) {
+	s, c := t.s, g.textCall
+	if c.Convertible() {
+		if r := s.toolset(true).Resolve(c.Name, c.Arguments); !r.Unknown {
+			t.struggle(c.Struggle(true))
+			return TurnEnd{}, false, &llm.ToolCall{ID: s.nextCallID(), Name: r.Name, Arguments: string(r.Args)}
+		}
+	}
+	t.struggle(c.Struggle(false))
+	if !t.textCalls.Take() {
+		line := "the model kept writing tool calls as text instead of calling them — check that the server applies the model's tool-call template (llama-server --jinja) or try another model"
+		t.struggle(guard.Struggle{Level: guard.Severe, Kind: guard.KindTextToolCall, Text: "text tool call: written as text again — turn stopped"})
+		t.keepPartial(g.content)
+		return t.fail(line), true, nil
+	}
+	// The assistant turn keeps what it said (or what it wrote instead of a
+	// call), then the note; roles keep alternating for strict templates.
+	said := g.content
+	if strings.TrimSpace(said) == "" {
+		said = c.Text
+	}
+	s.append(llm.Message{Role: llm.RoleAssistant, Content: said})
+	s.append(llm.Message{Role: llm.RoleUser, Content: c.Note()})
+	return TurnEnd{}, false, nil
+}
+
+// toolCalls stores the assistant message and answers each of its calls.
+func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
+	s := t.s
+	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content, ToolCalls: g.resp.ToolCalls}
+	if s.opts.SendReasoning {
+		msg.Reasoning = g.resp.Reasoning
+	}
+	ts := s.toolset(true)
+	valid := true
+	for i := range msg.ToolCalls {
+		c := &msg.ToolCalls[i]
+		if c.ID == "" {
+			c.ID = s.nextCallID()
+		}
+		check := guard.CheckArgs(c.Arguments)
+		if check.Status != guard.ArgsValid {
+			valid = false
+			continue
+		}
+		// E17: aliases translated; the history records the call as run.
+		r := ts.Resolve(c.Name, check.Args)
+		if !r.Unknown {
+			c.Name, c.Arguments = r.Name, string(r.Args)
+		}
+	}
+	if valid {
+		t.broken.Reset()
+		t.textCalls.Reset()
+	}
+	// Arguments that are not JSON never enter history as they are:
+	// servers parse the arguments of past calls.
+	broken := map[string]guard.ArgsCheck{}
+	for i := range msg.ToolCalls {
+		c := &msg.ToolCalls[i]
+		if check := guard.CheckArgs(c.Arguments); check.Status != guard.ArgsValid {
+			broken[c.ID] = check
+			c.Arguments = reducedArgs(c.Arguments)
+		}
+	}
+	s.append(msg)
+	for i, c := range msg.ToolCalls {
+		if ctx.Err() != nil {
+			t.skipCalls(msg.ToolCalls[i:])
+			return TurnEnd{Reason: Cancelled}, true
+		}
+		var end TurnEnd
+		var stop bool
+		if check, ok := broken[c.ID]; ok {
+			end, stop = t.brokenCall(c, check)
+		} else {
+			end, stop = t.runTool(ctx, c, ts)
+		}
+		if stop {
+			t.skipCalls(msg.ToolCalls[i+1:])
+			return end, true
+		}
+	}
+	return TurnEnd{}, false
+}
+
+// brokenCall answers a call whose arguments are not valid JSON (E15): it
+// never runs; the model gets a note (a character budget for a call cut at
+// max_tokens) twice at most, then the turn ends with one Explain line.
+func (t *turn) brokenCall(c llm.ToolCall, check guard.ArgsCheck) (TurnEnd, bool) {
+	b := guard.BrokenCall{Tool: c.Name, Check: check, MaxTokens: t.s.opts.Sampling.MaxTokens}
+	id := t.s.nextCallID()
+	t.emit(ToolStarted{ID: id, Name: c.Name, Title: c.Name, Kind: t.kindOf(c.Name), Input: json.RawMessage(c.Arguments)})
+	if !t.broken.Take() {
+		t.struggle(b.Struggle(true))
+		t.finish(id, c, tools.Result{Text: "[not run: " + b.Explain() + "]", IsError: true})
+		return t.fail(b.Explain()), true
+	}
+	t.struggle(b.Struggle(false))
+	return t.answered(id, c, tools.Result{Text: b.Note(), IsError: true})
+}
+
+func (t *turn) kindOf(name string) tools.Kind {
+	if tool, ok := t.s.opts.Tools.Lookup(name); ok {
+		return tool.Kind()
+	}
+	return tools.KindOther
 }
 
 // skipCalls answers the calls that did not run, so the history stays a
 // valid conversation (every tool call has a result).
 func (t *turn) skipCalls(calls []llm.ToolCall) {
 	for _, c := range calls {
-		t.s.append(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "[not run: the user cancelled the turn]"})
+		t.s.append(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: "[not run: the turn ended before this call]"})
 	}
-}
-
-// call sends one request and streams the answer to the user.
-func (t *turn) call(ctx context.Context, withTools bool) (llm.Response, error) {
-	req := t.s.request(withTools)
-	pf := newPreflight(t.s.opts.Tools, t.s.opts.Env)
-	resp, err := t.s.opts.Model.Stream(ctx, req, func(d llm.Delta) error {
-		switch {
-		case d.ToolCall != nil && withTools:
-			return pf.feed(d.ToolCall)
-		case d.Content != "":
-			t.emit(Text{Text: d.Content})
-		case d.Reasoning != "":
-			t.emit(Thought{Text: d.Reasoning})
-		case d.Progress != nil:
-			t.emit(Progress{Text: progressLine(d.Progress)})
-		}
-		return nil
-	})
-	if !withTools {
-		resp.ToolCalls = nil
-	}
-	t.prompt += resp.Usage.PromptTokens
-	t.completion += resp.Usage.CompletionTokens
-	t.cached += resp.Usage.CachedTokens
-	if err == nil && resp.HasUsage {
-		t.s.addTotals(resp.Usage)
-		size := 0
-		if t.s.opts.ContextWindow != nil {
-			size = t.s.opts.ContextWindow(context.WithoutCancel(ctx))
-		}
-		t.emit(Usage{
-			Used:   resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
-			Size:   size,
-			Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
-		})
-	}
-	return resp, err
-}
-
-func (s *Session) addTotals(u llm.Usage) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.total.Prompt += u.PromptTokens
-	s.total.Completion += u.CompletionTokens
-	s.total.Cached += u.CachedTokens
-}
-
-func progressLine(p *llm.Progress) string {
-	return fmt.Sprintf("Reading the prompt %s/%s tokens", kilo(p.Processed), kilo(p.Total))
-}
-
-func kilo(n int) string {
-	if n < 1000 {
-		return itoa(n)
-	}
-	return fmt.Sprintf("%.1fk", float64(n)/1000)
 }
 
 // request builds the next request: one system message, then the history.
@@ -254,30 +377,50 @@ func (s *Session) request(withTools bool) llm.Request {
 }
 
 // runTool runs one call and stores its result in history.
-func (t *turn) runTool(ctx context.Context, call llm.ToolCall) {
+func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset) (TurnEnd, bool) {
 	s := t.s
 	id := s.nextCallID()
 	args := json.RawMessage(call.Arguments)
 	tool, ok := s.opts.Tools.Lookup(call.Name)
 	if !ok {
-		res := tools.Errorf("[error: there is no tool named %q; your tools are: %s]", call.Name, s.opts.Tools.Names())
-		t.emit(ToolStarted{ID: id, Name: call.Name, Title: call.Name, Kind: tools.KindOther, Input: rawInput(args)})
-		t.finish(id, call, res)
-		return
+		t.emit(ToolStarted{ID: id, Name: call.Name, Title: call.Name, Kind: tools.KindOther, Input: args})
+		t.struggle(guard.UnknownToolStruggle(call.Name))
+		return t.answered(id, call, tools.Result{Text: ts.UnknownTool(call.Name), IsError: true})
 	}
 	desc := tool.Describe(s.opts.Env, args)
-	t.emit(ToolStarted{ID: id, Name: call.Name, Title: desc.Title, Kind: tool.Kind(), Input: rawInput(args), Locations: desc.Locations})
+	t.emit(ToolStarted{ID: id, Name: call.Name, Title: desc.Title, Kind: tool.Kind(), Input: args, Locations: desc.Locations})
 	env := &callEnv{Env: s.opts.Env, id: id, emit: t.emit}
 	res, err := tool.Run(ctx, env, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			res = tools.Result{Text: "[not finished: the user cancelled the turn]", IsError: true}
-		} else {
-			s.opts.Logger.Error("tool failed", "tool", call.Name, "err", err)
-			res = tools.Errorf("[error: %s failed: %v]", call.Name, err)
+			t.finish(id, call, res)
+			return TurnEnd{Reason: Cancelled}, true
 		}
+		s.opts.Logger.Error("tool failed", "tool", call.Name, "err", err)
+		res = tools.Errorf("[error: %s failed: %v]", call.Name, err)
+	}
+	return t.answered(id, call, res)
+}
+
+// answered records an answered call: the loop detector sees it as the tool
+// produced it, its note (if any) is appended for the model, the user sees
+// the result, and a stuck loop ends the turn (E20).
+func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd, bool) {
+	t.calls++
+	v := t.s.loop().Record(guard.ToolCall{Tool: call.Name, Input: call.Arguments, Output: res.Text, IsError: res.IsError})
+	if v.Note != "" {
+		res.Text = strings.TrimRight(res.Text, "\n") + "\n" + v.Note
 	}
 	t.finish(id, call, res)
+	if step := t.s.opts.budget().Step(t.calls); step > t.budgetStep {
+		t.budgetStep = step
+		t.struggle(t.s.opts.budget().Struggle(t.calls))
+	}
+	if v.Stuck() {
+		return t.fail(strings.TrimPrefix(v.Err().Error(), "stuck: ") + " — the model is stuck; rephrase the request or try another approach"), true
+	}
+	return TurnEnd{}, false
 }
 
 func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
@@ -287,15 +430,6 @@ func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
 	}
 	t.emit(ToolFinished{ID: id, Status: status, Result: res, Preview: preview(res.Text, t.s.opts.PreviewLines)})
 	t.s.append(llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: res.Text})
-}
-
-// rawInput keeps the arguments for display when they are valid JSON.
-func rawInput(args json.RawMessage) json.RawMessage {
-	if json.Valid(args) {
-		return args
-	}
-	b, _ := json.Marshal(string(args))
-	return b
 }
 
 func preview(text string, n int) string {

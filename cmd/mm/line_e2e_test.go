@@ -155,3 +155,35 @@ func TestUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLineModeStruggles (issue 4): struggles are one plain line each on a
+// non-terminal stderr, events with --json, and a stuck turn exits 1.
+func TestLineModeStruggles(t *testing.T) {
+	srv := scenario(t, "loop_stuck")
+	stdout, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if stdout != "" {
+		t.Errorf("stdout = %q, want no answer", stdout)
+	}
+	if !strings.Contains(stderr, "mm: ⚠ loop: bash ×3") || !strings.Contains(stderr, "mm: ✖ stuck:") || strings.Contains(stderr, "\x1b[") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+
+	srv = scenario(t, "loop_stuck")
+	stdout, _, _ = runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes", "--json")
+	var levels []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("non-JSON line %q", line)
+		}
+		if ev["type"] == "struggle" {
+			levels = append(levels, ev["level"].(string)+" "+ev["kind"].(string))
+		}
+	}
+	if strings.Join(levels, ", ") != "warning loop, warning loop, warning loop, severe stuck" {
+		t.Errorf("struggle events = %v", levels)
+	}
+}

@@ -62,7 +62,7 @@ var rules = []rule{
 	{server: "OpenAI", class: ClassOverflow, field: "code", needle: "context_length_exceeded",
 		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?resulted in (\d+) tokens`), ctx: 1, prompt: 2},
 	{server: "vLLM", class: ClassOverflow,
-		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?(?:requested (\d+) tokens|has (\d+) input tokens)`), ctx: 1, prompt: 2},
+		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?(?:(\d+) in the messages|has (\d+) input tokens)`), ctx: 1, prompt: 2},
 	{server: "vLLM", class: ClassOverflow, re: regexp.MustCompile(`maximum context length is (\d+) tokens`), ctx: 1},
 	{server: "LM Studio", class: ClassOverflow,
 		re: regexp.MustCompile(`keep the first (\d+) tokens.*?loaded with context length of only (\d+) tokens`), ctx: 2, prompt: 1},

@@ -48,10 +48,12 @@ func New(opts Options) []tools.Tool {
 }
 
 // CharBudget is how many characters of file content fit in max_tokens,
-// keeping room for the JSON around them (≈ 1.5 characters per token on
-// code, the ratio the seeds measured for a truncated write_file).
+// keeping room for reasoning and the JSON around them: ≈ 1.5 characters per
+// token, rounded down to 500 (the seeds measured ≈ 3 characters per token
+// for a 12,500-character write_file cut at 4,096 tokens; half leaves the
+// margin). It matches the budget of the truncated-call note.
 func CharBudget(maxTokens int) int {
-	return maxTokens * 3 / 2
+	return maxTokens * 3 / 2 / 500 * 500
 }
 
 //go:embed read.md

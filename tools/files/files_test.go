@@ -199,7 +199,7 @@ func TestDeclinedEditLeavesFileByteIdentical(t *testing.T) {
 func TestWriteDescriptionGivesBudget(t *testing.T) {
 	reg := tools.NewRegistry(files.New(files.Options{MaxTokens: 4096})...)
 	w, _ := reg.Lookup("write_file")
-	if !strings.Contains(w.Description(), "6144 characters") {
+	if !strings.Contains(w.Description(), "6000 characters") {
 		t.Errorf("write_file description: %q", w.Description())
 	}
 	if !strings.HasPrefix(string(w.Schema()), `{"type":"object","properties":{"path":`) {

@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/llm"
+)
+
+// generation is one model call as the turn sees it once the guards had
+// their say.
+type generation struct {
+	resp llm.Response
+	// content is what the user was shown: the answer without <think>
+	// blocks and without a tool call written as text.
+	content string
+	// At most one of the following is set when the stream was cut or
+	// ended on something other than an answer or real tool calls.
+	textCall *guard.TextCall
+	refused  *refused
+	runaway  *runawayStop
+	err      error
+}
+
+// runawayStop stops the stream when a call's arguments run away (E10).
+type runawayStop struct {
+	index int
+	id    string
+	name  string
+	args  string // what had streamed
+	r     *guard.Runaway
+}
+
+func (r *runawayStop) Error() string { return "runaway arguments in " + r.name }
+
+// textCallStop stops the stream when the model writes a tool call as text
+// (E18).
+type textCallStop struct{ call *guard.TextCall }
+
+func (t *textCallStop) Error() string { return "tool call written as text" }
+
+// generate streams one model call through the guards: <think> routing
+// (E7), text-written tool calls (E18), runaway arguments (E10) and the
+// write preflight (T5). Text reaches the user as it is decided.
+func (t *turn) generate(ctx context.Context, withTools bool) generation {
+	s := t.s
+	req := s.request(withTools)
+	if withTools {
+		if note := s.opts.budget().Reminder(t.calls); note != "" && len(req.Messages) > 1 {
+			// E21: at the end of what is sent, never in history, so the
+			// cached prefix stays intact.
+			last := &req.Messages[len(req.Messages)-1]
+			last.Content += "\n\n" + note
+		}
+	}
+	ts := s.toolset(withTools)
+	var (
+		g       generation
+		shown   strings.Builder
+		think   = guard.NewThinkFilter(guard.ThinkOptions{})
+		calls   = guard.NewTextCallDetector(ts, guard.TextCallOptions{})
+		pf      = newPreflight(s.opts.Tools, s.opts.Env)
+		runaway = map[int]*guard.RunawayDetector{}
+	)
+	text := func(segs []guard.Segment) error {
+		for _, seg := range segs {
+			if seg.Reasoning {
+				t.emit(Thought{Text: seg.Text})
+				continue
+			}
+			show, call := calls.Write(seg.Text)
+			if show != "" {
+				shown.WriteString(show)
+				t.emit(Text{Text: show})
+			}
+			if call != nil {
+				return &textCallStop{call: call}
+			}
+		}
+		return nil
+	}
+	resp, err := s.opts.Model.Stream(ctx, req, func(d llm.Delta) error {
+		switch {
+		case d.Content != "":
+			return text(think.Write(d.Content))
+		case d.Reasoning != "":
+			t.emit(Thought{Text: d.Reasoning})
+		case d.Progress != nil:
+			t.emit(Progress{Text: progressLine(d.Progress)})
+		case d.ToolCall != nil && withTools:
+			if err := pf.feed(d.ToolCall); err != nil {
+				return err
+			}
+			rd := runaway[d.ToolCall.Index]
+			if rd == nil {
+				rd = guard.NewRunawayDetector(guard.RunawayOptions{})
+				runaway[d.ToolCall.Index] = rd
+			}
+			if r := rd.Write(d.ToolCall.Args); r != nil {
+				c := pf.calls[d.ToolCall.Index]
+				return &runawayStop{index: d.ToolCall.Index, id: c.id, name: c.name, args: c.args.String(), r: r}
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		// The stream ended: release what the filters held back.
+		err = text(think.Flush())
+		if err == nil {
+			show, call := calls.Flush()
+			if show != "" {
+				shown.WriteString(show)
+				t.emit(Text{Text: show})
+			}
+			if call != nil {
+				err = &textCallStop{call: call}
+			}
+		}
+	}
+	t.count(ctx, resp, err)
+	g.resp, g.content = resp, shown.String()
+	var (
+		tc *textCallStop
+		rs *runawayStop
+		rf *refused
+	)
+	switch {
+	case errors.As(err, &tc):
+		g.textCall = tc.call
+	case errors.As(err, &rs):
+		g.runaway = rs
+	case errors.As(err, &rf):
+		g.refused = rf
+	default:
+		g.err = err
+	}
+	if !withTools {
+		g.resp.ToolCalls = nil // E19
+	}
+	return g
+}
+
+// count adds the call's usage to the turn and reports it.
+func (t *turn) count(ctx context.Context, resp llm.Response, err error) {
+	t.prompt += resp.Usage.PromptTokens
+	t.completion += resp.Usage.CompletionTokens
+	t.cached += resp.Usage.CachedTokens
+	if err != nil || !resp.HasUsage {
+		return
+	}
+	t.s.addTotals(resp.Usage)
+	size := 0
+	if t.s.opts.ContextWindow != nil {
+		size = t.s.opts.ContextWindow(context.WithoutCancel(ctx))
+	}
+	t.emit(Usage{
+		Used:   resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
+		Size:   size,
+		Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
+	})
+}
+
+// toolset describes the offered tools to the guards; none for a call
+// without tools, so that nothing is taken for a call (E19).
+func (s *Session) toolset(withTools bool) *guard.Toolset {
+	if !withTools {
+		return guard.NewToolset()
+	}
+	var infos []guard.ToolInfo
+	for _, tl := range s.opts.Tools.Tools() {
+		infos = append(infos, guard.ToolInfo{Name: tl.Name(), Schema: tl.Schema()})
+	}
+	return guard.NewToolset(infos...)
+}
+
+func progressLine(p *llm.Progress) string {
+	return fmt.Sprintf("Reading the prompt %s/%s tokens", kilo(p.Processed), kilo(p.Total))
+}
+
+func kilo(n int) string {
+	if n < 1000 {
+		return itoa(n)
+	}
+	return fmt.Sprintf("%.1fk", float64(n)/1000)
+}
