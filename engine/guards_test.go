@@ -33,11 +33,11 @@ type guardCase struct {
 }
 
 type caseConfig struct {
-	MaxTokens         int           `yaml:"max_tokens"`
-	MaxTurns          int           `yaml:"max_turns"`
-	ToolBudget        int           `yaml:"tool_budget"`
-	FirstTokenTimeout time.Duration `yaml:"first_token_timeout"`
-	IdleTimeout       time.Duration `yaml:"idle_timeout"`
+	MaxTokens         int             `yaml:"max_tokens"`
+	MaxTurns          int             `yaml:"max_turns"`
+	ToolBudget        int             `yaml:"tool_budget"`
+	FirstTokenTimeout time.Duration   `yaml:"first_token_timeout"`
+	IdleTimeout       time.Duration   `yaml:"idle_timeout"`
 	RetryDelays       []time.Duration `yaml:"retry_delays"`
 }
 

@@ -80,7 +80,7 @@ type Session struct {
 	callSeq int
 	loops   *guard.LoopDetector // survives compaction; reset by /new
 	report  guard.Report        // the running turn's struggle reporter
-	total   TurnEnd // session totals (Prompt, Completion, Cached)
+	total   TurnEnd             // session totals (Prompt, Completion, Cached)
 
 	emitMu sync.Mutex
 }
