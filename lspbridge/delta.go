@@ -187,7 +187,7 @@ func (r report) render() string {
 	case len(errs) > 0:
 		fmt.Fprintf(&b, "%s: this edit introduced %s:\n", r.server, count(len(errs), "error"))
 		r.list(&b, errs)
-	case r.delta.existing == 0 && len(warns) == 0:
+	case r.delta.existing == 0 && len(r.delta.added) == 0:
 		fmt.Fprintf(&b, "%s: no problems\n", r.server)
 	default:
 		fmt.Fprintf(&b, "%s: no new errors\n", r.server)

@@ -85,7 +85,9 @@ func newTestManager(t testing.TB, dir string) *Manager {
 		if err := m.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		t.Logf("Close took %v", time.Since(start))
+		if d := time.Since(start); d > time.Second {
+			t.Logf("Close took %v", d)
+		}
 		if kids := children(t); len(kids) > 0 {
 			t.Errorf("processes left after Close: %v", kids)
 		}
