@@ -15,9 +15,11 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
+	"github.com/mm-agent/mm/tools/lsptool"
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
@@ -32,6 +34,7 @@ type app struct {
 	model    string
 	window   int
 	winProbe time.Time
+	lsp      map[string]*lspbridge.Manager // by workspace
 }
 
 func newApp(cfg *config.Config, log *slog.Logger) *app {
@@ -165,21 +168,30 @@ func (a *app) workspace(cwd string, ask workspace.Asker) (*workspace.Workspace, 
 	return ws, policy, err
 }
 
-// registry is the one table of tools offered to the model (T2).
-func (a *app) registry() *tools.Registry {
+// registry is the one table of tools offered to the model (T2): a tool
+// is declared only when it can serve.
+func (a *app) registry(cwd string) *tools.Registry {
 	maxTokens := a.cfg.Sampling.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
 	}
+	servers := a.lspFor(cwd)
 	var ts []tools.Tool
-	fileTools := files.New(files.Options{MaxOutput: a.maxOutput(), MaxTokens: maxTokens})
+	fileTools := files.New(files.Options{MaxOutput: a.maxOutput(), MaxTokens: maxTokens, Diagnostics: lsptool.EditHook{Manager: servers}})
 	if config.On(a.cfg.EditTools, true) {
 		ts = append(ts, fileTools...)
 	} else {
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		ts = append(ts, bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput()}))
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput()})
+		if servers.Available() {
+			b = afterCommands{Tool: b, m: servers}
+		}
+		ts = append(ts, b)
+	}
+	if servers.Available() {
+		ts = append(ts, lsptool.New(lsptool.Options{Manager: servers}))
 	}
 	return tools.NewRegistry(ts...)
 }
@@ -215,7 +227,7 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 	return engine.NewSession(engine.Options{
 		Model:           a,
 		ModelName:       "", // filled by Stream once the server is known
-		Tools:           a.registry(),
+		Tools:           a.registry(cwd),
 		Env:             env,
 		SystemPrompt:    a.cfg.SystemPrompt,
 		ProjectContext:  projectContext(cwd),

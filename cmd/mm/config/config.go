@@ -104,10 +104,12 @@ type Hooks struct {
 	PostToolUse   []any `yaml:"postToolUse"`
 }
 
-// LSP configures one language server.
+// LSP configures one language server; extensions are needed only for a
+// language mm does not know (go and python are built in).
 type LSP struct {
 	Command     []string `yaml:"command"`
 	RootMarkers []string `yaml:"rootMarkers"`
+	Extensions  []string `yaml:"extensions"`
 }
 
 // Duration accepts "30s", "3m".

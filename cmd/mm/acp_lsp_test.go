@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// TestACPEditReportsGoplsError (issue 5): through the real mm, an edit
+// that introduces a type error gets gopls' error in its result, in the same
+// model round trip; after mm exits no gopls is left.
+func TestACPEditReportsGoplsError(t *testing.T) {
+	if _, err := exec.LookPath("gopls"); err != nil {
+		t.Skip("gopls is not on PATH (go install golang.org/x/tools/gopls@v0.23.0, done by scripts/test): ", err)
+	}
+	srv := scenario(t, "go_type_error")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n")
+
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "make add concatenate"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	msgs := reqs[2].Messages
+	result := msgs[len(msgs)-1].Content
+	if !strings.Contains(result, "gopls") || !strings.Contains(result, "main.go:4") || !strings.Contains(strings.ToLower(result), "mismatched types") {
+		t.Errorf("the edit's result lacks gopls' error:\n%s", result)
+	}
+	if tools := reqs[0].Tools; !hasTool(tools, "lsp") {
+		t.Errorf("the lsp tool is not offered with gopls on PATH")
+	}
+	servers := children(p.cmd.Process.Pid, "gopls")
+	if len(servers) == 0 {
+		t.Errorf("no gopls child of mm found")
+	}
+	p.stdin.Close()
+	select {
+	case err := <-p.done:
+		p.done <- err
+	case <-time.After(15 * time.Second):
+		t.Fatal("mm did not exit")
+	}
+	for _, pid := range servers {
+		if alive(pid) {
+			t.Errorf("gopls (pid %d) outlived mm", pid)
+		}
+	}
+}
+
+func hasTool(ts []fakellm.Tool, name string) bool {
+	for _, t := range ts {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// children lists the processes whose parent is pid and whose command line
+// contains name.
+func children(pid int, name string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n))
+		if strings.Contains(string(cmdline), name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
