@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -378,16 +377,4 @@ func scalarJSON(buf *bytes.Buffer, n *yaml.Node) error {
 		buf.Write(b)
 	}
 	return nil
-}
-
-// String names a step for error messages: its first words.
-func (st Step) String() string {
-	s := st.Content
-	if s == "" && len(st.ToolCalls) > 0 {
-		s = "tool call " + st.ToolCalls[0].Name
-	}
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return strings.TrimSpace(s)
 }

@@ -151,9 +151,9 @@ type assembler struct {
 
 func newAssembler() *assembler { return &assembler{pos: map[int]int{}, last: -1} }
 
-// apply feeds one decoded chunk; emit receives the deltas in order.
-// It returns whether the chunk carried prompt progress (the watchdog
-// treats that as a sign of life but not as a token).
+// apply feeds one decoded chunk; emit receives the deltas in order:
+// progress, reasoning, content, tool-call fragments. An error of emit
+// stops it and is returned as is.
 func (a *assembler) apply(c *wireChunk, emit func(Delta) error) error {
 	if p := c.PromptProgress; p != nil {
 		if err := emit(Delta{Progress: &Progress{Total: p.Total, Cache: p.Cache, Processed: p.Processed, TimeMS: p.TimeMS}}); err != nil {

@@ -45,7 +45,12 @@ func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) e
 		return nil
 	}
 
-	if isJSON(resp.Header.Get("Content-Type")) {
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
+		// A web page, not a model server: retrying will not help.
+		return a.response(), fmt.Errorf("llm: %s answered a web page (%s), not an event stream: check baseURL", c.base, mt)
+	}
+	if isJSON(ct) {
 		// A server that ignored "stream": one JSON answer (or error).
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxLine))
 		if err != nil {

@@ -3,6 +3,9 @@ package llm_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -347,3 +350,40 @@ func TestCancelMidStream(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestNonSSEAnswers: a server that ignores "stream" answers one JSON
+// completion (read as one answer); a web page at baseURL is named as such
+// and not retried.
+func TestNonSSEAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name, ct, body, content, errWant string
+	}{
+		{"JSON completion", "application/json", `{"choices":[{"index":0,"message":{"role":"assistant","content":"whole","reasoning_content":"r"},"finish_reason":"stop"}]}`, "whole", ""},
+		{"JSON error with 200", "application/json", `{"error":{"message":"model crashed"}}`, "", "model crashed"},
+		{"web page", "text/html; charset=utf-8", `<html><body>Welcome</body></html>`, "", "web page"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n++
+				w.Header().Set("Content-Type", tc.ct)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c := llm.New(llm.Options{BaseURL: srv.URL + "/v1", RetryDelays: []time.Duration{time.Millisecond}})
+			r, err := c.Stream(context.Background(), hello(), nil)
+			if tc.errWant == "" {
+				if err != nil || r.Content != tc.content || r.Reasoning != "r" {
+					t.Fatalf("Stream = %+v, %v", r, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(llm.Explain(err), tc.errWant) {
+				t.Fatalf("err = %v, Explain %q", err, llm.Explain(err))
+			}
+			if n != 1 {
+				t.Errorf("%d requests: not retryable", n)
+			}
+		})
+	}
+}
