@@ -56,6 +56,11 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 			last.Content += "\n\n" + note
 		}
 	}
+	if t.warmer {
+		// E22: one call warmer after a loop warning, then back.
+		warm := 0.4
+		req.Sampling.Temperature, t.warmer = &warm, false
+	}
 	ts := s.toolset(withTools)
 	var (
 		g       generation

@@ -102,8 +102,13 @@ func runGuardCase(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every case ends with a step answering the follow-up prompt.
-	sc.Steps = append(sc.Steps, fakellm.Step{Content: "still serving"})
+	// A step answers the follow-up prompt: right after the steps the first
+	// turn must use (the others prove the turn stopped before them).
+	at := len(sc.Steps)
+	if n := c.Expect.Requests; n > 0 && n < at {
+		at = n
+	}
+	sc.Steps = append(sc.Steps[:at], append([]fakellm.Step{{Content: "still serving"}}, sc.Steps[at:]...)...)
 	srv := fakellm.NewServer(sc)
 	defer srv.Close()
 

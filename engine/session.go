@@ -51,6 +51,10 @@ type Options struct {
 	// Explain turns a model-server error into one actionable line; nil
 	// means llm.Explain.
 	Explain func(error) string
+	// AdaptiveTemperature (E22, off by default until measured): after a
+	// loop warning, the next model call samples at 0.4 to shake the model
+	// out of its rut, then the configured temperature comes back.
+	AdaptiveTemperature bool
 	// ToolBudget is the soft budget of tool calls per turn (E21): 0 means
 	// 24, negative turns it off.
 	ToolBudget int

@@ -57,6 +57,7 @@ type turn struct {
 	broken      guard.Retries // E15, per generation
 	textCalls   guard.Retries // E18, in a row
 	streamRetry bool          // E11: the in-stream error retry was used
+	warmer      bool          // E22: the next call samples warmer
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
@@ -411,6 +412,7 @@ func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd
 	v := t.s.loop().Record(guard.ToolCall{Tool: call.Name, Input: call.Arguments, Output: res.Text, IsError: res.IsError})
 	if v.Note != "" {
 		res.Text = strings.TrimRight(res.Text, "\n") + "\n" + v.Note
+		t.warmer = t.s.opts.AdaptiveTemperature
 	}
 	t.finish(id, call, res)
 	if step := t.s.opts.budget().Step(t.calls); step > t.budgetStep {

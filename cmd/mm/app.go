@@ -236,8 +236,11 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 		MaxTurns:        a.cfg.MaxTurns,
 		PreviewLines:    a.cfg.PreviewLines,
 		ContextWindow:   a.contextWindow,
-		Explain:         explain,
-		Logger:          a.log,
+		ToolBudget:      int(a.cfg.ToolBudget),
+
+		AdaptiveTemperature: a.cfg.AdaptiveTemp,
+		Explain:             explain,
+		Logger:              a.log,
 	})
 }
 

@@ -19,21 +19,23 @@ import (
 
 // Config is the whole file. Zero values mean "the default" (Defaults).
 type Config struct {
-	Provider         string            `yaml:"provider"`
-	BaseURL          string            `yaml:"baseURL"`
-	Model            string            `yaml:"model"`
-	APIKeyEnv        string            `yaml:"apiKeyEnv"`
-	ContextWindow    int               `yaml:"contextWindow"`
-	Profile          string            `yaml:"profile"`
-	Sampling         Sampling          `yaml:"sampling"`
-	Reasoning        Reasoning         `yaml:"reasoning"`
-	SystemPrompt     string            `yaml:"systemPrompt"`
-	MaxTurns         int               `yaml:"maxTurns"`
-	MaxOutput        int               `yaml:"maxOutput"`
-	PreviewLines     int               `yaml:"previewLines"`
-	WatchdogTimeout  Duration          `yaml:"watchdogTimeout"`
-	FirstTokenTime   Duration          `yaml:"firstTokenTimeout"`
-	ToolBudget       Budget            `yaml:"toolBudget"`
+	Provider        string    `yaml:"provider"`
+	BaseURL         string    `yaml:"baseURL"`
+	Model           string    `yaml:"model"`
+	APIKeyEnv       string    `yaml:"apiKeyEnv"`
+	ContextWindow   int       `yaml:"contextWindow"`
+	Profile         string    `yaml:"profile"`
+	Sampling        Sampling  `yaml:"sampling"`
+	Reasoning       Reasoning `yaml:"reasoning"`
+	SystemPrompt    string    `yaml:"systemPrompt"`
+	MaxTurns        int       `yaml:"maxTurns"`
+	MaxOutput       int       `yaml:"maxOutput"`
+	PreviewLines    int       `yaml:"previewLines"`
+	WatchdogTimeout Duration  `yaml:"watchdogTimeout"`
+	FirstTokenTime  Duration  `yaml:"firstTokenTimeout"`
+	ToolBudget      Budget    `yaml:"toolBudget"`
+	// AdaptiveTemp is E22's switch (not a key of the original mm).
+	AdaptiveTemp     bool              `yaml:"adaptiveTemperature"`
 	BashTimeout      Duration          `yaml:"bashTimeout"`
 	BashTool         *bool             `yaml:"bashTool"`
 	EditTools        *bool             `yaml:"editTools"`
