@@ -81,6 +81,25 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 	return snap
 }
 
+// Wait blocks until the baseline of every server is taken (or given up
+// within Config.Wait), or ctx ends. Call it before writing the files: a
+// server that is still starting reads the workspace from disk, and a
+// write made before it has seen the old text would slip into the
+// baseline, so the delta would report the edit's own lines as "fixed"
+// and "introduced".
+func (snap *Snapshot) Wait(ctx context.Context) {
+	if snap == nil {
+		return
+	}
+	for _, g := range snap.groups {
+		select {
+		case <-g.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // Discard releases a snapshot whose edit was not made (the write failed),
 // instead of After. Without it the snapshot's background work still ends
 // within Config.Wait.

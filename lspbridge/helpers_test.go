@@ -104,6 +104,7 @@ func edit(t testing.TB, m *Manager, path, old, new string) string {
 	t.Helper()
 	ctx := context.Background()
 	snap := m.Before(ctx, path)
+	snap.Wait(ctx) // as the edit tools do: the server sees the old text first
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -118,6 +118,7 @@ func (m *Manager) Apply(ctx context.Context, changes []FileChange, write func(pa
 		paths[i] = c.Path
 	}
 	snap := m.Before(ctx, paths...)
+	snap.Wait(ctx)
 	for i, c := range changes {
 		if err := write(c.Path, c.New); err != nil {
 			var errs []error

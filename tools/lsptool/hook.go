@@ -14,12 +14,16 @@ type EditHook struct {
 	Manager *lspbridge.Manager
 }
 
-// Before snapshots the diagnostics of path; it returns at once.
+// Before snapshots the diagnostics of path and waits (bounded) until the
+// server has the file's current text, so that the write that follows can
+// never slip into the baseline.
 func (h EditHook) Before(ctx context.Context, path string) any {
 	if h.Manager == nil {
 		return nil
 	}
-	return h.Manager.Before(ctx, path)
+	snap := h.Manager.Before(ctx, path)
+	snap.Wait(ctx)
+	return snap
 }
 
 // After syncs content, waits (bounded) for the server, and returns the
