@@ -360,3 +360,40 @@ func alive(pid int) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestACPCancelDuringPermission: a cancel while the editor shows the
+// permission prompt ends the turn as cancelled and writes nothing.
+func TestACPCancelDuringPermission(t *testing.T) {
+	srv := scenario(t, "read_edit_answer")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hello.txt")
+	writeFile(t, file, "hello world\nsecond line\n")
+	p := startAgent(t, dir, mmEnv(t, srv))
+	p.client.hold = make(chan struct{}) // never answered
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	type result struct {
+		resp sdk.PromptResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := p.prompt(ctx, id, "change hello")
+		done <- result{r, err}
+	}()
+	<-p.client.asked
+	start := time.Now()
+	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("prompt = %+v, %v; want cancelled", r.resp, r.err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("cancel answered after %v", d)
+	}
+	if got := readFile(t, file); got != "hello world\nsecond line\n" {
+		t.Errorf("file changed: %q", got)
+	}
+}
