@@ -35,6 +35,10 @@ type app struct {
 	window   int
 	winProbe time.Time
 	lsp      map[string]*lspbridge.Manager // by workspace
+
+	// notice shows a one-time line to the user (line mode's banner on
+	// stderr); nil logs it only.
+	notice func(string)
 }
 
 func newApp(cfg *config.Config, log *slog.Logger) *app {
@@ -78,6 +82,9 @@ func (a *app) connect(ctx context.Context) (*llm.Client, string, error) {
 			}
 			base = b
 			a.log.Info("model server found", "provider", provider, "baseURL", base)
+			if a.notice != nil {
+				a.notice(fmt.Sprintf("mm: found %s at %s (set baseURL to choose another)", p, base))
+			}
 		}
 		if provider == "" {
 			provider = guessProvider(base)

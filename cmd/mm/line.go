@@ -36,6 +36,9 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 		return exitUsage
 	}
 	r := &lineRenderer{out: stdout, err: stderr, json: f.json, colour: colourOK(stderr), atStart: true}
+	if !f.json {
+		a.notice = func(s string) { r.line(r.paint(dim, s)) }
+	}
 	end := a.session(cwd, ws).Run(ctx, prompt, r.render)
 	switch end.Reason {
 	case engine.EndTurn, engine.MaxTokens:
