@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mm-agent/mm/engine/guard"
@@ -187,7 +188,7 @@ func progressLine(p *llm.Progress) string {
 
 func kilo(n int) string {
 	if n < 1000 {
-		return itoa(n)
+		return strconv.Itoa(n)
 	}
 	return fmt.Sprintf("%.1fk", float64(n)/1000)
 }

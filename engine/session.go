@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -172,7 +173,7 @@ func (s *Session) nextCallID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.callSeq++
-	return "call_" + itoa(s.callSeq)
+	return "call_" + strconv.Itoa(s.callSeq)
 }
 
 // firstUserMessage reports whether the history holds no user message yet.
@@ -210,18 +211,4 @@ func (s *Session) userMessage(prompt string) string {
 	}
 	b.WriteString("\n" + prompt)
 	return b.String()
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var buf [20]byte
-	i := len(buf)
-	for n > 0 {
-		i--
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(buf[i:])
 }

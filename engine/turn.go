@@ -276,7 +276,7 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 		msg.Reasoning = g.resp.Reasoning
 	}
 	ts := s.toolset(true)
-	valid := true
+	broken := map[string]guard.ArgsCheck{}
 	for i := range msg.ToolCalls {
 		c := &msg.ToolCalls[i]
 		if c.ID == "" {
@@ -284,28 +284,20 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 		}
 		check := guard.CheckArgs(c.Arguments)
 		if check.Status != guard.ArgsValid {
-			valid = false
+			// Arguments that are not JSON never enter history as they are:
+			// servers parse the arguments of past calls.
+			broken[c.ID] = check
+			c.Arguments = reducedArgs(c.Arguments)
 			continue
 		}
 		// E17: aliases translated; the history records the call as run.
-		r := ts.Resolve(c.Name, check.Args)
-		if !r.Unknown {
+		if r := ts.Resolve(c.Name, check.Args); !r.Unknown {
 			c.Name, c.Arguments = r.Name, string(r.Args)
 		}
 	}
-	if valid {
+	if len(broken) == 0 {
 		t.broken.Reset()
 		t.textCalls.Reset()
-	}
-	// Arguments that are not JSON never enter history as they are:
-	// servers parse the arguments of past calls.
-	broken := map[string]guard.ArgsCheck{}
-	for i := range msg.ToolCalls {
-		c := &msg.ToolCalls[i]
-		if check := guard.CheckArgs(c.Arguments); check.Status != guard.ArgsValid {
-			broken[c.ID] = check
-			c.Arguments = reducedArgs(c.Arguments)
-		}
 	}
 	s.append(msg)
 	for i, c := range msg.ToolCalls {
