@@ -86,7 +86,11 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 	case engine.Plan:
 		entries := make([]sdk.PlanEntry, len(e.Entries))
 		for i, p := range e.Entries {
-			entries[i] = sdk.PlanEntry{Content: p.Content, Status: sdk.PlanEntryStatus(p.Status), Priority: sdk.PlanEntryPriority(p.Priority)}
+			prio := sdk.PlanEntryPriority(p.Priority)
+			if prio == "" {
+				prio = sdk.PlanEntryPriorityMedium // required by ACP; the plan tool has no priorities
+			}
+			entries[i] = sdk.PlanEntry{Content: p.Content, Status: sdk.PlanEntryStatus(p.Status), Priority: prio}
 		}
 		return sdk.UpdatePlan(entries...), true
 	case engine.Usage:

@@ -423,6 +423,13 @@ func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
 		status = ToolFailed
 	}
 	t.emit(ToolFinished{ID: id, Status: status, Result: res, Preview: preview(res.Text, t.s.opts.PreviewLines)})
+	if res.Plan != nil {
+		entries := make([]PlanEntry, len(res.Plan))
+		for i, e := range res.Plan {
+			entries[i] = PlanEntry{Content: e.Content, Status: e.Status}
+		}
+		t.emit(Plan{Entries: entries})
+	}
 	t.s.append(llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: res.Text})
 }
 

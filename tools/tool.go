@@ -58,6 +58,15 @@ type Result struct {
 	// Locations are the files (and lines) the call touched, for the editor
 	// to follow along.
 	Locations []Location
+	// Plan, when set, replaces the model's todo list (the plan tool, T8);
+	// front ends show it.
+	Plan []PlanEntry
+}
+
+// PlanEntry is one step of the model's todo list.
+type PlanEntry struct {
+	Content string
+	Status  string // pending, in_progress, completed
 }
 
 // Diff is one file change. Old is nil when the file did not exist.

@@ -20,6 +20,7 @@ import (
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/lsptool"
+	"github.com/mm-agent/mm/tools/plan"
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
@@ -199,6 +200,9 @@ func (a *app) registry(cwd string) *tools.Registry {
 	}
 	if servers.Available() {
 		ts = append(ts, lsptool.New(lsptool.Options{Manager: servers}))
+	}
+	if config.On(a.cfg.PlanTool, true) {
+		ts = append(ts, plan.New())
 	}
 	return tools.NewRegistry(ts...)
 }

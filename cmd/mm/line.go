@@ -173,6 +173,8 @@ func (r *lineRenderer) render(e engine.Event) {
 		}
 		r.severe = r.severe || e.Level == engine.Severe
 		r.line(r.paint(code, "mm: "+mark+" "+e.Text))
+	case engine.Plan:
+		r.line(planList(e))
 	case engine.Usage:
 		r.usage = e
 	case engine.TurnEnd:
@@ -186,6 +188,23 @@ func (r *lineRenderer) render(e engine.Event) {
 			r.line(r.paint(dim, r.footer(e)))
 		}
 	}
+}
+
+// planList is the plan in line mode: one compact line per step.
+func planList(p engine.Plan) string {
+	var b strings.Builder
+	b.WriteString("plan:")
+	for _, e := range p.Entries {
+		mark := "[ ]"
+		switch e.Status {
+		case "in_progress":
+			mark = "[>]"
+		case "completed":
+			mark = "[x]"
+		}
+		b.WriteString("\n  " + mark + " " + e.Content)
+	}
+	return b.String()
 }
 
 func (r *lineRenderer) footer(e engine.TurnEnd) string {

@@ -187,3 +187,16 @@ func TestLineModeStruggles(t *testing.T) {
 		t.Errorf("struggle events = %v", levels)
 	}
 }
+
+// TestLineModePlan (T8): line mode shows the plan as a compact list.
+func TestLineModePlan(t *testing.T) {
+	srv := scenario(t, "plan")
+	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "fix the loop")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	want := "plan:\n  [x] read main.go\n  [>] fix the loop\n  [ ] run the tests\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks the plan %q:\n%s", want, stderr)
+	}
+}
