@@ -101,7 +101,7 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 		t.Fatalf("rename touches %d files, want 2", len(changes))
 	}
 	var written []string
-	report, err := m.Apply(ctx, changes, func(path string, data []byte) error {
+	report, err := m.Apply(ctx, changes, func(path string, _, data []byte) error {
 		written = append(written, relTo(dir, path))
 		return writeAtomic(path, data)
 	})
@@ -135,7 +135,7 @@ func TestRenameAllOrNothing(t *testing.T) {
 		before[c.Path] = c.Old
 	}
 	n := 0
-	_, err = m.Apply(ctx, changes, func(path string, data []byte) error {
+	_, err = m.Apply(ctx, changes, func(path string, _, data []byte) error {
 		n++
 		if n == 2 {
 			return os.ErrPermission

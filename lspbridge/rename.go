@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 
@@ -101,18 +100,13 @@ func applyTextEdits(text []byte, edits []protocol.TextEdit) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Apply writes changes through write — mm's atomic file writer — and
-// returns the diagnostics delta of the whole edit, as After does. A file
-// that changed on disk since the changes were computed refuses the whole
-// edit; a failed write restores the files already written, so the edit is
-// applied to all files or to none.
-func (m *Manager) Apply(ctx context.Context, changes []FileChange, write func(path string, data []byte) error) (string, error) {
-	for _, c := range changes {
-		cur, err := os.ReadFile(c.Path)
-		if err != nil || !bytes.Equal(cur, c.Old) {
-			return "", fmt.Errorf("%s changed since the edit was computed — run it again", relTo(m.base, c.Path))
-		}
-	}
+// Apply writes changes through write — mm's atomic file writer, which
+// writes data only if the file still holds old, so that an edit the user
+// made since the changes were computed is never overwritten — and returns
+// the diagnostics delta of the whole edit, as After does. A failed write
+// restores the files already written (each only if it still holds what
+// was written), so the edit is applied to all files or to none.
+func (m *Manager) Apply(ctx context.Context, changes []FileChange, write func(path string, old, data []byte) error) (string, error) {
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
@@ -120,10 +114,10 @@ func (m *Manager) Apply(ctx context.Context, changes []FileChange, write func(pa
 	snap := m.Before(ctx, paths...)
 	snap.Wait(ctx)
 	for i, c := range changes {
-		if err := write(c.Path, c.New); err != nil {
+		if err := write(c.Path, c.Old, c.New); err != nil {
 			var errs []error
 			for _, done := range changes[:i] {
-				if rerr := write(done.Path, done.Old); rerr != nil {
+				if rerr := write(done.Path, done.New, done.Old); rerr != nil {
 					errs = append(errs, fmt.Errorf("restore %s: %w", done.Path, rerr))
 				}
 			}

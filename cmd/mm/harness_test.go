@@ -182,7 +182,10 @@ type testClient struct {
 	choose  sdk.PermissionOptionKind // "" answers cancelled
 	asked   chan struct{}            // gets a value per permission request
 	hold    chan struct{}            // when set, permission answers wait on it
-	changed chan struct{}            // closed and replaced at each update
+	// onAsk, when set, runs while a permission request is open, before it
+	// is answered: the user at work in the editor.
+	onAsk   func(sdk.RequestPermissionRequest)
+	changed chan struct{} // closed and replaced at each update
 }
 
 func newTestClient() *testClient {
@@ -220,9 +223,12 @@ func (c *testClient) waitUpdates(t *testing.T, what string, ok func([]sdk.Sessio
 func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.perms = append(c.perms, p)
-	choose, hold := c.choose, c.hold
+	choose, hold, onAsk := c.choose, c.hold, c.onAsk
 	c.mu.Unlock()
 	c.asked <- struct{}{}
+	if onAsk != nil {
+		onAsk(p)
+	}
 	if hold != nil {
 		select {
 		case <-hold:

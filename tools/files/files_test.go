@@ -20,6 +20,8 @@ type fixture struct {
 	reg   *tools.Registry
 	allow bool
 	asked []tools.Approval
+	// onAsk runs while the permission prompt is open: the user at work.
+	onAsk func()
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -29,6 +31,9 @@ func newFixture(t *testing.T) *fixture {
 		Policy: tools.NewPolicy(false, nil, nil),
 		Ask: func(_ context.Context, a tools.Approval) (bool, bool, error) {
 			f.asked = append(f.asked, a)
+			if f.onAsk != nil {
+				f.onAsk()
+			}
 			return f.allow, false, nil
 		},
 	})
@@ -204,5 +209,50 @@ func TestWriteDescriptionGivesBudget(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(w.Schema()), `{"type":"object","properties":{"path":`) {
 		t.Errorf("path is not the first property: %s", w.Schema())
+	}
+}
+
+// TestUserEditDuringPromptIsKept (issue 9, defect 1): the file is read
+// again after the permission prompt, so a change the user made while the
+// diff was shown is never overwritten — for edit_file, write_file over an
+// existing file, and write_file of a file the user created meanwhile. Same
+// length and same mtime second do not fool it: content is compared.
+func TestUserEditDuringPromptIsKept(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool string
+		exists     bool
+		args       map[string]any
+	}{
+		{"edit_file", "edit_file", true, map[string]any{"path": "a.txt", "edits": []map[string]string{{"old": "one", "new": "uno"}}}},
+		{"write_file", "write_file", true, map[string]any{"path": "a.txt", "content": "new\n"}},
+		{"write_file new", "write_file", false, map[string]any{"path": "a.txt", "content": "new\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			mine := "ONE two\n" // as long as the original
+			if tc.exists {
+				p := f.write("a.txt", "one two\n")
+				f.run("read_file", map[string]any{"path": "a.txt"})
+				fi, _ := os.Stat(p)
+				f.onAsk = func() {
+					os.WriteFile(p, []byte(mine), 0o644)
+					os.Chtimes(p, fi.ModTime(), fi.ModTime())
+				}
+			} else {
+				f.onAsk = func() { os.WriteFile(filepath.Join(f.dir, "a.txt"), []byte(mine), 0o644) }
+			}
+			res := f.run(tc.tool, tc.args)
+			if !res.IsError || !strings.Contains(res.Text, "a.txt changed since you read it") || !strings.Contains(res.Text, "read it again") {
+				t.Errorf("result = %q, want the changed-since-read repair", res.Text)
+			}
+			if got := f.read("a.txt"); got != mine {
+				t.Errorf("the user's edit was overwritten: %q", got)
+			}
+			// The next try must read first: the old read no longer counts.
+			res = f.run(tc.tool, tc.args)
+			if !res.IsError || f.read("a.txt") != mine {
+				t.Errorf("a retry without reading wrote over the user's edit: %q", res.Text)
+			}
+		})
 	}
 }

@@ -110,15 +110,20 @@ func commit(ctx context.Context, env tools.Env, opts Options, c change) (tools.R
 	if opts.Diagnostics != nil {
 		before = opts.Diagnostics.Before(ctx, c.abs)
 	}
-	var mode fs.FileMode = 0o644
-	if err := env.WriteFile(ctx, c.abs, c.new, mode); err != nil {
-		return tools.Errorf("[error: could not write %s: %v — the file is unchanged]", c.rel, err), nil
-	}
-	env.Reads().Record(c.abs, c.new)
 	var old []byte
 	if c.old != nil {
 		old = []byte(*c.old)
 	}
+	var mode fs.FileMode = 0o644
+	if err := tools.WriteIfUnchanged(ctx, env, c.abs, c.rel, old, c.old != nil, c.new, mode); err != nil {
+		var changed *tools.ChangedError
+		if errors.As(err, &changed) {
+			env.Reads().Forget(c.abs)
+			return tools.Errorf("[error: %s]", err), nil
+		}
+		return tools.Errorf("[error: could not write %s: %v — the file is unchanged]", c.rel, err), nil
+	}
+	env.Reads().Record(c.abs, c.new)
 	text := c.summary + "\n" + fileedit.Diff(c.rel, old, c.new)
 	if opts.Diagnostics != nil {
 		if diag := opts.Diagnostics.After(ctx, before, c.abs, c.new); diag != "" {

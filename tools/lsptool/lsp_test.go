@@ -38,6 +38,8 @@ type env struct {
 	allow   bool
 	asked   []tools.Approval
 	written []string
+	// onApprove runs while the permission prompt is open: the user at work.
+	onApprove func()
 }
 
 func (e *env) Cwd() string     { return e.dir }
@@ -51,6 +53,9 @@ func (e *env) WriteFile(_ context.Context, p string, data []byte, mode fs.FileMo
 }
 func (e *env) Approve(_ context.Context, req tools.Approval) (tools.Decision, error) {
 	e.asked = append(e.asked, req)
+	if e.onApprove != nil {
+		e.onApprove()
+	}
 	if !e.allow {
 		return tools.Decision{Allowed: false, Reason: "the user declined"}, nil
 	}
@@ -184,6 +189,32 @@ func TestRenameDeclined(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(e.dir, "main.go"))
 	if string(before) != string(after) || len(e.written) != 0 {
 		t.Error("a declined rename wrote files")
+	}
+}
+
+// TestRenameKeepsAUserEdit (issue 9, defect 1): a file the user changes
+// while the rename's prompt is open is not overwritten, and no file of the
+// rename is written.
+func TestRenameKeepsAUserEdit(t *testing.T) {
+	tool, e, _ := setup(t)
+	main := filepath.Join(e.dir, "main.go")
+	greet := filepath.Join(e.dir, "greet", "greet.go")
+	greetBefore, _ := os.ReadFile(greet)
+	var mine []byte
+	e.onApprove = func() {
+		old, _ := os.ReadFile(main)
+		mine = append(old, []byte("\n// the user's note\n")...)
+		os.WriteFile(main, mine, 0o644)
+	}
+	r := call(t, tool, e, `{"operation":"rename","path":"greet/greet.go","symbol":"Hello","new_name":"Greet"}`)
+	if !r.IsError || !strings.Contains(r.Text, "main.go changed since you read it") {
+		t.Errorf("rename over a user's edit:\n%s", r.Text)
+	}
+	if got, _ := os.ReadFile(main); string(got) != string(mine) {
+		t.Errorf("the user's edit of main.go was overwritten:\n%s", got)
+	}
+	if got, _ := os.ReadFile(greet); string(got) != string(greetBefore) || len(e.written) != 0 {
+		t.Errorf("the refused rename wrote %v", e.written)
 	}
 }
 

@@ -43,8 +43,15 @@ func (t *tool) rename(ctx context.Context, env tools.Env, p Params) (tools.Resul
 	if !d.Allowed {
 		return tools.Errorf("[error: %s was not renamed: %s. Do not retry the same change; ask the user what they want instead]", name, d.Reason), nil
 	}
-	report, err := t.m.Apply(ctx, changes, func(path string, data []byte) error {
-		return env.WriteFile(ctx, path, data, 0o644)
+	// The files are checked again after the prompt (all before any is
+	// written), and each right before its write.
+	for _, c := range changes {
+		if err := tools.Unchanged(ctx, env, c.Path, tools.Rel(env, c.Path), c.Old, true); err != nil {
+			return tools.Errorf("[error: %s was not renamed: %v]", name, err), nil
+		}
+	}
+	report, err := t.m.Apply(ctx, changes, func(path string, old, data []byte) error {
+		return tools.WriteIfUnchanged(ctx, env, path, tools.Rel(env, path), old, true, data, 0o644)
 	})
 	if err != nil {
 		return tools.Errorf("[error: the rename was not applied: %v — every file is unchanged]", err), nil
