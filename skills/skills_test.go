@@ -1,0 +1,201 @@
+package skills_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/skills"
+)
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func skill(name, desc, body string) string {
+	return "---\nname: " + name + "\ndescription: " + desc + "\n---\n" + body + "\n"
+}
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       string // skill name, or the error's substring after "!"
+	}{
+		{"ok", "---\nname: greet\ndescription: Say hello.\nkeywords: [hi, hello]\nargument-hint: who\n---\nSay hello to the person.\n", "greet"},
+		{"name from folder", "---\ndescription: d\n---\nsteps\n", "fallback"},
+		{"crlf and bom", "\xef\xbb\xbf---\r\nname: x\r\ndescription: d\r\n---\r\nsteps\r\n", "x"},
+		{"unknown keys of the format are fine", "---\nname: x\ndescription: d\nlicense: MIT\nallowed-tools: [bash]\n---\nsteps\n", "x"},
+		{"no front matter", "# Title\nsteps\n", "!no front matter"},
+		{"unclosed", "---\nname: x\ndescription: d\nsteps\n", "!not closed"},
+		{"no description", "---\nname: x\n---\nsteps\n", "!description is missing"},
+		{"bad name", "---\nname: Big Name\ndescription: d\n---\nsteps\n", "!lowercase"},
+		{"too many keywords", "---\nname: x\ndescription: d\nkeywords: [a,b,c,d,e,f,g,h,i]\n---\nsteps\n", "!9 keywords, at most 8"},
+		{"bad yaml", "---\nname: [x\ndescription: d\n---\nsteps\n", "!front matter:"},
+		{"no body", "---\nname: x\ndescription: d\n---\n\n", "!no steps"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := skills.Parse([]byte(c.text), "fallback")
+			if strings.HasPrefix(c.want, "!") {
+				if err == nil || !strings.Contains(err.Error(), c.want[1:]) {
+					t.Fatalf("err = %v, want %q", err, c.want[1:])
+				}
+				return
+			}
+			if err != nil || s.Name != c.want {
+				t.Fatalf("Parse = %+v, %v; want name %q", s, err, c.want)
+			}
+		})
+	}
+	s, _ := skills.Parse([]byte("---\nname: greet\ndescription: Say\n  hello.\nkeywords: [hi, hello]\nargument-hint: who\n---\nSay hello.\n"), "")
+	if s.Description != "Say hello." || s.Hint != "who" || strings.Join(s.Keywords, ",") != "hi,hello" || s.Body != "Say hello." {
+		t.Errorf("parsed %+v", s)
+	}
+}
+
+func TestLoadNearestWinsAndMalformedSkipped(t *testing.T) {
+	ws, user := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(ws, "release-notes", "SKILL.md"), skill("release-notes", "Workspace notes.", "ws steps"))
+	write(t, filepath.Join(ws, "release-notes", "template.md"), "## vX")
+	write(t, filepath.Join(ws, "broken.md"), "no front matter here")
+	write(t, filepath.Join(ws, "README.md"), "not a skill")
+	write(t, filepath.Join(ws, "empty-folder", "notes.txt"), "not a skill")
+	write(t, filepath.Join(user, "release-notes.md"), skill("release-notes", "User notes.", "user steps"))
+	write(t, filepath.Join(user, "greet.md"), skill("greet", "Say hello.", "hello"))
+
+	set, warns := skills.Load(skills.DirSource(ws), skills.DirSource(user), skills.Shipped())
+	if len(warns) != 1 || warns[0].Path != filepath.Join(ws, "broken.md") || !strings.Contains(warns[0].String(), "no front matter") {
+		t.Fatalf("warnings = %v, want one for broken.md", warns)
+	}
+	rn, ok := set.Lookup("release-notes")
+	if !ok || rn.Description != "Workspace notes." {
+		t.Fatalf("release-notes = %+v: the workspace's must win over the user's and the shipped one", rn)
+	}
+	if rn.Path != filepath.Join(ws, "release-notes", "SKILL.md") || len(rn.Files) != 1 || rn.Files[0] != filepath.Join(ws, "release-notes", "template.md") {
+		t.Errorf("path %s files %v", rn.Path, rn.Files)
+	}
+	if _, ok := set.Lookup("greet"); !ok {
+		t.Error("greet (user) not found")
+	}
+	if _, ok := set.Lookup("run-tests"); !ok {
+		t.Error("shipped run-tests not found")
+	}
+	names := set.Names()
+	for i := 1; i < len(names); i++ {
+		if names[i-1] >= names[i] {
+			t.Fatalf("names not sorted: %v", names)
+		}
+	}
+}
+
+// S3: the shipped skills all parse, are the seven the issue lists, and
+// tell a small model plainly that the commands are its own to run.
+func TestShipped(t *testing.T) {
+	set, warns := skills.Load(skills.Shipped())
+	if len(warns) > 0 {
+		t.Fatalf("shipped skills malformed: %v", warns)
+	}
+	want := "background-jobs commit-message explain-error release-notes rename-symbol review-diff run-tests"
+	if got := strings.Join(set.Names(), " "); got != want {
+		t.Fatalf("shipped = %s, want %s", got, want)
+	}
+	for _, s := range set.All() {
+		if !strings.Contains(s.Body, "in this same turn") {
+			t.Errorf("%s: a shipped skill must say the steps are for the model to do in this same turn", s.Name)
+		}
+		if s.Hint == "" {
+			t.Errorf("%s: no argument-hint for its slash command", s.Name)
+		}
+		if len(s.Body) > 1600 {
+			t.Errorf("%s: body is %d bytes; a 4B model follows short skills", s.Name, len(s.Body))
+		}
+	}
+	if c := set.Catalog(); len(c) > 1000 {
+		t.Errorf("catalog of the shipped skills is %d chars (it sits in read_skill's description)", len(c))
+	}
+}
+
+func TestRewrite(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "release-notes", "SKILL.md"), skill("release-notes", "Notes.", "steps"))
+	write(t, filepath.Join(dir, "greetings.md"), skill("greetings", "Greet.", "steps"))
+	set, _ := skills.Load(skills.DirSource(dir))
+	reserved := func(n string) bool { return n == "compact" || strings.HasPrefix(n, "ask-") }
+	line := skills.Line
+	for _, c := range []struct {
+		in, prompt, answer, note string
+	}{
+		{in: "/release-notes v1.2", prompt: line("release-notes", "v1.2")},
+		{in: "  /greetings Bob", prompt: line("greetings", "Bob")},
+		{in: "/greetings", prompt: line("greetings", "")},
+		{in: "$greetings Bob", prompt: line("greetings", "Bob")},
+		{in: "please $greetings Bob\nand then stop", prompt: "please " + line("greetings", "Bob") + "\nand then stop"},
+		{in: "echo $HOME and $PATH", prompt: "echo $HOME and $PATH"},
+		{in: "cost is 5$greetings", prompt: "cost is 5$greetings"},
+		{in: "run $greting Bob", prompt: "run $greting Bob", note: `no skill named "greting" — nearest: $greetings`},
+		{in: "/usr/bin/env is missing", prompt: "/usr/bin/env is missing"},
+		{in: "/compact", prompt: "/compact"},
+		{in: "/ask-reviewer hi", prompt: "/ask-reviewer hi"},
+		{in: "/relase-notes v1", answer: `no skill named "relase-notes" — nearest: /release-notes`},
+		{in: "/zzz", answer: `no skill named "zzz" — type /skills for the list`},
+		{in: "/skills", answer: "Skills (type /name or $name with its parameters):\n- /greetings — Greet.\n- /release-notes — Notes."},
+		{in: "no skill here", prompt: "no skill here"},
+	} {
+		got := set.Rewrite(c.in, reserved)
+		note := strings.Join(got.Notes, "|")
+		if got.Prompt != c.prompt || got.Answer != c.answer || note != c.note {
+			t.Errorf("Rewrite(%q) = %q / answer %q / notes %q\nwant %q / %q / %q", c.in, got.Prompt, got.Answer, note, c.prompt, c.answer, c.note)
+		}
+	}
+	if l := line("release-notes", "v1.2"); l != "[skill: release-notes — load it with read_skill and carry out its steps now; parameters: v1.2]" {
+		t.Errorf("Line = %s", l)
+	}
+}
+
+// A5: a skill added or edited during the session is seen at the next look.
+func TestLibraryReloadsOnChange(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.md"), skill("a", "A.", "steps"))
+	lib := skills.NewLibrary(skills.DirSource(dir), skills.Shipped())
+	set, _, gen := lib.Current()
+	if _, ok := set.Lookup("a"); !ok {
+		t.Fatal("a not found")
+	}
+	if _, _, g := lib.Current(); g != gen {
+		t.Fatalf("nothing changed but the generation moved %d → %d", gen, g)
+	}
+	write(t, filepath.Join(dir, "b", "SKILL.md"), skill("b", "B.", "steps"))
+	set, _, gen2 := lib.Current()
+	if _, ok := set.Lookup("b"); !ok || gen2 == gen {
+		t.Fatalf("added skill b not seen (gen %d → %d)", gen, gen2)
+	}
+	// An edit that keeps the size: the modification time tells.
+	later := time.Now().Add(2 * time.Second)
+	write(t, filepath.Join(dir, "a.md"), skill("a", "Z.", "steps"))
+	os.Chtimes(filepath.Join(dir, "a.md"), later, later)
+	set, _, gen3 := lib.Current()
+	if a, _ := set.Lookup("a"); a.Description != "Z." || gen3 == gen2 {
+		t.Fatalf("edited skill a not reloaded: %+v", a)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"release-notes", "run-tests", "review-diff"} {
+		write(t, filepath.Join(dir, n+".md"), skill(n, "d", "s"))
+	}
+	set, _ := skills.Load(skills.DirSource(dir))
+	if got := strings.Join(set.Nearest("review", 3), ","); got != "review-diff" {
+		t.Errorf("Nearest(review) = %s", got)
+	}
+	if got := set.Nearest("kubernetes", 3); len(got) != 0 {
+		t.Errorf("Nearest(kubernetes) = %v, want none", got)
+	}
+}
