@@ -192,7 +192,7 @@ func (a *app) registry(cwd string) *tools.Registry {
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput()})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: os.Environ(), Env: a.bashEnv()})
 		if servers.Available() {
 			b = afterCommands{Tool: b, m: servers}
 		}
@@ -205,6 +205,16 @@ func (a *app) registry(cwd string) *tools.Registry {
 		ts = append(ts, plan.New())
 	}
 	return tools.NewRegistry(ts...)
+}
+
+// bashEnv is the environment policy of bash commands (issue 9): the
+// config's bashEnv, and the API key never, under whatever name.
+func (a *app) bashEnv() bash.EnvPolicy {
+	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
+	if a.cfg.APIKeyEnv != "" {
+		drop = append(drop, a.cfg.APIKeyEnv)
+	}
+	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: []string{a.cfg.APIKey}}
 }
 
 // maxOutput is E25: explicit config, else 15 % of the window × 3.5

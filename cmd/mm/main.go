@@ -99,13 +99,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 
-	log, closeLog, err := openLog(f.logFile, stderr, mode)
-	if err != nil {
-		fmt.Fprintln(stderr, "mm:", err)
-		return exitUsage
-	}
-	defer closeLog()
-
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
@@ -116,6 +109,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm:", strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": "))
 		return exitUsage
 	}
+	log, closeLog, err := openLog(f.logFile, stderr, mode, cfg.APIKey)
+	if err != nil {
+		fmt.Fprintln(stderr, "mm:", err)
+		return exitUsage
+	}
+	defer closeLog()
 	log.Info("config", "source", cfg.Source)
 	a := newApp(cfg, log)
 	defer a.closeLSP()
@@ -146,20 +145,39 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 }
 
 // openLog sends logs to the file when given, else to stderr (warnings and
-// up in line mode, so the terminal shows only what matters).
-func openLog(path string, stderr io.Writer, mode string) (*slog.Logger, func(), error) {
+// up in line mode, so the terminal shows only what matters). The API key
+// is masked in every message and value: a server that echoes it in an
+// error must not put it into a log file.
+func openLog(path string, stderr io.Writer, mode, secret string) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(secret)}
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
 		}
-		return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+		return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
 	}
-	level := slog.LevelInfo
+	opts.Level = slog.LevelInfo
 	if mode == "line" {
-		level = slog.LevelWarn
+		opts.Level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), func() {}, nil
+	return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
+}
+
+// redact masks secret in log attributes (the message is one too).
+func redact(secret string) func([]string, slog.Attr) slog.Attr {
+	if len(secret) < 4 {
+		return nil
+	}
+	return func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindGroup {
+			return a
+		}
+		if s := a.Value.String(); strings.Contains(s, secret) {
+			return slog.String(a.Key, strings.ReplaceAll(s, secret, "[redacted]"))
+		}
+		return a
+	}
 }
 
 func isTerminal(r io.Reader) bool {

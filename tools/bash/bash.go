@@ -34,6 +34,11 @@ type Options struct {
 	// MaxOutput is how many characters of output the model gets, head and
 	// tail kept; 0 means DefaultMaxOutput (16,000).
 	MaxOutput int
+	// Environ is the environment commands start from, before Env
+	// filters it; nil means mm's own (os.Environ()).
+	Environ []string
+	// Env filters Environ; its zero value drops the usual secrets.
+	Env EnvPolicy
 }
 
 // Params are the arguments of a call. They stay minimal: every field is
@@ -52,7 +57,10 @@ func New(opts Options) tools.Tool {
 		opts.MaxOutput = DefaultMaxOutput
 	}
 	home, _ := os.UserHomeDir()
-	r := &runner{opts: opts, home: home}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	r := &runner{opts: opts, home: home, environ: append(opts.Env.Environ(opts.Environ), quietEnv...)}
 	return tools.New(tools.Spec[Params]{
 		Name:        "bash",
 		Kind:        tools.KindExecute,
@@ -66,8 +74,9 @@ func New(opts Options) tools.Tool {
 
 // runner holds what every call shares; it is immutable.
 type runner struct {
-	opts Options
-	home string
+	opts    Options
+	home    string
+	environ []string // what every command starts with
 }
 
 func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result, error) {
@@ -124,7 +133,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	cmd := exec.CommandContext(tctx, "bash", "-o", "pipefail", "-c", line)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out // a file: Wait does not wait for whoever holds it open
-	cmd.Env = append(os.Environ(), quietEnv...)
+	cmd.Env = r.environ
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
@@ -151,7 +160,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	if err != nil {
 		return tools.Result{}, err
 	}
-	text := o.render(r.opts.MaxOutput)
+	text := r.opts.Env.mask(o.render(r.opts.MaxOutput))
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}

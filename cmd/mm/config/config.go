@@ -37,6 +37,7 @@ type Config struct {
 	// AdaptiveTemp is E22's switch (not a key of the original mm).
 	AdaptiveTemp     bool              `yaml:"adaptiveTemperature"`
 	BashTimeout      Duration          `yaml:"bashTimeout"`
+	BashEnv          BashEnv           `yaml:"bashEnv"`
 	BashTool         *bool             `yaml:"bashTool"`
 	EditTools        *bool             `yaml:"editTools"`
 	PlanTool         *bool             `yaml:"planTool"`
@@ -76,6 +77,15 @@ type Reasoning struct {
 type Permissions struct {
 	Allow []string `yaml:"allow"`
 	Deny  []string `yaml:"deny"`
+}
+
+// BashEnv adjusts which environment variables bash commands see: by
+// default all but those whose name holds KEY, SECRET, TOKEN, PASSWORD or
+// CREDENTIAL, MM_API_KEY and apiKeyEnv's. Keep lets a named one through
+// (GITHUB_TOKEN); Drop removes more. Both take shell patterns (NPM_*).
+type BashEnv struct {
+	Keep []string `yaml:"keep"`
+	Drop []string `yaml:"drop"`
 }
 
 // ContextCfg is context budgeting.

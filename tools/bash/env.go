@@ -1,0 +1,85 @@
+package bash
+
+import (
+	"path"
+	"strings"
+)
+
+// EnvPolicy decides which of mm's environment variables a command sees
+// (after codex's shell environment policy). By default every variable is
+// kept except those whose name holds KEY, SECRET, TOKEN, PASSWORD or
+// CREDENTIAL (in any case): `env` or `echo $MM_API_KEY` must not put a
+// secret into the transcript the model — and its server — reads.
+type EnvPolicy struct {
+	// Keep names variables kept although their name looks secret
+	// (GITHUB_TOKEN for gh). Shell patterns (* and ?), matched without
+	// regard to case.
+	Keep []string
+	// Drop names more variables to drop; it wins over Keep. Patterns as
+	// for Keep.
+	Drop []string
+	// Secrets are values that never reach a command, whatever the name
+	// of the variable holding them (the model server's API key); they are
+	// also masked in what the command prints. Empty values are ignored.
+	Secrets []string
+}
+
+// secretWords mark a variable name as holding a secret.
+var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"}
+
+// Environ returns the variables of environ (as os.Environ gives them)
+// that the policy lets through.
+func (p EnvPolicy) Environ(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if p.keeps(name, value) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func (p EnvPolicy) keeps(name, value string) bool {
+	for _, s := range p.Secrets {
+		if s != "" && value == s {
+			return false
+		}
+	}
+	if matchAny(p.Drop, name) {
+		return false
+	}
+	if matchAny(p.Keep, name) {
+		return true
+	}
+	upper := strings.ToUpper(name)
+	for _, w := range secretWords {
+		if strings.Contains(upper, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToUpper(p), strings.ToUpper(name)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// minSecret is the shortest secret masked in output: masking a two-letter
+// "key" would garble every line.
+const minSecret = 8
+
+// mask replaces each secret in s by [redacted].
+func (p EnvPolicy) mask(s string) string {
+	for _, sec := range p.Secrets {
+		if len(sec) >= minSecret {
+			s = strings.ReplaceAll(s, sec, "[redacted]")
+		}
+	}
+	return s
+}

@@ -1,0 +1,37 @@
+package bash
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestEnvPolicy(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "EDITOR=vi",
+		"MM_API_KEY=k1", "OPENAI_API_KEY=k2", "api_key=k3", "GITHUB_TOKEN=t1",
+		"AWS_SECRET_ACCESS_KEY=s1", "PGPASSWORD=p1", "GOOGLE_APPLICATION_CREDENTIALS=/c.json",
+		"KEYBOARD=us", // holds KEY: dropped, as codex does; keep: re-admits it
+		"LLM_AUTH=the-api-key-value", "COPY_OF_KEY_VALUE=the-api-key-value",
+		"NPM_CONFIG_REGISTRY=r", "EMPTY=",
+	}
+	for _, tc := range []struct {
+		name string
+		p    EnvPolicy
+		want []string
+	}{
+		{"default", EnvPolicy{}, []string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "EDITOR=vi", "LLM_AUTH=the-api-key-value", "NPM_CONFIG_REGISTRY=r", "EMPTY="}},
+		{"keep and drop", EnvPolicy{Keep: []string{"github_token", "KEYBOARD"}, Drop: []string{"NPM_*", "LLM_AUTH"}},
+			[]string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "EDITOR=vi", "GITHUB_TOKEN=t1", "KEYBOARD=us", "EMPTY="}},
+		{"drop wins over keep", EnvPolicy{Keep: []string{"*"}, Drop: []string{"MM_API_KEY"}},
+			[]string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "EDITOR=vi", "OPENAI_API_KEY=k2", "api_key=k3", "GITHUB_TOKEN=t1", "AWS_SECRET_ACCESS_KEY=s1", "PGPASSWORD=p1", "GOOGLE_APPLICATION_CREDENTIALS=/c.json", "KEYBOARD=us", "LLM_AUTH=the-api-key-value", "COPY_OF_KEY_VALUE=the-api-key-value", "NPM_CONFIG_REGISTRY=r", "EMPTY="}},
+		{"secret by value", EnvPolicy{Secrets: []string{"the-api-key-value", ""}}, []string{"PATH=/usr/bin", "HOME=/home/u", "LANG=C.UTF-8", "EDITOR=vi", "NPM_CONFIG_REGISTRY=r", "EMPTY="}},
+	} {
+		if got := tc.p.Environ(environ); !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+	p := EnvPolicy{Secrets: []string{"the-api-key-value", "short"}}
+	if got := p.mask("a the-api-key-value b short"); got != "a [redacted] b short" {
+		t.Errorf("mask = %q", got)
+	}
+}
