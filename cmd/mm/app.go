@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,149 +21,43 @@ import (
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
-// app is the composition root: it turns the config into a model client,
-// a tool registry and engine sessions, for both front ends.
+// app is the composition root: it turns the config into a model
+// connector, a tool registry and engine sessions, for both front ends.
 type app struct {
-	cfg *config.Config
-	log *slog.Logger
+	cfg  *config.Config
+	log  *slog.Logger
+	conn *llm.Connector
 
-	mu       sync.Mutex
-	client   *llm.Client
-	model    string
-	window   int
-	winProbe time.Time
-	lsp      map[string]*lspbridge.Manager // by workspace
+	mu  sync.Mutex
+	lsp map[string]*lspbridge.Manager // by workspace
 
 	// notice shows a one-time line to the user (line mode's banner on
-	// stderr); nil logs it only.
+	// stderr); nil logs it only. Set before the first session.
 	notice func(string)
 }
 
 func newApp(cfg *config.Config, log *slog.Logger) *app {
-	return &app{cfg: cfg, log: log, model: cfg.Model, window: cfg.ContextWindow}
-}
-
-// errNoServer is C7's one line when no model server answers.
-type errNoServer struct{ tried string }
-
-func (e errNoServer) Error() string {
-	return "no model server answered (" + e.tried + ") — start one, e.g. `llama-server -hf unsloth/Qwen3-4B-GGUF --jinja --port 8080`, or set baseURL in .mm/agent.yaml (or MM_BASE_URL)"
+	a := &app{cfg: cfg, log: log}
+	a.conn = llm.NewConnector(llm.ConnectorOptions{
+		Provider:          cfg.Provider,
+		BaseURL:           cfg.BaseURL,
+		APIKey:            cfg.APIKey,
+		Model:             cfg.Model,
+		ContextWindow:     cfg.ContextWindow,
+		FirstTokenTimeout: time.Duration(cfg.FirstTokenTime),
+		IdleTimeout:       time.Duration(cfg.WatchdogTimeout),
+		Notice: func(line string) {
+			if a.notice != nil {
+				a.notice(line)
+			}
+		},
+		Logger: log,
+	})
+	return a
 }
 
 // explain turns a model error into the one line the user sees.
-func explain(err error) string {
-	var ns errNoServer
-	if errors.As(err, &ns) {
-		return ns.Error()
-	}
-	return llm.Explain(err)
-}
-
-// connect returns the model client, finding the server when none is
-// configured (C7). It is retried at each call until it succeeds, so a
-// server started after mm is found.
-func (a *app) connect(ctx context.Context) (*llm.Client, string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.client != nil && a.model != "" {
-		return a.client, a.model, nil
-	}
-	if a.client == nil {
-		provider, base := a.cfg.Provider, a.cfg.BaseURL
-		if base == "" {
-			p, b, err := llm.Detect(ctx, nil)
-			if err != nil {
-				return nil, "", errNoServer{tried: "127.0.0.1 ports 8080 llama-server, 11434 Ollama, 12434 Docker Model Runner, 1234 LM Studio"}
-			}
-			if provider == "" {
-				provider = p
-			}
-			base = b
-			a.log.Info("model server found", "provider", provider, "baseURL", base)
-			if a.notice != nil {
-				a.notice(fmt.Sprintf("mm: found %s at %s (set baseURL to choose another)", p, base))
-			}
-		}
-		if provider == "" {
-			provider = guessProvider(base)
-		}
-		a.client = llm.New(llm.Options{
-			Provider:          provider,
-			BaseURL:           base,
-			APIKey:            a.cfg.APIKey,
-			FirstTokenTimeout: time.Duration(a.cfg.FirstTokenTime),
-			IdleTimeout:       time.Duration(a.cfg.WatchdogTimeout),
-			Logger:            a.log,
-		})
-	}
-	if a.model == "" {
-		models, err := a.client.Models(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		if len(models) == 0 {
-			return nil, "", fmt.Errorf("the server at %s serves no model; set model in .mm/agent.yaml", a.client.BaseURL())
-		}
-		a.model = models[0]
-		a.log.Info("model chosen", "model", a.model)
-	}
-	return a.client, a.model, nil
-}
-
-// guessProvider names the server from its usual port when the config
-// gives a URL but no provider.
-func guessProvider(base string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "openai"
-	}
-	switch u.Port() {
-	case "8080":
-		return "llamacpp"
-	case "11434":
-		return "ollama"
-	case "12434":
-		return "dmr"
-	case "1234":
-		return "lmstudio"
-	case "8000":
-		return "vllm"
-	}
-	return "openai"
-}
-
-// Stream implements engine.Model, connecting on first use.
-func (a *app) Stream(ctx context.Context, req llm.Request, on func(llm.Delta) error) (llm.Response, error) {
-	c, model, err := a.connect(ctx)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	if req.Model == "" {
-		req.Model = model
-	}
-	return c.Stream(ctx, req, on)
-}
-
-// contextWindow is the configured window, else the server's (probed at
-// most every 30 s until known: the server may start after mm).
-func (a *app) contextWindow(ctx context.Context) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.window > 0 || a.client == nil || time.Since(a.winProbe) < 30*time.Second {
-		return a.window
-	}
-	a.winProbe = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	n, source, err := a.client.ContextWindow(ctx, a.model)
-	if err != nil {
-		a.log.Warn("context window unknown; set contextWindow in the config", "err", err)
-		return 0
-	}
-	a.log.Info("context window", "tokens", n, "source", source)
-	a.window = n
-	return n
-}
+func explain(err error) string { return llm.Explain(err) }
 
 // workspace builds the disk environment and permission policy of a
 // session in cwd. ask is nil in ACP mode (the acp package asks).
@@ -231,6 +122,7 @@ func (a *app) maxOutput() int {
 
 // session builds an engine session whose tools run in env.
 func (a *app) session(cwd string, env tools.Env) *engine.Session {
+	a.conn.Warm() // the server and its window, in the background (E14)
 	s := a.cfg.Sampling
 	temp, topP, parallel := 0.0, 0.9, false
 	if s.Temperature == nil {
@@ -246,8 +138,8 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 		s.MaxTokens = 4096
 	}
 	return engine.NewSession(engine.Options{
-		Model:           a,
-		ModelName:       "", // filled by Stream once the server is known
+		Model:           a.conn,
+		ModelName:       "", // filled by the connector once the server is known
 		Tools:           a.registry(cwd),
 		Env:             env,
 		SystemPrompt:    a.cfg.SystemPrompt,
@@ -256,7 +148,7 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 		ReasoningEffort: a.cfg.Reasoning.Effort,
 		MaxTurns:        a.cfg.MaxTurns,
 		PreviewLines:    a.cfg.PreviewLines,
-		ContextWindow:   a.contextWindow,
+		ContextWindow:   func(context.Context) int { n, _ := a.conn.Window(); return n },
 		ToolBudget:      int(a.cfg.ToolBudget),
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,

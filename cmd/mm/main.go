@@ -118,6 +118,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	log.Info("config", "source", cfg.Source)
 	a := newApp(cfg, log)
 	defer a.closeLSP()
+	defer a.conn.Close()
 
 	if mode == "line" {
 		return runLine(ctx, a, f, cwd, stdin, stdout, stderr)

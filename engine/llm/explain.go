@@ -59,6 +59,8 @@ var rules = []rule{
 	// Context overflow, in each server's own words (E12).
 	{server: "llama.cpp", class: ClassOverflow, field: "type", needle: "exceed_context_size_error"},
 	{server: "llama.cpp", class: ClassOverflow, needle: "exceeds the available context size"},
+	// An older llama.cpp answers a 500 with no numbers.
+	{server: "llama.cpp", class: ClassOverflow, status: 500, needle: "context size has been exceeded"},
 	{server: "OpenAI", class: ClassOverflow, field: "code", needle: "context_length_exceeded",
 		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?resulted in (\d+) tokens`), ctx: 1, prompt: 2},
 	{server: "vLLM", class: ClassOverflow,
@@ -251,6 +253,10 @@ func Explain(err error) string {
 	case ClassNoFinish:
 		return "the server closed the stream before the answer was finished (no finish_reason): it probably crashed or ran out of memory — check its log"
 	case ClassNoServer:
+		var nl ErrNoLocalServer
+		if errors.As(err, &nl) {
+			return nl.Error()
+		}
 		return "no model server is answering" + at(err) + ": " + StartHint
 	case ClassUnknownWindow:
 		return "the context window is unknown: set contextWindow in the config (the -c of llama-server, num_ctx of Ollama, the context length loaded in LM Studio)"

@@ -1,0 +1,454 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ConnectorOptions configure a Connector. Zero values are documented per
+// field.
+type ConnectorOptions struct {
+	// Provider is the configured provider; "" detects it from the server
+	// behind BaseURL (llama.cpp /props, Ollama /api/version, LM Studio
+	// /api/v1/models, vLLM max_model_len, DMR by its /engines path), and
+	// falls back on the usual port, then a generic OpenAI API.
+	Provider string
+	// BaseURL is the configured API base; "" probes the usual local
+	// endpoints (C7).
+	BaseURL string
+	APIKey  string
+	// Model is the configured model; "" takes the first one served.
+	Model string
+	// ContextWindow is the configured window in tokens; 0 probes the
+	// server (E14).
+	ContextWindow int
+	// FirstTokenTimeout and IdleTimeout are passed to the Client.
+	FirstTokenTimeout, IdleTimeout time.Duration
+	// ProbeTimeout bounds each probe of the server (kind, models, window);
+	// 0 means 2 s.
+	ProbeTimeout time.Duration
+	// ReprobeEvery is the least time between two window probes while the
+	// window is unknown (the server may start after mm); 0 means 30 s.
+	ReprobeEvery time.Duration
+	// Endpoints are probed when BaseURL is empty; nil is LocalEndpoints.
+	Endpoints []Endpoint
+	// HTTPClient is used for the probes and the client; nil is a default.
+	HTTPClient *http.Client
+	// RetryDelays are passed to the Client (nil: its default).
+	RetryDelays []time.Duration
+	// Notice shows a one-time line to the user (which server was found);
+	// nil only logs it.
+	Notice func(string)
+	Logger *slog.Logger
+}
+
+// Connector is the lazy connection to the model server: it finds the
+// server and its kind, chooses the model and learns the context window,
+// caching each answer. It implements the engine's Model. No lock is held
+// across I/O, every probe is bounded, and a turn never waits on a window
+// probe: Window answers from the cache and starts a probe in the
+// background when the window is unknown.
+type Connector struct {
+	opts ConnectorOptions
+	log  *slog.Logger
+
+	mu         sync.Mutex
+	client     *Client
+	model      string
+	window     int
+	source     string
+	lastProbe  time.Time
+	connecting chan struct{} // closed when the connect in flight ends
+	connErr    error
+	probing    bool
+	bg         sync.WaitGroup
+	closed     bool
+	probed     chan struct{} // closed when the first window probe ends
+	probedOnce sync.Once
+	stop       context.CancelFunc
+	bgCtx      context.Context
+}
+
+// NewConnector returns a connector; nothing is contacted until it is used
+// or warmed.
+func NewConnector(opts ConnectorOptions) *Connector {
+	if opts.ProbeTimeout <= 0 {
+		opts.ProbeTimeout = 2 * time.Second
+	}
+	if opts.ReprobeEvery <= 0 {
+		opts.ReprobeEvery = 30 * time.Second
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c := &Connector{opts: opts, log: log, model: opts.Model, bgCtx: ctx, stop: stop, probed: make(chan struct{})}
+	if opts.ContextWindow > 0 {
+		c.window, c.source = opts.ContextWindow, "config"
+	}
+	return c
+}
+
+// ErrNoLocalServer is returned when no base URL is configured and none of
+// the usual local endpoints answers (C7). Its text is the one line.
+type ErrNoLocalServer struct{ Tried string }
+
+func (e ErrNoLocalServer) Error() string {
+	return "no model server answered (" + e.Tried + ") — start one, e.g. `llama-server -hf unsloth/Qwen3-4B-GGUF --jinja --port 8080`, or set baseURL in .mm/agent.yaml (or MM_BASE_URL)"
+}
+
+// Unwrap lets errors.Is(err, ErrNoServer) hold.
+func (e ErrNoLocalServer) Unwrap() error { return ErrNoServer }
+
+// Warm connects and probes the window in the background (session start),
+// so that the first turn finds them ready. It returns at once.
+func (c *Connector) Warm() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.probeLocked()
+}
+
+// Probed is closed when the first background window probe has ended,
+// whatever it found (doctor and tests wait on it instead of polling).
+func (c *Connector) Probed() <-chan struct{} { return c.probed }
+
+// Close stops the background probes and waits for them.
+func (c *Connector) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.stop()
+	c.bg.Wait()
+}
+
+// Client returns the connected client and the model, connecting if
+// needed. Concurrent callers share one connect; each waits at most until
+// its ctx ends.
+func (c *Connector) Client(ctx context.Context) (*Client, string, error) {
+	for {
+		c.mu.Lock()
+		if c.client != nil && c.model != "" {
+			cl, m := c.client, c.model
+			c.mu.Unlock()
+			return cl, m, nil
+		}
+		wait := c.connecting
+		if wait == nil {
+			wait = make(chan struct{})
+			c.connecting = wait
+			c.mu.Unlock()
+			err := c.connect(ctx)
+			c.mu.Lock()
+			c.connecting, c.connErr = nil, err
+			c.mu.Unlock()
+			close(wait)
+			if err != nil {
+				return nil, "", err
+			}
+			continue
+		}
+		c.mu.Unlock()
+		select {
+		case <-wait:
+			c.mu.Lock()
+			err, ok := c.connErr, c.client != nil && c.model != ""
+			c.mu.Unlock()
+			if !ok && err != nil {
+				return nil, "", err
+			}
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
+	}
+}
+
+// connect does the I/O of a connect without holding the lock.
+func (c *Connector) connect(ctx context.Context) error {
+	c.mu.Lock()
+	client, model := c.client, c.model
+	c.mu.Unlock()
+	if client == nil {
+		var err error
+		if client, err = c.newClient(ctx); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.client = client
+		c.mu.Unlock()
+	}
+	if model != "" {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+	defer cancel()
+	models, err := client.Models(pctx)
+	if err != nil {
+		return fmt.Errorf("list the served models: %w", err)
+	}
+	if len(models) == 0 {
+		return fmt.Errorf("the server at %s serves no model; set model in .mm/agent.yaml", client.BaseURL())
+	}
+	c.log.Info("model chosen", "model", models[0])
+	c.mu.Lock()
+	if c.model == "" {
+		c.model = models[0]
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Connector) newClient(ctx context.Context) (*Client, error) {
+	provider, base := c.opts.Provider, c.opts.BaseURL
+	if base == "" {
+		eps := c.opts.Endpoints
+		if eps == nil {
+			eps = LocalEndpoints()
+		}
+		p, b, err := DetectFrom(ctx, c.opts.HTTPClient, eps)
+		if err != nil {
+			var tried []string
+			for _, ep := range eps {
+				tried = append(tried, ep.Provider+" "+hostOf(ep.BaseURL))
+			}
+			return nil, ErrNoLocalServer{Tried: "tried " + strings.Join(tried, ", ")}
+		}
+		if provider == "" {
+			provider = p
+		}
+		base = b
+		c.log.Info("model server found", "provider", provider, "baseURL", base)
+		if c.opts.Notice != nil {
+			c.opts.Notice(fmt.Sprintf("mm: found %s at %s (set baseURL to choose another)", p, base))
+		}
+	}
+	if provider == "" {
+		pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+		provider = DetectKind(pctx, c.opts.HTTPClient, base, c.opts.APIKey)
+		cancel()
+		c.log.Info("server kind", "provider", provider, "baseURL", base)
+	}
+	return New(Options{
+		Provider:          provider,
+		BaseURL:           base,
+		APIKey:            c.opts.APIKey,
+		HTTPClient:        c.opts.HTTPClient,
+		FirstTokenTimeout: c.opts.FirstTokenTimeout,
+		IdleTimeout:       c.opts.IdleTimeout,
+		RetryDelays:       c.opts.RetryDelays,
+		Logger:            c.opts.Logger,
+	}), nil
+}
+
+// Stream implements the engine's Model, connecting on first use. A
+// request without a model gets the chosen one.
+func (c *Connector) Stream(ctx context.Context, req Request, on func(Delta) error) (Response, error) {
+	cl, model, err := c.Client(ctx)
+	if err != nil {
+		return Response{}, err
+	}
+	if req.Model == "" {
+		req.Model = model
+	}
+	return cl.Stream(ctx, req, on)
+}
+
+// Provider is the provider in use, "" before the first connect.
+func (c *Connector) Provider() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.client == nil {
+		return c.opts.Provider
+	}
+	return c.client.Provider()
+}
+
+// Models lists the served models (bounded by ProbeTimeout).
+func (c *Connector) Models(ctx context.Context) ([]string, error) {
+	cl, _, err := c.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+	defer cancel()
+	return cl.Models(ctx)
+}
+
+// Window is the context window in tokens and where it came from, from the
+// cache: 0 and "" while unknown. When unknown it starts a background probe
+// (at most every ReprobeEvery), so a server started after mm is learnt.
+func (c *Connector) Window() (int, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.window == 0 && !c.closed && time.Since(c.lastProbe) >= c.opts.ReprobeEvery {
+		c.probeLocked()
+	}
+	return c.window, c.source
+}
+
+// Learn records the window the server itself reported (the n_ctx of an
+// overflow error): it replaces a wrong configured or probed one (E14).
+func (c *Connector) Learn(nCtx int) {
+	if nCtx <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.window != nCtx {
+		c.log.Info("context window learnt from the server's error", "tokens", nCtx, "was", c.window)
+	}
+	c.window, c.source = nCtx, "the server's overflow error"
+}
+
+// probeLocked starts one background connect + window probe unless one is
+// running. c.mu is held by the caller; the goroutine takes it only to
+// store what it learnt.
+func (c *Connector) probeLocked() {
+	if c.probing {
+		return
+	}
+	c.probing, c.lastProbe = true, time.Now()
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				c.log.Error("window probe panicked", "panic", r)
+			}
+			c.mu.Lock()
+			c.probing = false
+			c.mu.Unlock()
+			c.probedOnce.Do(func() { close(c.probed) })
+		}()
+		c.probeWindow(c.bgCtx)
+	}()
+}
+
+func (c *Connector) probeWindow(ctx context.Context) {
+	cl, model, err := c.Client(ctx)
+	if err != nil {
+		c.log.Warn("model server not reached yet", "err", err)
+		return
+	}
+	c.mu.Lock()
+	known := c.window > 0
+	c.mu.Unlock()
+	if known {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+	defer cancel()
+	n, source, err := cl.ContextWindow(pctx, model)
+	if err != nil {
+		c.log.Warn("context window unknown; set contextWindow in the config", "err", err)
+		return
+	}
+	c.log.Info("context window", "tokens", n, "source", source)
+	c.mu.Lock()
+	if c.window == 0 {
+		c.window, c.source = n, source
+	}
+	c.mu.Unlock()
+}
+
+// DetectKind names the server behind an API base URL (E14): DMR by its
+// /engines path, else the first of these that answers — llama.cpp's
+// /props (with n_ctx), Ollama's /api/version, LM Studio's /api/v1/models,
+// vLLM's max_model_len in /v1/models — all asked at once within ctx. When
+// none does it guesses from the usual port, else a generic OpenAI API.
+func DetectKind(ctx context.Context, hc *http.Client, base, apiKey string) string {
+	base = strings.TrimRight(base, "/")
+	if strings.Contains(base, "/engines") {
+		return ProviderDMR
+	}
+	probeClient := New(Options{BaseURL: base, APIKey: apiKey, HTTPClient: hc, RetryDelays: []time.Duration{}})
+	root := probeClient.root
+	type probe struct {
+		provider string
+		url      string
+		ok       func(map[string]any) bool
+	}
+	probes := []probe{
+		{ProviderLlamaCpp, root + "/props", func(m map[string]any) bool {
+			_, ok := m["default_generation_settings"]
+			return ok
+		}},
+		{ProviderOllama, root + "/api/version", func(m map[string]any) bool {
+			_, ok := m["version"]
+			return ok
+		}},
+		{ProviderLMStudio, root + "/api/v1/models", func(m map[string]any) bool {
+			list, _ := m["models"].([]any)
+			for _, e := range list {
+				if em, _ := e.(map[string]any); em != nil {
+					if _, ok := em["loaded_instances"]; ok {
+						return true
+					}
+				}
+			}
+			return false
+		}},
+		{ProviderVLLM, base + "/models", func(m map[string]any) bool {
+			data, _ := m["data"].([]any)
+			for _, e := range data {
+				if em, _ := e.(map[string]any); em != nil {
+					if _, ok := em["max_model_len"]; ok {
+						return true
+					}
+				}
+			}
+			return false
+		}},
+	}
+	found := make([]bool, len(probes))
+	var wg sync.WaitGroup
+	for i, p := range probes {
+		wg.Go(func() {
+			defer func() { _ = recover() }()
+			var m map[string]any
+			if probeClient.getJSON(ctx, p.url, &m) == nil && m != nil {
+				found[i] = p.ok(m)
+			}
+		})
+	}
+	wg.Wait()
+	for i, p := range probes {
+		if found[i] {
+			return p.provider
+		}
+	}
+	return guessProvider(base)
+}
+
+// guessProvider names the server from its usual port.
+func guessProvider(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ProviderOpenAI
+	}
+	switch u.Port() {
+	case "8080":
+		return ProviderLlamaCpp
+	case "11434":
+		return ProviderOllama
+	case "12434":
+		return ProviderDMR
+	case "1234":
+		return ProviderLMStudio
+	case "8000":
+		return ProviderVLLM
+	}
+	return ProviderOpenAI
+}
