@@ -360,6 +360,9 @@ func (s *Session) request(withTools bool) llm.Request {
 		Sampling:           s.opts.Sampling,
 		ReasoningEffort:    s.opts.ReasoningEffort,
 		ChatTemplateKwargs: s.opts.ChatTemplateKwargs,
+		// E9: llama.cpp then reports its prompt reading, which keeps the
+		// watchdog fed and is shown; the client sends it to llama.cpp only.
+		ReturnProgress: true,
 	}
 	if withTools {
 		for _, tl := range s.opts.Tools.Tools() {

@@ -16,15 +16,23 @@ type Recorded struct {
 	// Path is the request path, e.g. /v1/chat/completions.
 	Path string
 	// Step is the index in Scenario.Steps of the step that answered, or -1
-	// when the scenario was exhausted.
+	// when the scenario was exhausted or the prompt was refused.
 	Step int
+	// Refused is set when the prompt did not fit the window (n_ctx) and
+	// the server answered llama.cpp's 400 exceed_context_size_error.
+	Refused bool
+	// PromptTokens is the server's count of the prompt (body bytes / 4).
+	PromptTokens int
 
 	// Decoded from Body for easy assertions.
 	Model        string
 	Stream       bool
 	IncludeUsage bool
-	Messages     []Message
-	Tools        []Tool
+	// ReturnProgress is llama.cpp's return_progress field: only then are
+	// prompt_progress chunks sent.
+	ReturnProgress bool
+	Messages       []Message
+	Tools          []Tool
 }
 
 // Message is a decoded request message. Content parts (arrays) are joined.
@@ -75,9 +83,10 @@ func (r Recorded) Last() Message {
 }
 
 type wireRequest struct {
-	Model         string `json:"model"`
-	Stream        bool   `json:"stream"`
-	StreamOptions *struct {
+	Model          string `json:"model"`
+	Stream         bool   `json:"stream"`
+	ReturnProgress bool   `json:"return_progress"`
+	StreamOptions  *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Messages []struct {
@@ -112,6 +121,7 @@ func decodeRequest(rec *Recorded) error {
 	}
 	rec.Model = w.Model
 	rec.Stream = w.Stream
+	rec.ReturnProgress = w.ReturnProgress
 	rec.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for _, m := range w.Messages {
 		msg := Message{

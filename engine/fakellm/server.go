@@ -171,11 +171,16 @@ func (s *Server) modelIDs() []string {
 	return []string{"fake-model"}
 }
 
-func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
-	n := s.sc.NCtx
-	if n == 0 {
-		n = 8192
+// nCtx is the window of the server's slot: the scenario's, else 8192.
+func (s *Server) nCtx() int {
+	if s.sc.NCtx > 0 {
+		return s.sc.NCtx
 	}
+	return 8192
+}
+
+func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
+	n := s.nCtx()
 	body := fmt.Sprintf(`{"default_generation_settings":{"n_ctx":%d,"params":{"n_predict":-1}},"total_slots":1,"model_path":"/models/%s.gguf","chat_template":"","build_info":"fakellm"}`, n, s.modelIDs()[0])
 	writeJSON(w, 200, body)
 }
@@ -204,6 +209,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.record(rec)
 		writeJSON(w, http.StatusBadRequest, string(mustJSON(map[string]any{"error": map[string]any{
 			"code": 400, "message": "fakellm: request body is not JSON: " + err.Error(), "type": "invalid_request_error"}})))
+		return
+	}
+	rec.PromptTokens = max(1, tokens(len(body)))
+	if n := s.nCtx(); rec.PromptTokens > n {
+		// llama-server refuses a prompt larger than its slot's context,
+		// with these words and numbers (real-streams/09); the model never
+		// sees it, so no step is used.
+		rec.Step, rec.Refused = -1, true
+		s.record(rec)
+		writeJSON(w, http.StatusBadRequest, fmt.Sprintf(`{"error":{"code":400,"message":"request (%d tokens) exceeds the available context size (%d tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":%d,"n_ctx":%d}}`, rec.PromptTokens, n, rec.PromptTokens, n))
 		return
 	}
 	p := s.take(&rec, body)
@@ -260,12 +275,12 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 	rec.Step = i
 	s.reqs = append(s.reqs, *rec)
 
-	prompt := max(1, tokens(len(body)))
+	prompt := rec.PromptTokens
 	cached := min(prompt, commonPrefix(s.prevBody, body)/4)
 	s.prevBody = body
 	p := plan{ans: answer{
 		step: st, stepIndex: i, id: fmt.Sprintf("chatcmpl-fakellm-%d", n),
-		model: rec.Model, includeUsage: rec.IncludeUsage,
+		model: rec.Model, includeUsage: rec.IncludeUsage, returnProgress: rec.ReturnProgress,
 		promptTokens: prompt, cachedTokens: cached,
 	}}
 	if p.ans.model == "" {

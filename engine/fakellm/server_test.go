@@ -388,3 +388,59 @@ func TestLoadFile(t *testing.T) {
 		t.Fatal("no error for a missing file")
 	}
 }
+
+// prompt_progress chunks come only when the request asks for them with
+// return_progress, as llama-server does: a fake that sent them unasked
+// would let a client that never asks pass its tests.
+func TestProgressOnlyWhenAsked(t *testing.T) {
+	sc := mustParse(t, "steps:\n  - {content: a, progress: {total: 100, chunks: 2}}\n  - {content: b, progress: {total: 100, chunks: 2}}\n")
+	srv := fakellm.NewServer(sc)
+	defer srv.Close()
+	_, unasked := answer(t, srv, streamReq)
+	if strings.Contains(unasked, "prompt_progress") {
+		t.Fatalf("prompt_progress sent without return_progress:\n%s", unasked)
+	}
+	asked := strings.Replace(streamReq, `"stream":true`, `"stream":true,"return_progress":true`, 1)
+	_, body := answer(t, srv, asked)
+	if n := strings.Count(body, `"prompt_progress"`); n != 2 {
+		t.Fatalf("want 2 prompt_progress chunks when asked, got %d:\n%s", n, body)
+	}
+	if !srv.Requests()[1].ReturnProgress || srv.Requests()[0].ReturnProgress {
+		t.Fatal("ReturnProgress not recorded")
+	}
+}
+
+// A prompt larger than n_ctx gets llama-server's 400 with its numbers and
+// uses no step; the next request that fits gets the step.
+func TestPromptLargerThanWindowRefused(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, "n_ctx: 100\nsteps:\n  - content: fits\n"))
+	defer srv.Close()
+	big := strings.Replace(streamReq, `"hi"`, `"`+strings.Repeat("x", 600)+`"`, 1)
+	status, body := answer(t, srv, big)
+	if status != 400 {
+		t.Fatalf("status %d, want 400", status)
+	}
+	var e struct {
+		Error struct {
+			Code          int    `json:"code"`
+			Message       string `json:"message"`
+			Type          string `json:"type"`
+			NPromptTokens int    `json:"n_prompt_tokens"`
+			NCtx          int    `json:"n_ctx"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Error.Type != "exceed_context_size_error" || e.Error.NCtx != 100 || e.Error.NPromptTokens <= 100 ||
+		!strings.Contains(e.Error.Message, "exceeds the available context size (100 tokens)") {
+		t.Fatalf("refusal body %s", body)
+	}
+	if status, body := answer(t, srv, streamReq); status != 200 || !strings.Contains(body, "fits") {
+		t.Fatalf("the fitting request after a refusal: %d %s", status, body)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !reqs[0].Refused || reqs[1].Refused || srv.Remaining() != 0 {
+		t.Fatalf("recorded %+v", reqs)
+	}
+}

@@ -20,9 +20,12 @@ type answer struct {
 	id           string // chatcmpl-…
 	model        string
 	includeUsage bool
-	promptTokens int
-	cachedTokens int
-	withError    bool // send the step's StreamError
+	// returnProgress: the request asked for prompt_progress (llama.cpp
+	// sends none otherwise).
+	returnProgress bool
+	promptTokens   int
+	cachedTokens   int
+	withError      bool // send the step's StreamError
 }
 
 // chunk is one chat.completion.chunk as llama-server writes it.
@@ -115,7 +118,7 @@ func (a *answer) frames() iter.Seq[frame] {
 			return yield(f)
 		}
 		outBytes := 0
-		if p := st.Progress; p != nil {
+		if p := st.Progress; p != nil && a.returnProgress {
 			total := p.Total
 			if total == 0 {
 				total = a.promptTokens
