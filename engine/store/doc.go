@@ -1,0 +1,22 @@
+// Package store keeps sessions on disk (E29) and the "always allow /
+// always reject" answers of each workspace (A4), under mm's state
+// directory — never inside the repository, which a cloned project could
+// ship with answers already given.
+//
+// Layout under the directory given to Open ($XDG_STATE_HOME/mm):
+//
+//	sessions/<workspace>/<id>.json   one file per session
+//	permissions/<workspace>.json     remembered answers of a workspace
+//
+// where <workspace> is the base name of the working directory and a hash
+// of its absolute path.
+//
+// Invariants:
+//   - Every file is written atomically (temporary file, fsync, rename)
+//     with mode 0600 in directories of mode 0700: a crash leaves the old
+//     version or the new one, never half of one.
+//   - A record holds no secret: the API key is never part of it.
+//   - A corrupt or half-written file is skipped with one log line by List
+//     and reported as an error by Load; the store never panics on bad
+//     input.
+package store

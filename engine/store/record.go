@@ -1,0 +1,104 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/tools"
+)
+
+// Version is the record format; a newer one is read as far as it goes.
+const Version = 1
+
+// Record is one session as stored.
+type Record struct {
+	Version  int    `json:"version"`
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Cwd      string `json:"cwd"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Mode is the permission mode (ask, accept-edits, plan, yolo).
+	Mode string `json:"mode,omitempty"`
+	// Thought is the chosen thought level, "" for the configured one.
+	Thought string    `json:"thoughtLevel,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// CallSeq is the last tool call number used, so a loaded session
+	// never reuses the id of a call the editor already shows.
+	CallSeq int `json:"callSeq"`
+	// History is the engine's conversation, the authoritative one sent
+	// to the model (compacted when the engine compacts it).
+	History []llm.Message `json:"history"`
+	// Replay is what the user saw, replayed by session/load.
+	Replay []Entry `json:"replay"`
+	// Errors are the failed turns, each with the model that produced it.
+	Errors []Failure `json:"errors,omitempty"`
+}
+
+// EntryKind says what a replay entry shows.
+type EntryKind string
+
+// Replay entry kinds.
+const (
+	EntryUser  EntryKind = "user"
+	EntryAgent EntryKind = "agent"
+	// EntryNote is mm's struggle note (A6); Level is warning or severe.
+	EntryNote EntryKind = "note"
+	EntryTool EntryKind = "tool"
+)
+
+// Entry is one thing shown to the user.
+type Entry struct {
+	Kind  EntryKind `json:"kind"`
+	Text  string    `json:"text,omitempty"`
+	Level string    `json:"level,omitempty"`
+	Tool  *Tool     `json:"tool,omitempty"`
+}
+
+// Tool is a tool call as it ended.
+type Tool struct {
+	ID        string           `json:"id"`
+	Title     string           `json:"title"`
+	Kind      tools.Kind       `json:"kind"`
+	Status    string           `json:"status"`
+	Input     json.RawMessage  `json:"input,omitempty"`
+	Locations []tools.Location `json:"locations,omitempty"`
+	Diffs     []tools.Diff     `json:"diffs,omitempty"`
+	// Output is the preview the user saw (the first lines).
+	Output string `json:"output,omitempty"`
+}
+
+// Failure is a turn that failed, and who produced it.
+type Failure struct {
+	Time     time.Time `json:"time"`
+	Provider string    `json:"provider,omitempty"`
+	Model    string    `json:"model,omitempty"`
+	Text     string    `json:"text"`
+}
+
+// Summary is what a listing shows of a session.
+type Summary struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Cwd     string    `json:"cwd"`
+	Updated time.Time `json:"updated"`
+}
+
+// Title makes a session title from its first prompt: the first non-empty
+// line, at most 80 characters.
+func Title(prompt string) string {
+	for _, l := range strings.Split(prompt, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if r := []rune(l); len(r) > 80 {
+			return string(r[:79]) + "…"
+		}
+		return l
+	}
+	return "(empty prompt)"
+}

@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
+)
+
+func record(id, cwd string, updated time.Time) *store.Record {
+	old := "a\n"
+	return &store.Record{
+		ID: id, Title: "t " + id, Cwd: cwd, Provider: "llamacpp", Model: "m", Mode: "ask",
+		Created: updated.Add(-time.Minute), Updated: updated, CallSeq: 2,
+		History: []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant, Content: "hello"}},
+		Replay: []store.Entry{{Kind: store.EntryUser, Text: "hi"}, {Kind: store.EntryTool, Tool: &store.Tool{
+			ID: "call_1", Title: "Edit a", Kind: tools.KindEdit, Status: "completed",
+			Diffs: []tools.Diff{{Path: filepath.Join(cwd, "a"), Old: &old, New: "b\n"}},
+		}}},
+	}
+}
+
+func TestSaveLoadList(t *testing.T) {
+	dir := t.TempDir()
+	var logs bytes.Buffer
+	s := store.Open(dir, slog.New(slog.NewTextHandler(&logs, nil)))
+	ws, other := "/home/u/proj", "/home/u/other"
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, r := range []*store.Record{
+		record("sess_a", ws, t0),
+		record("sess_b", ws, t0.Add(time.Hour)),
+		record("sess_c", other, t0.Add(2*time.Hour)),
+	} {
+		if err := s.Save(r); err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+	}
+	got, err := s.Load("sess_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Title != "t sess_a" || len(got.History) != 2 || got.Replay[1].Tool.Diffs[0].New != "b\n" || *got.Replay[1].Tool.Diffs[0].Old != "a\n" || got.CallSeq != 2 {
+		t.Errorf("loaded %+v", got)
+	}
+
+	list := s.List(ws)
+	if len(list) != 2 || list[0].ID != "sess_b" || list[1].ID != "sess_a" {
+		t.Errorf("list = %+v, want sess_b then sess_a (newest first, this workspace only)", list)
+	}
+	if l, err := s.Latest(ws); err != nil || l.ID != "sess_b" {
+		t.Errorf("latest = %v, %v", l, err)
+	}
+
+	// Files are private and no temporary file is left behind.
+	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*"))
+	if len(files) != 3 {
+		t.Errorf("files = %v, want the three sessions only", files)
+	}
+	for _, f := range files {
+		fi, _ := os.Stat(f)
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v, want 0600", f, fi.Mode().Perm())
+		}
+	}
+
+	// A corrupt file and a half-written one are skipped with a log line.
+	var sessDir string
+	for _, f := range files {
+		if strings.Contains(f, "sess_a") {
+			sessDir = filepath.Dir(f)
+		}
+	}
+	os.WriteFile(filepath.Join(sessDir, "sess_bad.json"), []byte(`{"id": "sess_bad", "cwd": "/home/u/pr`), 0o600)
+	os.WriteFile(filepath.Join(sessDir, "sess_junk.json"), []byte("\x00\x01"), 0o600)
+	if list := s.List(ws); len(list) != 2 {
+		t.Errorf("list with corrupt files = %+v", list)
+	}
+	if n := strings.Count(logs.String(), "skipped an unreadable session file"); n != 2 {
+		t.Errorf("log lines about skipped files = %d, want 2:\n%s", n, logs.String())
+	}
+	if _, err := s.Load("sess_bad"); err == nil || !strings.Contains(err.Error(), "corrupt") {
+		t.Errorf("load corrupt = %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	s := store.Open(t.TempDir(), nil)
+	if _, err := s.Load("sess_nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	for _, id := range []string{"../../etc/passwd", "a/b", "", "*"} {
+		if _, err := s.Load(id); !errors.Is(err, store.ErrBadID) {
+			t.Errorf("Load(%q) = %v, want ErrBadID", id, err)
+		}
+	}
+	if err := s.Save(&store.Record{ID: "../x", Cwd: "/w"}); !errors.Is(err, store.ErrBadID) {
+		t.Errorf("save bad id: %v", err)
+	}
+	if _, err := s.Latest("/w"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("latest of empty: %v", err)
+	}
+}
+
+func TestUnwritableStore(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o600)
+	s := store.Open(blocker, nil) // a file where the directory should be
+	if err := s.Save(record("sess_a", "/w", time.Now())); err == nil {
+		t.Fatal("save into a file succeeded")
+	}
+}
+
+func TestGrants(t *testing.T) {
+	s := store.Open(t.TempDir(), nil)
+	ws := "/home/u/proj"
+	if g := s.Grants(ws); len(g) != 0 {
+		t.Fatalf("fresh grants = %v", g)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.Remember(ws, store.Grant{Tool: "bash", Key: "go test", Allowed: true}))
+	must(s.Remember(ws, store.Grant{Tool: "write_file", Key: "write_file", Allowed: false}))
+	must(s.Remember(ws, store.Grant{Tool: "bash", Key: "go test", Allowed: false})) // replaced
+	g := s.Grants(ws)
+	if len(g) != 2 || g[0].Key != "write_file" || g[1] != (store.Grant{Tool: "bash", Key: "go test", Allowed: false}) {
+		t.Errorf("grants = %+v", g)
+	}
+	if g := s.Grants("/home/u/other"); len(g) != 0 {
+		t.Errorf("another workspace sees %v", g)
+	}
+}
+
+func TestTitle(t *testing.T) {
+	for in, want := range map[string]string{
+		"\n  fix the bug  \nmore": "fix the bug",
+		"":                       "(empty prompt)",
+		strings.Repeat("é", 100): strings.Repeat("é", 79) + "…",
+	} {
+		if got := store.Title(in); got != want {
+			t.Errorf("Title(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
