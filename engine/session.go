@@ -9,6 +9,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -61,6 +62,14 @@ type Options struct {
 	ToolBudget int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// Store keeps the session after every turn (E29); nil keeps it in
+	// memory only. ID names it there.
+	Store *store.Store
+	ID    string
+	// Served names the provider and model serving the session once known
+	// (for the stored record and its errors); nil means unknown.
+	Served func() (provider, model string)
 }
 
 func (o *Options) budget() guard.ToolBudget {
@@ -86,6 +95,8 @@ type Session struct {
 	loops   *guard.LoopDetector // survives compaction; reset by /new
 	report  guard.Report        // the running turn's struggle reporter
 	total   TurnEnd             // session totals (Prompt, Completion, Cached)
+	sv      saved               // what is stored beside the history (saved.go)
+	st      steering            // model, thought level, notes (saved.go)
 
 	emitMu sync.Mutex
 }
@@ -192,10 +203,13 @@ func (s *Session) firstUserMessage() bool {
 // workspace and the project context, so the system prompt stays
 // byte-identical across sessions (E13).
 func (s *Session) userMessage(prompt string) string {
-	if !s.firstUserMessage() {
-		return prompt
-	}
 	var b strings.Builder
+	for _, n := range s.takeNotes() {
+		b.WriteString(n + "\n\n")
+	}
+	if !s.firstUserMessage() {
+		return b.String() + prompt
+	}
 	if s.opts.Env != nil {
 		b.WriteString("Workspace: " + s.opts.Env.Cwd() + "\n")
 	}
@@ -209,6 +223,9 @@ func (s *Session) userMessage(prompt string) string {
 	if b.Len() == 0 {
 		return prompt
 	}
-	b.WriteString("\n" + prompt)
+	if !strings.HasSuffix(b.String(), "\n\n") {
+		b.WriteString("\n")
+	}
+	b.WriteString(prompt)
 	return b.String()
 }

@@ -24,13 +24,21 @@ import (
 func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end TurnEnd) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
-	t := &turn{s: s, emit: s.locked(emit)}
+	t := &turn{s: s, emit: s.locked(func(e Event) { s.transcribe(e); emit(e) })}
+	s.begin(prompt)
 	defer func() {
 		if r := recover(); r != nil {
 			s.opts.Logger.Error("turn panicked", "panic", r, "stack", string(debug.Stack()))
 			end = TurnEnd{Reason: Failed, Err: fmt.Sprintf("internal error: %v (mm is still running; see the log)", r)}
 		}
 		end.Prompt, end.Completion, end.Cached = t.prompt, t.completion, t.cached
+		s.finish(end)
+		if err := s.Save(); err != nil {
+			// E29: the turn still answers; the user learns why it will not
+			// be there after a restart.
+			s.opts.Logger.Warn("session not saved", "err", err)
+			t.emit(Struggle{Level: Warning, Kind: "store", Text: "session not saved: " + err.Error()})
+		}
 		t.emit(end)
 	}()
 	return t.run(ctx, prompt)
@@ -354,12 +362,13 @@ func (t *turn) skipCalls(calls []llm.ToolCall) {
 // request builds the next request: one system message, then the history.
 func (s *Session) request(withTools bool) llm.Request {
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.opts.SystemPrompt}}, s.History()...)
+	effort, kwargs := s.reasoning()
 	req := llm.Request{
-		Model:              s.opts.ModelName,
+		Model:              s.Model(),
 		Messages:           msgs,
 		Sampling:           s.opts.Sampling,
-		ReasoningEffort:    s.opts.ReasoningEffort,
-		ChatTemplateKwargs: s.opts.ChatTemplateKwargs,
+		ReasoningEffort:    effort,
+		ChatTemplateKwargs: kwargs,
 		// E9: llama.cpp then reports its prompt reading, which keeps the
 		// watchdog fed and is shown; the client sends it to llama.cpp only.
 		ReturnProgress: true,

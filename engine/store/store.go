@@ -70,7 +70,19 @@ func (s *Store) Save(r *Record) error {
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", r.ID, err)
 	}
-	return writeAtomic(s.sessionPath(r.Cwd, r.ID), b)
+	path := s.sessionPath(r.Cwd, r.ID)
+	if err := writeAtomic(path, b); err != nil {
+		return err
+	}
+	// A session loaded in another working directory moved there: its old
+	// file goes, so the id names one file.
+	old, _ := filepath.Glob(filepath.Join(s.dir, "sessions", "*", r.ID+".json"))
+	for _, o := range old {
+		if o != path {
+			os.Remove(o)
+		}
+	}
+	return nil
 }
 
 // Load reads the session with this id, whatever its workspace.

@@ -1,0 +1,288 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
+)
+
+// saved is what a session keeps beside its history so that it can be
+// stored and shown again (E29): the transcript the user saw, the title,
+// the chosen mode and thought level, the failures. Guarded by Session.mu.
+type saved struct {
+	title   string
+	created time.Time
+	mode    string
+	replay  []store.Entry
+	open    map[string]int // tool call id → index in replay
+	errors  []store.Failure
+	// reasoned is set once the model streamed reasoning: the thought
+	// level picker is worth showing.
+	reasoned bool
+}
+
+// steering is what the user changed for the next requests: the model,
+// the thought level, and notes for the model about those changes.
+// Guarded by Session.mu.
+type steering struct {
+	model   string   // "" uses Options.ModelName / the server's
+	thought string   // "" uses Options.ReasoningEffort
+	notes   []string // prepended to the next user message
+}
+
+// ID is the session's id in the store ("" when not stored).
+func (s *Session) ID() string { return s.opts.ID }
+
+// Restore puts a stored session back: its history, transcript, title,
+// mode, thought level, chosen model and tool call numbering (so the ids
+// of new calls never collide with those the editor already shows).
+func (s *Session) Restore(r *store.Record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.history = append(s.history[:0:0], r.History...)
+	s.callSeq = max(s.callSeq, r.CallSeq)
+	s.sv.title, s.sv.created, s.sv.mode = r.Title, r.Created, r.Mode
+	s.sv.replay = append([]store.Entry(nil), r.Replay...)
+	s.sv.errors = append([]store.Failure(nil), r.Errors...)
+	s.sv.open = nil
+	s.st.thought = r.Thought
+	if r.Model != "" && r.Model != s.opts.ModelName {
+		s.st.model = r.Model
+	}
+}
+
+// Replay returns what the user saw, in order, for session/load.
+func (s *Session) Replay() []store.Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]store.Entry(nil), s.sv.replay...)
+}
+
+// Reasoned reports whether the model has streamed reasoning in this
+// session.
+func (s *Session) Reasoned() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sv.reasoned
+}
+
+// SetModel switches the model of the next requests; "" goes back to the
+// configured one.
+func (s *Session) SetModel(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.model = name
+}
+
+// Model is the model the next request names ("" when the server's
+// default will be filled in by the Model implementation).
+func (s *Session) Model() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modelLocked()
+}
+
+func (s *Session) modelLocked() string {
+	if s.st.model != "" {
+		return s.st.model
+	}
+	if s.opts.ModelName != "" {
+		return s.opts.ModelName
+	}
+	if s.opts.Served != nil {
+		_, m := s.opts.Served()
+		return m
+	}
+	return ""
+}
+
+// ThinkingOff is the thought level that turns reasoning off.
+const ThinkingOff = "none"
+
+// SetThinking sets the thought level of the next requests (E8): "none"
+// turns thinking off (chat_template_kwargs.enable_thinking=false, which
+// the client sends only to servers that read it), another level is sent
+// as reasoning_effort, "" goes back to the configured effort.
+func (s *Session) SetThinking(level string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.thought = level
+}
+
+// Thinking is the chosen thought level, or the configured effort.
+func (s *Session) Thinking() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st.thought != "" {
+		return s.st.thought
+	}
+	return s.opts.ReasoningEffort
+}
+
+// reasoning is what the next request sends for the thought level.
+func (s *Session) reasoning() (effort string, kwargs map[string]any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.st.thought {
+	case "":
+		return s.opts.ReasoningEffort, s.opts.ChatTemplateKwargs
+	case ThinkingOff:
+		kw := map[string]any{"enable_thinking": false}
+		for k, v := range s.opts.ChatTemplateKwargs {
+			if k != "enable_thinking" {
+				kw[k] = v
+			}
+		}
+		return "", kw
+	}
+	return s.st.thought, s.opts.ChatTemplateKwargs
+}
+
+// SetMode records the permission mode (the policy enforces it; the
+// session only stores it).
+func (s *Session) SetMode(mode string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sv.mode = mode
+}
+
+// Mode is the recorded permission mode.
+func (s *Session) Mode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sv.mode
+}
+
+// Tell queues a note for the model, put at the head of the next user
+// message: appended to the conversation, it never disturbs the cached
+// prefix (a mode change tells the model this way).
+func (s *Session) Tell(note string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.notes = append(s.st.notes, note)
+}
+
+// takeNotes returns and clears the queued notes.
+func (s *Session) takeNotes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.st.notes
+	s.st.notes = nil
+	return n
+}
+
+// transcribe records an event the user saw, for replay.
+func (s *Session) transcribe(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sv := &s.sv
+	switch e := e.(type) {
+	case Text:
+		if n := len(sv.replay); n > 0 && sv.replay[n-1].Kind == store.EntryAgent {
+			sv.replay[n-1].Text += e.Text
+		} else if e.Text != "" {
+			sv.replay = append(sv.replay, store.Entry{Kind: store.EntryAgent, Text: e.Text})
+		}
+	case Thought:
+		sv.reasoned = sv.reasoned || e.Text != ""
+	case Struggle:
+		lvl := "warning"
+		if e.Level == Severe {
+			lvl = "severe"
+		}
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryNote, Level: lvl, Text: e.Text})
+	case ToolStarted:
+		if sv.open == nil {
+			sv.open = map[string]int{}
+		}
+		sv.open[e.ID] = len(sv.replay)
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryTool, Tool: &store.Tool{
+			ID: e.ID, Title: e.Title, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations,
+		}})
+	case ToolUpdated:
+		if i, ok := sv.open[e.ID]; ok && e.Status != "" {
+			sv.replay[i].Tool.Status = string(e.Status)
+		}
+	case ToolFinished:
+		if i, ok := sv.open[e.ID]; ok {
+			tl := sv.replay[i].Tool
+			tl.Status, tl.Diffs, tl.Output = string(e.Status), e.Result.Diffs, e.Preview
+			if len(e.Result.Locations) > 0 {
+				tl.Locations = e.Result.Locations
+			}
+			delete(sv.open, e.ID)
+		}
+	}
+}
+
+// begin records the user's prompt as it was typed.
+func (s *Session) begin(prompt string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sv.title == "" {
+		s.sv.title = store.Title(prompt)
+	}
+	if s.sv.created.IsZero() {
+		s.sv.created = time.Now().UTC()
+	}
+	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt})
+}
+
+// finish records a failed turn with the model that produced it.
+func (s *Session) finish(end TurnEnd) {
+	if end.Reason != Failed {
+		return
+	}
+	provider, _ := s.served()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sv.errors = append(s.sv.errors, store.Failure{Time: time.Now().UTC(), Provider: provider, Model: s.modelLocked(), Text: end.Err})
+}
+
+func (s *Session) served() (provider, model string) {
+	if s.opts.Served == nil {
+		return "", ""
+	}
+	return s.opts.Served()
+}
+
+// Record is the session as it would be stored now.
+func (s *Session) Record() *store.Record {
+	provider, servedModel := s.served()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	model := s.st.model
+	if model == "" {
+		model = servedModel
+	}
+	if model == "" {
+		model = s.opts.ModelName
+	}
+	cwd := ""
+	if s.opts.Env != nil {
+		cwd = s.opts.Env.Cwd()
+	}
+	return &store.Record{
+		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
+		Mode: s.sv.mode, Thought: s.st.thought, Created: s.sv.created, Updated: time.Now().UTC(),
+		CallSeq: s.callSeq,
+		History: append([]llm.Message(nil), s.history...),
+		Replay:  append([]store.Entry(nil), s.sv.replay...),
+		Errors:  append([]store.Failure(nil), s.sv.errors...),
+	}
+}
+
+// Save writes the session to the store, when it has one and the session
+// has something to show. Turns save on their own; front ends call it
+// after changing the mode or the model.
+func (s *Session) Save() error {
+	if s.opts.Store == nil || s.opts.ID == "" {
+		return nil
+	}
+	r := s.Record()
+	if len(r.Replay) == 0 {
+		return nil
+	}
+	return s.opts.Store.Save(r)
+}

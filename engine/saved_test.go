@@ -1,0 +1,146 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
+)
+
+// TestSessionSavedAndRestored is E29 through the engine: a turn with a
+// tool call is stored after the turn; a new session restored from the
+// file sends the whole earlier history, continues the call numbering,
+// and keeps the transcript for replay.
+func TestSessionSavedAndRestored(t *testing.T) {
+	st := store.Open(t.TempDir(), nil)
+	served := func() (string, string) { return "llamacpp", "fake-model" }
+	s, srv := newSession(t, script(
+		fakellm.Step{Reasoning: "echo it", ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"one"}`)}},
+		fakellm.Step{Content: "first answer"},
+		fakellm.Step{Content: "second answer"},
+	), func(o *engine.Options) { o.Store, o.ID, o.Served = st, "sess_1", served })
+	var r recorder
+	if end := s.Run(context.Background(), "first prompt\nwith detail", r.emit); end.Reason != engine.EndTurn {
+		t.Fatalf("turn 1: %+v", end)
+	}
+	rec, err := st.Load("sess_1")
+	if err != nil {
+		t.Fatalf("not saved after the turn: %v", err)
+	}
+	if rec.Title != "first prompt" || rec.Provider != "llamacpp" || rec.Model != "fake-model" || rec.CallSeq == 0 {
+		t.Errorf("record = %+v", rec)
+	}
+	var kinds []string
+	for _, e := range rec.Replay {
+		k := string(e.Kind)
+		if e.Tool != nil {
+			k += ":" + e.Tool.Status
+		}
+		kinds = append(kinds, k)
+	}
+	if got := strings.Join(kinds, " "); got != "user tool:completed agent" {
+		t.Errorf("replay = %s, want user tool:completed agent", got)
+	}
+	if rec.Replay[0].Text != "first prompt\nwith detail" || rec.Replay[2].Text != "first answer" {
+		t.Errorf("replay texts = %q / %q", rec.Replay[0].Text, rec.Replay[2].Text)
+	}
+
+	// A new session (an agent restart) restored from the file.
+	s2 := engine.NewSession(engine.Options{Model: sOpts(t, srv), ModelName: "fake-model", Tools: testTools(), Env: &testEnv{dir: rec.Cwd}, Store: st, ID: "sess_1", Served: served})
+	s2.Restore(rec)
+	if end := s2.Run(context.Background(), "second prompt", r.emit); end.Reason != engine.EndTurn {
+		t.Fatalf("turn 2: %+v", end)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Messages
+	var said []string
+	for _, m := range last {
+		said = append(said, m.Role+":"+m.Content)
+	}
+	joined := strings.Join(said, "|")
+	if !strings.Contains(joined, "first prompt") || !strings.Contains(joined, "assistant:first answer") || !strings.HasSuffix(joined, "user:second prompt") {
+		t.Errorf("the restored session's request lacks the earlier history: %s", joined)
+	}
+	rec2, _ := st.Load("sess_1")
+	if len(rec2.Replay) != 5 || rec2.CallSeq < rec.CallSeq || !rec2.Updated.After(rec.Updated) {
+		t.Errorf("after turn 2: replay %d entries, callSeq %d (was %d)", len(rec2.Replay), rec2.CallSeq, rec.CallSeq)
+	}
+}
+
+// TestSteering: the model and thought level chosen apply to the next
+// request; a note for the model (a mode change) is appended at the head
+// of the next user message, so the earlier prefix is sent unchanged.
+func TestSteering(t *testing.T) {
+	s, srv := newSession(t, script(
+		fakellm.Step{Content: "one"},
+		fakellm.Step{Content: "two"},
+		fakellm.Step{Content: "three"},
+	), nil)
+	ctx := context.Background()
+	var r recorder
+	s.Run(ctx, "first", r.emit)
+	s.SetModel("big-model")
+	s.SetThinking(engine.ThinkingOff)
+	s.Tell("[mm: plan mode]")
+	s.Run(ctx, "second", r.emit)
+	s.SetThinking("high")
+	s.Run(ctx, "third", r.emit)
+	reqs := srv.Requests()
+	if reqs[0].Model != "fake-model" || reqs[1].Model != "big-model" {
+		t.Errorf("models = %q, %q", reqs[0].Model, reqs[1].Model)
+	}
+	var kw map[string]any
+	if !reqs[1].Field("chat_template_kwargs", &kw) || kw["enable_thinking"] != false {
+		t.Errorf("thinking off: chat_template_kwargs = %v", kw)
+	}
+	var effort string
+	if reqs[1].Field("reasoning_effort", &effort) {
+		t.Errorf("thinking off still sends reasoning_effort %q", effort)
+	}
+	if !reqs[2].Field("reasoning_effort", &effort) || effort != "high" || reqs[2].Field("chat_template_kwargs", &kw) {
+		t.Errorf("high: reasoning_effort %q, kwargs present %v", effort, reqs[2].Field("chat_template_kwargs", &kw))
+	}
+	if got := reqs[1].Last().Content; got != "[mm: plan mode]\n\nsecond" {
+		t.Errorf("note = %q", got)
+	}
+	if got := reqs[2].Last().Content; got != "third" {
+		t.Errorf("the note was sent twice: %q", got)
+	}
+	// Prefix: request 2 starts with request 1's messages byte for byte.
+	prev, next := rawMessages(t, reqs[0].Body), rawMessages(t, reqs[1].Body)
+	for i := range prev {
+		if !bytes.Equal(prev[i], next[i]) {
+			t.Errorf("message %d changed after the mode note:\n%s\n%s", i, prev[i], next[i])
+		}
+	}
+}
+
+// TestSaveFailureIsANote: a store that cannot be written is a warning;
+// the turn still answers.
+func TestSaveFailureIsANote(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	s, _ := newSession(t, script(fakellm.Step{Content: "fine"}), func(o *engine.Options) {
+		o.Store, o.ID = store.Open(blocker, nil), "sess_x"
+	})
+	var r recorder
+	if end := s.Run(context.Background(), "hi", r.emit); end.Reason != engine.EndTurn {
+		t.Fatalf("end = %+v", end)
+	}
+	st := r.struggles()
+	if len(st) != 1 || st[0].Level != engine.Warning || !strings.Contains(st[0].Text, "session not saved") {
+		t.Errorf("struggles = %+v", st)
+	}
+}
+
+func sOpts(t *testing.T, srv *fakellm.Server) engine.Model {
+	return llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}})
+}
