@@ -10,14 +10,16 @@ import (
 // Front ends consult it before asking the user and record the answers in
 // it, so ACP and line mode behave the same. Safe for concurrent use.
 //
-// Precedence: a deny rule wins; then a "never" answer; then yolo; then an
-// allow rule or an "always" answer; otherwise the user is asked.
+// Precedence: a deny rule wins; then plan mode refuses what changes files;
+// then a "never" answer; then yolo mode; then accept-edits for edits; then
+// an allow rule or an "always" answer; otherwise the user is asked.
 type Policy struct {
-	yolo        bool
 	allow, deny []rule
 
-	mu     sync.Mutex
-	always map[string]bool // tool + "\x00" + key → allowed
+	mu       sync.Mutex
+	mode     Mode
+	always   map[string]bool // tool + "\x00" + key → allowed
+	remember func(Approval, bool)
 }
 
 type rule struct{ tool, pattern string }
@@ -25,8 +27,42 @@ type rule struct{ tool, pattern string }
 // NewPolicy builds a policy. Rules read "tool:pattern" ("bash:git status*",
 // "edit_file:*") or just "tool"; the pattern is matched against the
 // approval's Subject with * matching any run of characters.
+// yolo starts the policy in ModeYolo, else in ModeAsk.
 func NewPolicy(yolo bool, allow, deny []string) *Policy {
-	return &Policy{yolo: yolo, allow: parseRules(allow), deny: parseRules(deny), always: map[string]bool{}}
+	mode := ModeAsk
+	if yolo {
+		mode = ModeYolo
+	}
+	return &Policy{mode: mode, allow: parseRules(allow), deny: parseRules(deny), always: map[string]bool{}}
+}
+
+// SetMode switches the permission mode; it applies to the next approval.
+func (p *Policy) SetMode(m Mode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode = m
+}
+
+// Mode is the current permission mode.
+func (p *Policy) Mode() Mode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+// Persist makes every later "always"/"never" answer also go to save (the
+// workspace's remembered answers, A4).
+func (p *Policy) Persist(save func(a Approval, allowed bool)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.remember = save
+}
+
+// Recall restores an answer given in an earlier session of the workspace.
+func (p *Policy) Recall(tool, key string, allowed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.always[tool+"\x00"+key] = allowed
 }
 
 func parseRules(ss []string) []rule {
@@ -51,12 +87,19 @@ func (p *Policy) Decide(a Approval) (Decision, bool) {
 	}
 	p.mu.Lock()
 	allowed, remembered := p.always[a.Tool+"\x00"+a.Key]
+	mode := p.mode
 	p.mu.Unlock()
-	if remembered && !allowed {
-		return Decision{Reason: "the user refused " + a.Tool + " for this session"}, true
+	if mode == ModePlan && changesFiles(a.Kind) {
+		return Decision{Reason: "plan mode is read-only — nothing is written or run; put this step in your plan instead"}, true
 	}
-	if p.yolo {
+	if remembered && !allowed {
+		return Decision{Reason: "the user chose to always refuse " + a.Tool + " here"}, true
+	}
+	if mode == ModeYolo {
 		return Decision{Allowed: true, Reason: "yolo"}, true
+	}
+	if mode == ModeAcceptEdits && isEdit(a.Kind) {
+		return Decision{Allowed: true, Reason: "accept-edits mode"}, true
 	}
 	if r, ok := match(p.allow, a); ok {
 		return Decision{Allowed: true, Reason: "allowed by the permissions.allow rule " + r}, true
@@ -74,8 +117,12 @@ func (p *Policy) Remember(a Approval, allowed bool) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.always[a.Tool+"\x00"+a.Key] = allowed
+	save := p.remember
+	p.mu.Unlock()
+	if save != nil {
+		save(a, allowed)
+	}
 }
 
 func match(rs []rule, a Approval) (string, bool) {

@@ -146,8 +146,8 @@ func TestGrants(t *testing.T) {
 func TestTitle(t *testing.T) {
 	for in, want := range map[string]string{
 		"\n  fix the bug  \nmore": "fix the bug",
-		"":                       "(empty prompt)",
-		strings.Repeat("é", 100): strings.Repeat("é", 79) + "…",
+		"":                        "(empty prompt)",
+		strings.Repeat("é", 100):  strings.Repeat("é", 79) + "…",
 	} {
 		if got := store.Title(in); got != want {
 			t.Errorf("Title(%q) = %q, want %q", in, got, want)

@@ -1,0 +1,76 @@
+package tools_test
+
+import (
+	"testing"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+// TestModes is A4's table: what each mode lets through without a question
+// ("ask" means the user is asked).
+func TestModes(t *testing.T) {
+	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Key: "edit_file", Subject: "a.go"}
+	write := tools.Approval{Tool: "write_file", Kind: tools.KindEdit, Key: "write_file", Subject: "new.go"}
+	bash := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "go test", Subject: "go test ./..."}
+	fetch := tools.Approval{Tool: "fetch", Kind: tools.KindFetch, Key: "fetch", Subject: "https://x"}
+	want := map[tools.Mode][4]string{ // edit, write, bash, fetch
+		tools.ModeAsk:         {"ask", "ask", "ask", "ask"},
+		tools.ModeAcceptEdits: {"allow", "allow", "ask", "ask"},
+		tools.ModePlan:        {"refuse", "refuse", "refuse", "ask"},
+		tools.ModeYolo:        {"allow", "allow", "allow", "allow"},
+	}
+	for _, m := range tools.Modes {
+		p := tools.NewPolicy(false, nil, nil)
+		p.SetMode(m)
+		for i, a := range []tools.Approval{edit, write, bash, fetch} {
+			d, ok := p.Decide(a)
+			got := "ask"
+			if ok {
+				got = map[bool]string{true: "allow", false: "refuse"}[d.Allowed]
+			}
+			if got != want[m][i] {
+				t.Errorf("%s / %s: %s (%s), want %s", m, a.Tool, got, d.Reason, want[m][i])
+			}
+		}
+	}
+	// Plan mode wins over an allow rule and an "always" answer; a deny
+	// rule and a "never" answer win over accept-edits.
+	p := tools.NewPolicy(false, []string{"bash"}, []string{"write_file:new.go"})
+	p.Remember(edit, true)
+	p.SetMode(tools.ModePlan)
+	for _, a := range []tools.Approval{edit, bash} {
+		if d, ok := p.Decide(a); !ok || d.Allowed {
+			t.Errorf("plan let %s through: %+v", a.Tool, d)
+		}
+	}
+	p.SetMode(tools.ModeAcceptEdits)
+	if d, ok := p.Decide(write); !ok || d.Allowed {
+		t.Errorf("deny rule lost to accept-edits: %+v", d)
+	}
+	p.Remember(edit, false)
+	if d, ok := p.Decide(edit); !ok || d.Allowed {
+		t.Errorf("never lost to accept-edits: %+v", d)
+	}
+	if tools.NewPolicy(true, nil, nil).Mode() != tools.ModeYolo {
+		t.Errorf("yolo: true does not start in yolo mode")
+	}
+}
+
+// TestPersistRecall: answers go to the persist hook and come back.
+func TestPersistRecall(t *testing.T) {
+	var saved []string
+	p := tools.NewPolicy(false, nil, nil)
+	p.Persist(func(a tools.Approval, allowed bool) { saved = append(saved, a.Key) })
+	p.Remember(tools.Approval{Tool: "bash", Key: "make"}, true)
+	if len(saved) != 1 || saved[0] != "make" {
+		t.Errorf("persisted %v", saved)
+	}
+	q := tools.NewPolicy(false, nil, nil)
+	q.Recall("bash", "make", false)
+	if d, ok := q.Decide(tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "make"}); !ok || d.Allowed {
+		t.Errorf("recalled never: %+v", d)
+	}
+	if _, ok := tools.ParseMode("nope"); ok {
+		t.Errorf("ParseMode accepted nope")
+	}
+}
