@@ -149,6 +149,15 @@ type report struct {
 	base     string   // paths are shown relative to it
 	maxTotal int
 	maxFile  int
+	// For a server that reports open files only (openOnly), what else was
+	// checked: the importers (importers.go) — others of found, othersWhy
+	// when their answer did not come, unscanned when the scan stopped
+	// before the end of the root.
+	openOnly  bool
+	others    int
+	found     int
+	othersWhy string
+	unscanned bool
 }
 
 // render writes the text appended to a tool result: new errors first
@@ -184,13 +193,16 @@ func (r report) render() string {
 		return strings.TrimRight(b.String(), "\n")
 	}
 	switch {
+	case len(errs) > 0 && r.openOnly:
+		fmt.Fprintf(&b, "%s: this edit introduced %s (%s; %s):\n", r.server, count(len(errs), "error"), r.editedNames(), r.othersChecked())
+		r.list(&b, errs)
 	case len(errs) > 0:
 		fmt.Fprintf(&b, "%s: this edit introduced %s:\n", r.server, count(len(errs), "error"))
 		r.list(&b, errs)
 	case r.delta.existing == 0 && len(r.delta.added) == 0:
-		fmt.Fprintf(&b, "%s: no problems\n", r.server)
+		fmt.Fprintf(&b, "%s: no problems%s\n", r.server, r.scope())
 	default:
-		fmt.Fprintf(&b, "%s: no new errors\n", r.server)
+		fmt.Fprintf(&b, "%s: no new errors%s\n", r.server, r.scope())
 	}
 	if r.delta.fixed > 0 {
 		fmt.Fprintf(&b, "fixed: %d\n", r.delta.fixed)
@@ -212,6 +224,50 @@ func (r report) render() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// scope is what a clean result covers, for a server that reports open
+// files only: " in greet.py; 3 files that import it checked". A bare "no
+// problems" would claim the other files too. "" for a server that checks
+// the whole workspace.
+func (r report) scope() string {
+	if !r.openOnly {
+		return ""
+	}
+	return fmt.Sprintf(" in %s; %s", r.editedNames(), r.othersChecked())
+}
+
+// othersChecked says which other files were checked with the edited ones.
+func (r report) othersChecked() string {
+	it := "it"
+	if len(r.edited) > 1 {
+		it = "them"
+	}
+	why := fmt.Sprintf("(%s reports open files only)", r.server)
+	switch {
+	case r.found == 0 && r.unscanned:
+		return "other files not checked " + why
+	case r.found == 0:
+		return fmt.Sprintf("no other file imports %s", it)
+	case r.othersWhy != "":
+		return fmt.Sprintf("the %s that import %s not checked (%s)", count(r.found, "file"), it, r.othersWhy)
+	case r.others < r.found:
+		return fmt.Sprintf("the nearest %d of %d files that import %s checked, the others not %s", r.others, r.found, it, why)
+	case r.found == 1:
+		return fmt.Sprintf("1 file that imports %s checked", it)
+	}
+	return fmt.Sprintf("%d files that import %s checked", r.found, it)
+}
+
+// editedNames names the edited files, relative to base.
+func (r report) editedNames() string {
+	switch len(r.edited) {
+	case 1:
+		return relTo(r.base, r.edited[0])
+	case 2:
+		return relTo(r.base, r.edited[0]) + " and " + relTo(r.base, r.edited[1])
+	}
+	return fmt.Sprintf("%d edited files", len(r.edited))
+}
+
 // list writes ds (sorted, edited files first), at most maxFile per file
 // and maxTotal in all.
 func (r report) list(b *strings.Builder, ds []Diagnostic) {
@@ -229,6 +285,11 @@ func (r report) list(b *strings.Builder, ds []Diagnostic) {
 		perFile[d.Path]++
 		shown++
 		fmt.Fprintf(b, "  %s:%d:%d: %s\n", relTo(r.base, d.Path), d.Line, d.Column, oneLine(d.Message))
+	}
+	if len(hiddenOrder) > 3 {
+		// Many files broken alike: one line, not one per file.
+		fmt.Fprintf(b, "  … and %d more in %d other files\n", len(ds)-shown, len(hiddenOrder))
+		return
 	}
 	for _, p := range hiddenOrder {
 		fmt.Fprintf(b, "  … and %d more in %s\n", hidden[p], relTo(r.base, p))

@@ -44,6 +44,17 @@ type fullChange struct {
 // pending waits for the diagnostics of that version. While the server is
 // starting, the text is kept and sent when it is ready (ErrNotReady).
 func (s *server) syncDoc(ctx context.Context, path string, text []byte) (*pending, error) {
+	return s.sendDoc(ctx, path, text, false)
+}
+
+// recheckDoc sends an open document's text again as a new version, so the
+// server publishes its diagnostics anew: the exact signal that a file mm
+// did not edit has been checked against the edit (an importer).
+func (s *server) recheckDoc(ctx context.Context, path string, text []byte) (*pending, error) {
+	return s.sendDoc(ctx, path, text, true)
+}
+
+func (s *server) sendDoc(ctx context.Context, path string, text []byte, force bool) (*pending, error) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	s.mu.Lock()
@@ -63,7 +74,7 @@ func (s *server) syncDoc(ctx context.Context, path string, text []byte) (*pendin
 	switch {
 	case d.gen != s.gen:
 		method = methodDidOpen
-	case !bytes.Equal(d.text, text):
+	case force || !bytes.Equal(d.text, text):
 		method = methodDidChange
 	default:
 		pend := &pending{path: path, version: d.version, gen: s.gen, idx: -1, sentSeq: d.sentSeq}

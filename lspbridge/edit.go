@@ -27,6 +27,16 @@ type snapGroup struct {
 	base   map[string][]Diagnostic
 	baseOK bool
 	why    string
+	// For a server that reports open files only: the files that import
+	// the edited ones, checked with them (importers.go), and those of them
+	// mm opened for the check, closed once it is done.
+	scanned bool
+	scan    importerScan
+	opened  []string
+	// baseOthers are the importers' diagnostics before the edit, pulled;
+	// nil when the server does not answer pulls (its pushes are used).
+	baseOthers map[string][]Diagnostic
+	othersOK   bool
 }
 
 type snapFile struct {
@@ -110,6 +120,7 @@ func (snap *Snapshot) Discard() {
 	for _, g := range snap.groups {
 		g.cancel()
 		<-g.done
+		g.closeOpened()
 	}
 }
 
@@ -154,11 +165,17 @@ func (g *snapGroup) takeBase(ctx context.Context) {
 		}
 		ps = append(ps, p)
 	}
+	if !s.cfg.Workspace {
+		ps = append(ps, g.openImporters(ctx)...)
+	}
 	g.baseOK = s.waitFor(ctx, ps)
 	if !g.baseOK {
 		g.why = "no answer in time"
 	}
 	g.base = s.snapshotDiags()
+	if g.scanned {
+		g.baseOthers, g.othersOK = g.pullImporters(ctx)
+	}
 }
 
 // After syncs the edited file's new content, waits (bounded by
@@ -194,6 +211,7 @@ func (m *Manager) AfterChanges(ctx context.Context, snap *Snapshot, changes []Ch
 		if len(mine) == 0 {
 			g.cancel()
 			<-g.done
+			g.closeOpened()
 			continue
 		}
 		if t := m.afterGroup(ctx, start, g, mine); t != "" {
@@ -240,11 +258,22 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 			edited[c.Path] = identityMap()
 		}
 	}
+	if g.scanned {
+		r.openOnly, r.others, r.found, r.unscanned = true, len(g.scan.files), g.scan.found, g.scan.truncated
+		// An importer's problems from before are counted like the
+		// edited files' ("already there"); its lines do not move.
+		for _, p := range g.scan.files {
+			edited[p] = identityMap()
+		}
+	}
+	var pulled map[string][]Diagnostic
 	finish := func(complete bool, why string) string {
 		r.notices = s.takeNotices()
 		r.complete, r.why = complete, why
 		r.elapsed = time.Since(start).Milliseconds()
-		r.delta = computeDelta(g.base, s.snapshotDiags(), edited)
+		before, after := g.withPulled(g.base, s.snapshotDiags(), pulled)
+		r.delta = computeDelta(before, after, edited)
+		g.closeOpened()
 		return r.render()
 	}
 	var why string
@@ -272,8 +301,19 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 	if why != "" {
 		return finish(false, why)
 	}
-	if !s.waitFor(ctx, ps) {
-		return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
+	others := g.recheckImporters(ctx)
+	if !s.waitFor(ctx, append(ps, others...)) {
+		if len(others) == 0 || !s.settled(ps) {
+			return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
+		}
+		// The edited files are checked; some of their importers are not.
+		r.othersWhy = "no answer in time"
+	}
+	if g.baseOthers != nil {
+		var ok bool
+		if pulled, ok = g.pullImporters(ctx); !ok || !g.othersOK {
+			r.othersWhy = "no answer in time"
+		}
 	}
 	return finish(true, "")
 }

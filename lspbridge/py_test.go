@@ -2,7 +2,11 @@ package lspbridge
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +16,7 @@ func TestPythonTypeError(t *testing.T) {
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "calc.py"), "return n * 2", `return "twice"`)
 	t.Logf("after edit:\n%s", got)
-	wantAll(t, got, []string{"pyright: this edit introduced 1 error:", `calc.py:2:12: Type "Literal['twice']" is not assignable to return type "int"`}, []string{"already there", "fixed"})
+	wantAll(t, got, []string{"pyright: this edit introduced 1 error (calc.py; no other file imports it):", `calc.py:2:12: Type "Literal['twice']" is not assignable to return type "int"`}, []string{"already there", "fixed"})
 }
 
 func TestPythonPreexisting(t *testing.T) {
@@ -45,5 +49,117 @@ func TestPythonCrossFileOpen(t *testing.T) {
 	}
 	got := edit(t, m, filepath.Join(dir, "scale.py"), "def scale(n: int) -> int:", "def scale(n: int) -> str:")
 	t.Logf("after edit:\n%s", got)
-	wantAll(t, got, []string{"introduced 2 errors:", "scale.py:2:12:", "use.py:3:13: Type \"str\" is not assignable to declared type \"int\""}, nil)
+	wantAll(t, got, []string{"introduced 2 errors (scale.py; 1 file that imports it checked):", "scale.py:2:12:", "use.py:3:13: Type \"str\" is not assignable to declared type \"int\""}, nil)
+}
+
+// openDocs lists the documents mm has open in path's server, relative to
+// dir.
+func openDocs(t testing.TB, m *Manager, dir, path string) []string {
+	t.Helper()
+	s := m.serverFor(canonical(path), false)
+	if s == nil {
+		t.Fatalf("no server for %s", path)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for p, d := range s.docs {
+		if d.gen == s.gen {
+			out = append(out, relTo(dir, p))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPythonImporterBroken: pyright reports open files only, yet an edit
+// that breaks the modules importing the edited one reports their errors,
+// and the importers mm opened for the check are closed again.
+func TestPythonImporterBroken(t *testing.T) {
+	need(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	m := newTestManager(t, dir)
+	greet := filepath.Join(dir, "greet.py")
+	got := edit(t, m, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
+	t.Logf("after edit:\n%s", got)
+	wantAll(t, got, []string{
+		"pyright: this edit introduced 2 errors (greet.py; 2 files that import it checked):",
+		`app.py:3:16: Argument missing for parameter "times"`,
+		`other.py:3:14: Argument missing for parameter "times"`,
+	}, []string{"no problems", "already there", "fixed"})
+	if open := openDocs(t, m, dir, greet); !slices.Equal(open, []string{"greet.py"}) {
+		t.Errorf("open documents after the check: %v, want only the edited greet.py", open)
+	}
+
+	// Fixing the call in app.py: its error is gone, and app.py imports
+	// nothing that is not checked.
+	got = edit(t, m, filepath.Join(dir, "app.py"), `greet("bob")`, `greet("bob", 2)`)
+	t.Logf("after fix:\n%s", got)
+	wantAll(t, got, []string{"pyright: no problems in app.py; no other file imports it", "fixed: 1"}, []string{"introduced", "already there"})
+}
+
+// TestPythonImporterPreexisting: a problem the importer already had is
+// counted, not listed, and an edit that breaks nothing says what it
+// checked instead of a bare "no problems".
+func TestPythonImporterPreexisting(t *testing.T) {
+	need(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	app := filepath.Join(dir, "app.py")
+	data, _ := os.ReadFile(app)
+	if err := os.WriteFile(app, append(data, "COUNT: int = \"three\"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestManager(t, dir)
+	greet := filepath.Join(dir, "greet.py")
+	got := edit(t, m, greet, `return "hello " + name`, `return "hi " + name`)
+	t.Logf("harmless edit:\n%s", got)
+	wantAll(t, got, []string{"pyright: no new errors in greet.py; 2 files that import it checked", "1 problem was already there (not from this edit)"}, []string{"app.py:", "introduced", "fixed"})
+
+	got = edit(t, m, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
+	t.Logf("breaking edit:\n%s", got)
+	wantAll(t, got, []string{"introduced 2 errors", "app.py:3:16:", "1 problem was already there"}, []string{"app.py:4:"})
+
+	// Undoing the break in greet.py fixes both importers.
+	got = edit(t, m, greet, "def greet(name: str, times: int) -> str:", "def greet(name: str, times: int = 1) -> str:")
+	t.Logf("fixing edit:\n%s", got)
+	wantAll(t, got, []string{"no new errors in greet.py; 2 files that import it checked", "fixed: 2", "1 problem was already there"}, []string{"introduced"})
+	if open := openDocs(t, m, dir, greet); !slices.Equal(open, []string{"greet.py"}) {
+		t.Errorf("open documents after the checks: %v, want only greet.py", open)
+	}
+}
+
+// TestPythonManyImporters: a module imported by 200 files checks a
+// bounded subset, the nearest, and says so in one line.
+func TestPythonManyImporters(t *testing.T) {
+	need(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	manyImporters(t, dir, 200)
+	m := newTestManager(t, dir)
+	greet := filepath.Join(dir, "greet.py")
+	got := edit(t, m, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
+	t.Logf("after edit:\n%s", got)
+	wantAll(t, got, []string{
+		"pyright: this edit introduced 20 errors (greet.py; the nearest 20 of 202 files that import it checked, the others not (pyright reports open files only)):",
+		"app.py:3:16:", "  … and 10 more in 10 other files",
+	}, []string{"incomplete"})
+	if n := strings.Count(got, "\n  "); n != 11 {
+		t.Errorf("%d lines listed, want the 10 errors and one line for the others", n)
+	}
+	if open := openDocs(t, m, dir, greet); !slices.Equal(open, []string{"greet.py"}) {
+		t.Errorf("open documents after the check: %v, want only greet.py", open)
+	}
+}
+
+// manyImporters adds n modules importing greet under dir/many.
+func manyImporters(t testing.TB, dir string, n int) {
+	t.Helper()
+	for i := range n {
+		p := filepath.Join(dir, "many", fmt.Sprintf("use%03d.py", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, fmt.Appendf(nil, "from greet import greet\n\nM%d: str = greet(\"n%d\")\n", i, i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -79,6 +79,8 @@ type server struct {
 	// outstanding are the changes Changed announced whose diagnostics
 	// have not been waited for yet.
 	outstanding []*pending
+	// pull is whether the server answers textDocument/diagnostic.
+	pull pullSupport
 
 	// sendMu keeps the count of a notification and its sending together,
 	// so the n-th notification sent is the n-th the server reports on.

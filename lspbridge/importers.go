@@ -1,0 +1,457 @@
+package lspbridge
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// A server that reports the problems of open files only (pyright in its
+// default mode, typescript-language-server) cannot see that an edit broke
+// another file. Before an edit, mm therefore opens the files that import
+// the edited ones — found by a cheap scan of their import lines — for the
+// length of the check, takes their diagnostics before and after like the
+// edited file's, and closes them again.
+
+// maxImporters bounds the files opened for one check: opening more costs
+// the server more than the wait bound allows on a small machine.
+const maxImporters = 20
+
+// maxSourceRead bounds the files the scan reads: a huge generated file
+// imports nothing worth opening.
+const maxSourceRead = 1 << 20
+
+// readSource returns the text of a file the scan looks at; the same text
+// is what the server is given when the file is opened for the check. It is
+// the one place the importer check reads a file, so that a caller holding
+// the editor's view of the files can replace it.
+var readSource = func(path string) ([]byte, error) {
+	if info, err := os.Stat(path); err != nil || info.Size() > maxSourceRead {
+		return nil, cmp.Or(err, errTooLarge)
+	}
+	return os.ReadFile(path)
+}
+
+var errTooLarge = errors.New("too large to scan")
+
+// importerScan is what the scan found: the files to check, nearest first,
+// at most maxImporters, with their text, and how many it found in all.
+type importerScan struct {
+	files     []string
+	texts     map[string][]byte
+	found     int
+	truncated bool // the walk stopped at maxScan entries
+}
+
+// findImporters scans s's root for the files of its language that import
+// one of edited. The edited files themselves are never among them.
+func (s *server) findImporters(ctx context.Context, edited []string) importerScan {
+	var match func(path string, text []byte) bool
+	if s.lang == "python" {
+		targets := make([][]string, 0, len(edited))
+		for _, e := range edited {
+			targets = append(targets, pyModule(s.root, e))
+		}
+		match = func(path string, text []byte) bool { return pyImportsAny(s.root, path, text, targets) }
+	} else {
+		stems := make([]string, 0, len(edited))
+		for _, e := range edited {
+			stems = append(stems, strings.TrimSuffix(filepath.Base(e), filepath.Ext(e)))
+		}
+		match = func(_ string, text []byte) bool { return mentionsImport(text, stems) }
+	}
+	exts := map[string]bool{}
+	for _, e := range s.cfg.Extensions {
+		exts[e] = true
+	}
+	sc := importerScan{texts: map[string][]byte{}}
+	n := 0
+	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || ctx.Err() != nil {
+			return filepath.SkipDir
+		}
+		if n++; n > maxScan {
+			sc.truncated = true
+			return filepath.SkipAll
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != s.root && skipDir(name) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !exts[filepath.Ext(name)] || slices.Contains(edited, p) {
+			return nil
+		}
+		if text, err := readSource(p); err == nil && match(p, text) {
+			sc.files = append(sc.files, p)
+			sc.texts[p] = text
+		}
+		return nil
+	})
+	sc.found = len(sc.files)
+	slices.SortStableFunc(sc.files, func(a, b string) int {
+		return cmp.Or(cmp.Compare(distance(edited, a), distance(edited, b)), cmp.Compare(a, b))
+	})
+	if len(sc.files) > maxImporters {
+		for _, p := range sc.files[maxImporters:] {
+			delete(sc.texts, p)
+		}
+		sc.files = sc.files[:maxImporters]
+	}
+	return sc
+}
+
+// skipDir names the directories no scan enters: hidden ones, dependencies,
+// caches and virtual environments.
+func skipDir(name string) bool {
+	switch name {
+	case "node_modules", "__pycache__", "vendor", "venv", "site-packages", "build", "dist", "target":
+		return true
+	}
+	return strings.HasPrefix(name, ".")
+}
+
+// distance is how far path is from the nearest edited file, in directory
+// steps: the importers next to the edit are the likeliest to matter.
+func distance(edited []string, path string) int {
+	best := -1
+	for _, e := range edited {
+		r, err := filepath.Rel(filepath.Dir(e), filepath.Dir(path))
+		if err != nil {
+			continue
+		}
+		d := 0
+		if r != "." {
+			d = strings.Count(r, string(filepath.Separator)) + 1
+		}
+		if best < 0 || d < best {
+			best = d
+		}
+	}
+	return best
+}
+
+// pyModule is the dotted module path of a Python file under root, as
+// components: pkg/greet.py is [pkg greet], pkg/__init__.py is [pkg].
+func pyModule(root, path string) []string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		rel = filepath.Base(path)
+	}
+	rel = strings.TrimSuffix(strings.TrimSuffix(rel, ".pyi"), ".py")
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if len(parts) > 1 && parts[len(parts)-1] == "__init__" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
+
+// pyImportsAny reports whether the Python source text of path imports one
+// of targets. An imported name matches a target when it is the target's
+// full dotted path or a tail of it (a src/ layout, a path added to
+// sys.path): a few extra files checked cost little, a missed one costs a
+// false "no problems". Relative imports are resolved against path's
+// package.
+func pyImportsAny(root, path string, text []byte, targets [][]string) bool {
+	pkg := pyModule(root, filepath.Join(filepath.Dir(path), "__init__.py"))
+	if filepath.Dir(path) == root {
+		pkg = nil
+	}
+	for _, name := range pyImportedNames(text) {
+		comps := pyResolve(pkg, name)
+		for _, t := range targets {
+			if len(comps) > 0 && len(comps) <= len(t) && slices.Equal(comps, t[len(t)-len(comps):]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pyResolve turns an imported name into components, resolving the leading
+// dots of a relative import against pkg.
+func pyResolve(pkg []string, name string) []string {
+	dots := len(name) - len(strings.TrimLeft(name, "."))
+	rest := strings.Split(name[dots:], ".")
+	if rest[0] == "" {
+		rest = nil
+	}
+	if dots == 0 {
+		return rest
+	}
+	up := dots - 1
+	if up > len(pkg) {
+		return rest
+	}
+	return append(slices.Clone(pkg[:len(pkg)-up]), rest...)
+}
+
+var (
+	pyFrom   = regexp.MustCompile(`^from\s+(\.*[\w.]*)\s+import\s+(.*)$`)
+	pyImport = regexp.MustCompile(`^import\s+(.*)$`)
+)
+
+// pyImportedNames lists the modules the import statements of a Python
+// source name: "from a.b import c, d" names a.b, a.b.c and a.b.d (c may be
+// a submodule); "import a.b as x" names a.b. Statements continued over
+// lines by parentheses or backslashes are joined first.
+func pyImportedNames(text []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), maxSourceRead)
+	for sc.Scan() {
+		line := strings.TrimSpace(stripComment(sc.Text()))
+		if !strings.HasPrefix(line, "from") && !strings.HasPrefix(line, "import") {
+			continue
+		}
+		for (strings.Count(line, "(") > strings.Count(line, ")") || strings.HasSuffix(line, `\`)) && sc.Scan() {
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(stripComment(sc.Text()))
+		}
+		line = strings.NewReplacer("(", " ", ")", " ").Replace(line)
+		if m := pyFrom.FindStringSubmatch(line); m != nil {
+			out = append(out, m[1])
+			sep := "."
+			if strings.HasSuffix(m[1], ".") {
+				sep = ""
+			}
+			for _, n := range pyNames(m[2]) {
+				if n != "*" {
+					out = append(out, m[1]+sep+n)
+				}
+			}
+		} else if m := pyImport.FindStringSubmatch(line); m != nil {
+			out = append(out, pyNames(m[1])...)
+		}
+	}
+	return out
+}
+
+// pyNames splits "a.b as x, c" into [a.b c].
+func pyNames(list string) []string {
+	var out []string
+	for _, part := range strings.Split(list, ",") {
+		if f := strings.Fields(part); len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
+}
+
+func stripComment(line string) string {
+	if i := strings.IndexByte(line, '#'); i >= 0 {
+		return line[:i]
+	}
+	return line
+}
+
+// importWords are the words that start an import in the languages mm has
+// no scan of its own for (import, require, #include, use, from … import).
+var importWords = regexp.MustCompile(`\b(import|require|include|use|from)\b`)
+
+// mentionsImport is the scan for any other language: a line with an
+// import word and the edited file's name without its extension as a word.
+func mentionsImport(text []byte, stems []string) bool {
+	for line := range bytes.Lines(text) {
+		if !importWords.Match(line) {
+			continue
+		}
+		for _, st := range stems {
+			if st != "" && wordIn(line, st) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordIn reports whether w occurs in line not inside a longer identifier.
+func wordIn(line []byte, w string) bool {
+	for i := 0; ; {
+		j := bytes.Index(line[i:], []byte(w))
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(w)
+		if (a == 0 || !isIdent(line[a-1])) && (b == len(line) || !isIdent(line[b])) {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// openImporters finds the files that import the group's edited files and
+// opens those the server does not have open yet, with their text on disk,
+// so that their diagnostics are part of the baseline. It returns what to
+// wait for when the server does not answer pulls. Called by takeBase,
+// after the edited files' old text is sent.
+func (g *snapGroup) openImporters(ctx context.Context) []*pending {
+	s := g.srv
+	edited := make([]string, len(g.files))
+	for i, f := range g.files {
+		edited[i] = f.path
+	}
+	g.scan, g.scanned = s.findImporters(ctx, edited), true
+	var ps []*pending
+	for _, p := range g.scan.files {
+		if _, open := s.docText(p); open {
+			continue
+		}
+		g.opened = append(g.opened, p)
+		if pend, err := s.syncDoc(ctx, p, g.scan.texts[p]); err == nil && s.pulls() != pullYes {
+			ps = append(ps, pend)
+		}
+	}
+	return ps
+}
+
+// pullSupport is what mm learned of a server's textDocument/diagnostic.
+type pullSupport int
+
+const (
+	pullUnknown pullSupport = iota
+	pullYes
+	pullNo
+)
+
+func (s *server) pulls() pullSupport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pull
+}
+
+// pullImporters asks the server for each checked importer's diagnostics
+// (textDocument/diagnostic). pyright answers a pull once the file is
+// checked against all it has — even though mm does not advertise pulls,
+// which would stop its pushes — where its pushes come in stages (a first
+// one with the syntax errors only) that no quiet period tells apart from
+// the last. It returns nil when the server does not answer pulls; ok is
+// false when ctx ended before every answer came.
+func (g *snapGroup) pullImporters(ctx context.Context) (got map[string][]Diagnostic, ok bool) {
+	s := g.srv
+	if len(g.scan.files) == 0 || s.pulls() == pullNo {
+		return nil, true
+	}
+	p, err := s.ready(ctx)
+	if err != nil {
+		return map[string][]Diagnostic{}, false
+	}
+	got = map[string][]Diagnostic{}
+	for _, path := range g.scan.files {
+		var res struct {
+			Kind  string                `json:"kind"`
+			Items []protocol.Diagnostic `json:"items"`
+		}
+		params := map[string]any{"textDocument": map[string]any{"uri": fileURI(path)}}
+		err := call(ctx, p, "textDocument/diagnostic", params, &res)
+		var rpcErr *jsonrpc2.Error
+		switch {
+		case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound:
+			s.mu.Lock()
+			s.pull = pullNo
+			s.mu.Unlock()
+			return nil, true
+		case err != nil:
+			return got, false
+		}
+		list := make([]Diagnostic, 0, len(res.Items))
+		for _, d := range res.Items {
+			list = append(list, fromProtocol(path, d))
+		}
+		got[path] = list
+	}
+	s.mu.Lock()
+	s.pull = pullYes
+	s.mu.Unlock()
+	return got, true
+}
+
+// recheckImporters, for a server that does not answer pulls, sends each
+// importer's text again once the edit is synced, so that it publishes
+// their diagnostics against the edit as a new version mm can wait for.
+func (g *snapGroup) recheckImporters(ctx context.Context) []*pending {
+	if g.baseOthers != nil {
+		return nil
+	}
+	var ps []*pending
+	for _, p := range g.scan.files {
+		text, open := g.srv.docText(p)
+		if !open {
+			continue
+		}
+		if pend, err := g.srv.recheckDoc(ctx, p, text); err == nil {
+			ps = append(ps, pend)
+		}
+	}
+	return ps
+}
+
+// withPulled puts the pulled diagnostics of the importers into a
+// before/after pair of diagnostics; an importer without both answers is
+// left out of the comparison.
+func (g *snapGroup) withPulled(before, after, pulled map[string][]Diagnostic) (map[string][]Diagnostic, map[string][]Diagnostic) {
+	if g.baseOthers == nil {
+		return before, after
+	}
+	before, after = maps.Clone(before), maps.Clone(after)
+	for _, p := range g.scan.files {
+		b, okB := g.baseOthers[p]
+		a, okA := pulled[p]
+		if !okB || !okA {
+			delete(before, p)
+			delete(after, p)
+			continue
+		}
+		before[p], after[p] = b, a
+	}
+	return before, after
+}
+
+// closeOpened closes the importers mm opened for the check: the server
+// is left with the documents it had.
+func (g *snapGroup) closeOpened() {
+	if len(g.opened) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+	defer cancel()
+	for _, p := range g.opened {
+		g.srv.closeDoc(ctx, p)
+	}
+	g.opened = nil
+}
+
+// docText returns mm's copy of a document it has open.
+func (s *server) docText(path string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[path]; d != nil {
+		return d.text, true
+	}
+	return nil, false
+}
+
+// settled reports whether the diagnostics of ps are all in.
+func (s *server) settled(ps []*pending) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	done, _ := s.settledLocked(ps)
+	return done
+}

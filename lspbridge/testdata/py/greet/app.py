@@ -1,0 +1,3 @@
+from greet import greet
+
+MESSAGE: str = greet("bob")

@@ -1,0 +1,3 @@
+import greet
+
+OTHER: str = greet.greet("alice")
