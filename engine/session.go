@@ -60,6 +60,9 @@ type Options struct {
 	// ToolBudget is the soft budget of tool calls per turn (E21): 0 means
 	// 24, negative turns it off.
 	ToolBudget int
+	// Rewrite, when set, rewrites each prompt before it enters history
+	// (skills' $name and /name) or answers it without a model call.
+	Rewrite func(prompt string) Rewrite
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 

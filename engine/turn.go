@@ -73,6 +73,10 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	t.broken.Max, t.textCalls.Max = guard.MaxBrokenCallRetries, guard.MaxTextCallRetries
 	s.reportTo(t.struggle)
 	defer s.reportTo(nil)
+	prompt, done := t.prepare(ctx, prompt)
+	if done != nil {
+		return *done
+	}
 	s.append(llm.Message{Role: llm.RoleUser, Content: s.userMessage(prompt)})
 	for step := 0; ; step++ {
 		if step == s.opts.MaxTurns {

@@ -18,6 +18,7 @@ import (
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/lsptool"
 	"github.com/mm-agent/mm/tools/plan"
+	"github.com/mm-agent/mm/tools/skilltool"
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
@@ -28,8 +29,9 @@ type app struct {
 	log  *slog.Logger
 	conn *llm.Connector
 
-	mu  sync.Mutex
-	lsp map[string]*lspbridge.Manager // by workspace
+	mu     sync.Mutex
+	lsp    map[string]*lspbridge.Manager // by workspace
+	skills skillLibs
 
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.
@@ -92,6 +94,7 @@ func (a *app) registry(cwd string) *tools.Registry {
 	if servers.Available() {
 		ts = append(ts, lsptool.New(lsptool.Options{Manager: servers}))
 	}
+	ts = append(ts, skilltool.New(a.skillsFor(cwd)))
 	if config.On(a.cfg.PlanTool, true) {
 		ts = append(ts, plan.New())
 	}
@@ -153,6 +156,7 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
+		Rewrite:             a.skillRewriter(a.skillsFor(cwd)),
 		Logger:              a.log,
 	})
 }

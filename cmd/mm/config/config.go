@@ -191,6 +191,11 @@ func Load(path string) (*Config, error) {
 			return nil, fmt.Errorf("%w: %s %v", ErrInvalid, path, err)
 		}
 		c.Source = path
+		if c.SkillsDir != "" && !filepath.IsAbs(c.SkillsDir) {
+			// skillsDir is relative to the config file, not to where mm runs.
+			abs, _ := filepath.Abs(path)
+			c.SkillsDir = filepath.Join(filepath.Dir(abs), c.SkillsDir)
+		}
 	}
 	c.applyEnv()
 	if err := c.validate(); err != nil {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/skills"
+)
+
+// skillLibs are the skill libraries by workspace, shared by its sessions.
+type skillLibs struct {
+	mu   sync.Mutex
+	libs map[string]*skills.Library
+}
+
+// skillsFor returns the live skills of a workspace (S1), nearest first:
+// the workspace's .mm/skills, the user's skills already written for other
+// agents (.claude/skills, .agents/skills), skillsDir (relative to the
+// config file), ~/.config/mm/skills, then the shipped ones.
+func (a *app) skillsFor(cwd string) *skills.Library {
+	a.skills.mu.Lock()
+	defer a.skills.mu.Unlock()
+	if l, ok := a.skills.libs[cwd]; ok {
+		return l
+	}
+	var srcs []skills.Source
+	for _, d := range skillDirs(cwd, a.cfg.SkillsDir) {
+		srcs = append(srcs, skills.DirSource(d))
+	}
+	l := skills.NewLibrary(append(srcs, skills.Shipped())...)
+	if a.skills.libs == nil {
+		a.skills.libs = map[string]*skills.Library{}
+	}
+	a.skills.libs[cwd] = l
+	return l
+}
+
+func skillDirs(cwd, skillsDir string) []string {
+	dirs := []string{
+		filepath.Join(cwd, ".mm", "skills"),
+		filepath.Join(cwd, ".claude", "skills"),
+		filepath.Join(cwd, ".agents", "skills"),
+	}
+	if skillsDir != "" {
+		dirs = append(dirs, skillsDir) // made absolute by config.Load
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".config", "mm", "skills"))
+	}
+	return dirs
+}
+
+// reservedCommands are slash commands other parts of mm answer; the skill
+// rewriter leaves them alone.
+func reservedCommand(name string) bool {
+	switch name {
+	case "compact", "new", "help", "mode", "model", "exit", "skill":
+		return true
+	}
+	return strings.HasPrefix(name, "ask-")
+}
+
+// skillRewriter is the engine's prompt rewriter for one session: skills'
+// $name and /name (S2), and a ⚠ note per skill file skipped, once each
+// time the skill set is reloaded.
+func (a *app) skillRewriter(lib *skills.Library) func(string) engine.Rewrite {
+	var mu sync.Mutex
+	warned := 0
+	return func(prompt string) engine.Rewrite {
+		set, warns, gen := lib.Current()
+		r := set.Rewrite(prompt, reservedCommand)
+		out := engine.Rewrite{Prompt: r.Prompt, Answer: r.Answer}
+		mu.Lock()
+		if gen != warned {
+			warned = gen
+			for _, w := range warns {
+				a.log.Warn("skill skipped", "file", w.Path, "err", w.Err)
+				out.Notes = append(out.Notes, w.String())
+			}
+		}
+		mu.Unlock()
+		out.Notes = append(out.Notes, r.Notes...)
+		return out
+	}
+}

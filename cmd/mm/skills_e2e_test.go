@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/skills"
+)
+
+const releaseNotesSkill = "---\nname: release-notes\ndescription: Release notes from git log.\nargument-hint: version\n---\nWORKSPACE STEPS: run git log with bash, then group the commits.\n"
+
+// skillWorkspace is a git repository with one commit and the workspace
+// skill release-notes (which wins over the shipped one of that name).
+func skillWorkspace(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "skills", "release-notes", "SKILL.md"), releaseNotesSkill)
+	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", "hello.txt")
+	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "greeting")
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// checkSkillTurn asserts what the model received: the rewrite line with
+// the parameter, then the workspace skill's body as read_skill's result.
+func checkSkillTurn(t *testing.T, srv *fakellm.Server) {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	first := reqs[0].Messages
+	user := first[len(first)-1].Content
+	if want := skills.Line("release-notes", "v1.2"); !strings.HasSuffix(user, want) || strings.Contains(user, "/release-notes v1.2") || strings.Contains(user, "$release-notes") {
+		t.Errorf("the model got %q, want it to end with the skill line %q", user, want)
+	}
+	second := reqs[1].Messages
+	if res := second[len(second)-1]; res.Role != "tool" || !strings.Contains(res.Content, "WORKSPACE STEPS") {
+		t.Errorf("read_skill result = %+v, want the workspace skill's body", res)
+	}
+	third := reqs[2].Messages
+	if res := third[len(third)-1]; !strings.Contains(res.Content, "greeting") {
+		t.Errorf("git log result = %q", res.Content)
+	}
+}
+
+func TestSkillLineMode(t *testing.T) {
+	srv := scenario(t, "skill_release_notes")
+	dir := skillWorkspace(t)
+	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "$release-notes v1.2")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	checkSkillTurn(t, srv)
+	if !strings.Contains(stdout, "## v1.2") {
+		t.Errorf("stdout = %q", stdout)
+	}
+}
+
+func TestSkillACP(t *testing.T) {
+	srv := scenario(t, "skill_release_notes")
+	dir := skillWorkspace(t)
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	id := p.session(t, ctx, dir)
+	resp, err := p.prompt(ctx, id, "/release-notes v1.2")
+	if err != nil || resp.StopReason != "end_turn" {
+		t.Fatalf("prompt: %v %v", resp, err)
+	}
+	checkSkillTurn(t, srv)
+}
+
+// S2: an unknown skill is answered in one line with the nearest names,
+// without a model call; /skills lists them; a malformed skill is one ⚠
+// line naming the file, and the others still load.
+func TestSkillUnknownAndList(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{})
+	t.Cleanup(srv.Close)
+	dir := skillWorkspace(t)
+	writeFile(t, filepath.Join(dir, ".mm", "skills", "broken.md"), "no front matter\n")
+	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "/relase-notes v1")
+	if code != 0 || !strings.Contains(stdout, `no skill named "relase-notes" — nearest: /release-notes`) {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(stderr, "⚠ skill "+filepath.Join(dir, ".mm", "skills", "broken.md")+" skipped: no front matter") {
+		t.Errorf("no ⚠ line for the malformed skill:\n%s", stderr)
+	}
+	stdout, _, _ = runMM(t, dir, mmEnv(t, srv), "", "-p", "/skills")
+	for _, want := range []string{"/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("/skills lacks %q:\n%s", want, stdout)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d model requests for local answers", n)
+	}
+}
+
+// P1: the first request of a default session, with the seven shipped
+// skills, costs at most 7,000 characters of system prompt and tool schemas.
+func TestFixedPromptCost(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "main.go"), "package main\n") // the lsp tool too, when gopls is installed
+	if _, _, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "hi"); code != 0 {
+		t.Fatal("mm failed")
+	}
+	req := srv.Requests()[0]
+	size := len(req.Messages[0].Content)
+	var names []string
+	for _, tl := range req.Tools {
+		size += len(tl.Name) + len(tl.Description) + len(tl.Parameters)
+		names = append(names, tl.Name)
+	}
+	t.Logf("fixed prompt: %d characters (system + %d tools: %s)", size, len(req.Tools), strings.Join(names, ", "))
+	if !strings.Contains(strings.Join(names, ","), "read_skill") {
+		t.Fatalf("read_skill not offered: %v", names)
+	}
+	if size > 7000 {
+		t.Errorf("fixed prompt is %d characters, budget 7,000 (P1)", size)
+	}
+}

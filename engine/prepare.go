@@ -1,0 +1,34 @@
+package engine
+
+import "context"
+
+// Rewrite is what the prompt rewriter made of a user's prompt (skills'
+// `$name` and `/name`, S2). The engine knows no skill: the composition
+// root gives it the rewriter.
+type Rewrite struct {
+	// Prompt goes to the model.
+	Prompt string
+	// Answer, when set, is shown to the user instead of running a turn
+	// (a command answered locally, like /skills); history is left alone.
+	Answer string
+	// Notes are one-line warnings for the user, shown before the turn.
+	Notes []string
+}
+
+// prepare is the hook point before the first generation of a turn: the
+// prompt is rewritten, and the turn may end here without a model call.
+func (t *turn) prepare(_ context.Context, prompt string) (string, *TurnEnd) {
+	rw := t.s.opts.Rewrite
+	if rw == nil {
+		return prompt, nil
+	}
+	r := rw(prompt)
+	for _, n := range r.Notes {
+		t.emit(Struggle{Level: Warning, Kind: "skill", Text: n})
+	}
+	if r.Answer != "" {
+		t.emit(Text{Text: r.Answer})
+		return "", &TurnEnd{Reason: EndTurn}
+	}
+	return r.Prompt, nil
+}
