@@ -6,6 +6,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/openai/openai-go/v3 v3.99.0
+	github.com/sourcegraph/conc v0.3.0
 	github.com/yuin/gopher-lua v1.1.2
 	go.lsp.dev/jsonrpc2 v0.10.0
 	go.lsp.dev/protocol v0.12.0
@@ -15,11 +16,9 @@ require (
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
-	github.com/kr/pretty v0.3.0 // indirect
-	github.com/rogpeppe/go-internal v1.9.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.3.4 // indirect
-	github.com/stretchr/testify v1.8.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
@@ -29,5 +28,4 @@ require (
 	go.uber.org/multierr v1.9.0 // indirect
 	go.uber.org/zap v1.21.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	gopkg.in/check.v1 v1.0.0-20190902080502-41f04d3bba15 // indirect
 )

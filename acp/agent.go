@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -138,6 +139,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 			resp, err = sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("internal error: %v", r)})
 		}
 	}()
+	ctx, done, ok := s.begin(ctx)
+	defer done()
+	if !ok {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session " + string(p.SessionId) + " is closed"})
+	}
 	end := s.run(ctx, promptText(p.Prompt))
 	switch end.Reason {
 	case engine.Cancelled:
@@ -155,20 +161,35 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 }
 
-// Cancel needs nothing more: the SDK cancels the running prompt's context,
+// Cancel stops the session's current turn (A7): its context is cancelled,
 // which stops the model stream, the running tool and pending permission
-// prompts.
+// prompts, and the prompt answers "cancelled".
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
-	a.log.Info("cancel", "session", p.SessionId)
+	s := a.session(p.SessionId)
+	running := s != nil && s.cancel()
+	a.log.Info("cancel", "session", p.SessionId, "running", running)
 	return nil
 }
 
-// CloseSession forgets a session; its running turn, if any, is cancelled
-// by the client's cancel or ends on its own.
+// closeWait bounds how long session/close waits for a cancelled turn to
+// return; a tool that ignores its context must not hang the editor.
+const closeWait = 10 * time.Second
+
+// CloseSession cancels the session's running turn as session/cancel would,
+// waits for it to return (so no model request follows the answer), then
+// forgets the session (ACP session/close).
 func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	a.mu.Lock()
+	s := a.sessions[p.SessionId]
 	delete(a.sessions, p.SessionId)
 	a.mu.Unlock()
+	if s == nil {
+		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
+	}
+	if !s.close(closeWait) {
+		a.log.Warn("session closed while its turn still runs", "session", p.SessionId, "waited", closeWait)
+	}
+	a.log.Info("session closed", "session", p.SessionId)
 	return sdk.CloseSessionResponse{}, nil
 }
 
@@ -196,6 +217,19 @@ func (a *Agent) session(id sdk.SessionId) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.sessions[id]
+}
+
+// cancelTurns cancels the running turn of every session (EOF on stdin).
+func (a *Agent) cancelTurns() {
+	a.mu.Lock()
+	ss := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		ss = append(ss, s)
+	}
+	a.mu.Unlock()
+	for _, s := range ss {
+		s.cancel()
+	}
 }
 
 // closeAll waits for the running turns (their contexts were cancelled

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -13,13 +15,91 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// session is one ACP session: its engine session and the environment its
-// tools run in.
+// session is one ACP session: its engine session, the environment its
+// tools run in, and the cancel of its current turn.
+//
+// The session owns that cancel rather than relying on the SDK's
+// per-session one: the SDK forgets its cancel when any prompt of the
+// session returns, so after a second prompt replaced the first, the first
+// one's return would make the second uncancellable.
 type session struct {
 	id     sdk.SessionId
 	agent  *Agent
 	engine *engine.Session
 	env    *editorEnv
+
+	mu      sync.Mutex
+	current *turnCtl       // the latest prompt's turn; nil when idle
+	closed  bool           // session/close was called: no new turn starts
+	turns   sync.WaitGroup // prompts in progress, waiting ones included
+}
+
+// turnCtl is one prompt's cancel; its pointer identifies the prompt.
+type turnCtl struct{ cancel context.CancelFunc }
+
+// begin registers a new prompt as the current one and cancels the one it
+// replaces (A7: a new prompt while one runs cancels the old). It reports
+// false when the session is closed. end must be called when the prompt
+// returns.
+func (s *session) begin(ctx context.Context) (context.Context, func(), bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &turnCtl{cancel: cancel}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return ctx, func() {}, false
+	}
+	prev := s.current
+	s.current = t
+	s.turns.Add(1)
+	s.mu.Unlock()
+	if prev != nil {
+		prev.cancel()
+	}
+	end := func() {
+		s.mu.Lock()
+		if s.current == t {
+			s.current = nil
+		}
+		s.mu.Unlock()
+		cancel()
+		s.turns.Done()
+	}
+	return ctx, end, true
+}
+
+// cancel stops the current turn, if any (session/cancel). It reports
+// whether there was one.
+func (s *session) cancel() bool {
+	s.mu.Lock()
+	t := s.current
+	s.mu.Unlock()
+	if t != nil {
+		t.cancel()
+	}
+	return t != nil
+}
+
+// close cancels the running turn, refuses new ones, and waits up to wait
+// for the prompts in progress to return, so that no model request is made
+// for the session once close has answered.
+func (s *session) close(wait time.Duration) bool {
+	s.mu.Lock()
+	s.closed = true
+	t := s.current
+	s.mu.Unlock()
+	if t != nil {
+		t.cancel()
+	}
+	done := make(chan struct{})
+	go func() { s.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(wait):
+		return false
+	}
 }
 
 // run plays one turn, rendering every event as a session update. Updates

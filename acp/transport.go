@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // MaxMessage is the largest JSON-RPC message accepted. The SDK's own line
@@ -19,23 +21,47 @@ import (
 // goes on.
 const MaxMessage = 8 << 20
 
+// drainWait bounds how long, after EOF on stdin, mm waits for the answers
+// to the requests it had already read (their turns are cancelled, so this
+// is normally milliseconds).
+const drainWait = 10 * time.Second
+
 // Serve runs the agent on the given stream until in reaches EOF or ctx is
 // done, then stops every session (cancelling running turns) and returns.
+//
+// EOF is not handed to the SDK at once: the SDK would stop its connection
+// and drop the requests it had read but not answered yet (`printf
+// '<initialize>\n' | mm acp` printed nothing). Instead the running turns
+// are cancelled, every request already read gets its answer, and only
+// then does the SDK see the end of its input (A10).
 func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
-	w := &lockedWriter{w: out}
+	reqs := newInflight()
+	w := &lockedWriter{w: out, answered: reqs.done}
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.log)
 	a.setConn(conn)
 
+	// The reader is not joined: a read of stdin cannot be interrupted, and
+	// after ctx is done the process exits with it still blocked.
 	filterDone := make(chan error, 1)
 	go func() {
-		err := filter(in, pw, w, a.log)
-		pw.CloseWithError(io.EOF)
+		var err error
+		if r := panics.Try(func() { err = filter(in, pw, w, a.log, reqs.add) }); r != nil {
+			a.log.Error("stdin reader panicked", "panic", r.Value, "stack", string(r.Stack))
+			err = fmt.Errorf("internal error reading stdin: %v", r.Value)
+		}
 		filterDone <- err
 	}()
 	var err error
 	select {
+	case err = <-filterDone:
+		a.cancelTurns()
+		if !reqs.wait(drainWait) {
+			a.log.Warn("stdin closed with requests still unanswered", "waited", drainWait)
+		}
+		pw.CloseWithError(io.EOF)
+		<-conn.Done()
 	case <-conn.Done():
 	case <-ctx.Done():
 		err = ctx.Err()
@@ -43,34 +69,106 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 		<-conn.Done()
 	}
 	a.closeAll()
-	select {
-	case ferr := <-filterDone:
-		if err == nil {
-			err = ferr
-		}
-	default: // still blocked reading stdin; the process is exiting anyway
-	}
 	return err
 }
 
+// inflight counts the requests forwarded to the SDK and not answered yet,
+// by JSON-RPC id.
+type inflight struct {
+	mu      sync.Mutex
+	ids     map[string]int
+	changed chan struct{} // closed and replaced at each answer
+}
+
+func newInflight() *inflight {
+	return &inflight{ids: map[string]int{}, changed: make(chan struct{})}
+}
+
+func (f *inflight) add(id json.RawMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids[string(id)]++
+}
+
+func (f *inflight) done(id json.RawMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := string(id)
+	if f.ids[k] == 0 {
+		return // an answer of the filter's own, or to an unknown id
+	}
+	if f.ids[k]--; f.ids[k] == 0 {
+		delete(f.ids, k)
+	}
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+// wait reports whether every request was answered within d.
+func (f *inflight) wait(d time.Duration) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		f.mu.Lock()
+		n, changed := len(f.ids), f.changed
+		f.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return false
+		}
+	}
+}
+
+// responsePrefix starts every message the SDK writes with an id: its
+// answers and its own requests (it marshals a struct whose fields come in
+// this order). Notifications have no id and are not decoded at all.
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
 // lockedWriter serialises whole-line writes of the SDK and of the filter,
-// so an error answer never interleaves with an SDK message.
+// so an error answer never interleaves with an SDK message, and reports
+// the id of each answer written.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	answered func(id json.RawMessage)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if l.answered != nil && bytes.HasPrefix(p, responsePrefix) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(p, &m) == nil && m.Method == "" && len(m.ID) > 0 {
+			l.answered(compactID(m.ID))
+		}
+	}
+	return n, err
+}
+
+// compactID is the id's canonical text, the key of inflight.
+func compactID(id json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return id
+	}
+	return b.Bytes()
 }
 
 // filter copies well-formed JSON-RPC lines from in to sdkIn and answers the
 // others itself (A10): a line that is not JSON gets -32700, a line that is
 // JSON but not a request/response/notification object gets -32600, a line
 // over MaxMessage gets -32600 and is skipped without being buffered whole.
-func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger) error {
+//
+// forwarded, when not nil, gets the id of each request passed on.
+func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage)) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	for {
@@ -90,11 +188,16 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger) erro
 				continue
 			}
 			if msg := bytes.TrimSpace(line); len(msg) > 0 {
-				if code, text := check(msg); code != 0 {
+				if id, code, text := check(msg); code != 0 {
 					log.Warn("rejected a malformed message", "error", text, "bytes", len(msg))
 					reply(out, idOf(msg), code, text)
-				} else if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
-					return nil // the connection is closing
+				} else {
+					if id != nil && forwarded != nil {
+						forwarded(id)
+					}
+					if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
+						return nil // the connection is closing
+					}
 				}
 			}
 			line = line[:0]
@@ -108,10 +211,12 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger) erro
 	}
 }
 
-// check says whether msg is a JSON-RPC object the SDK can route.
-func check(msg []byte) (int, string) {
+// check says whether msg is a JSON-RPC object the SDK can route, and
+// gives the compacted id of a request (nil for a notification or a
+// response).
+func check(msg []byte) (id json.RawMessage, code int, text string) {
 	if !json.Valid(msg) {
-		return -32700, "parse error: the line is not valid JSON"
+		return nil, -32700, "parse error: the line is not valid JSON"
 	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
@@ -120,15 +225,18 @@ func check(msg []byte) (int, string) {
 		Error  json.RawMessage `json:"error"`
 	}
 	if msg[0] != '{' || json.Unmarshal(msg, &m) != nil {
-		return -32600, "invalid request: expected one JSON-RPC object per line"
+		return nil, -32600, "invalid request: expected one JSON-RPC object per line"
 	}
 	if m.Method == nil && m.ID == nil {
-		return -32600, "invalid request: no method and no id"
+		return nil, -32600, "invalid request: no method and no id"
 	}
 	if m.Method == nil && m.Result == nil && m.Error == nil {
-		return -32600, "invalid request: no method"
+		return nil, -32600, "invalid request: no method"
 	}
-	return 0, ""
+	if m.Method != nil && len(m.ID) > 0 && string(m.ID) != "null" {
+		id = compactID(m.ID)
+	}
+	return id, 0, ""
 }
 
 // idOf recovers the id of a malformed message when it can, so the client

@@ -342,7 +342,7 @@ func dedupe(s []string) []string {
 }
 
 // TestCancelIsNotAStruggle: a cancel mid-stream ends the turn as
-// cancelled, quickly, with no struggle.
+// cancelled, with no struggle. (The bound tells a hang, not speed.)
 func TestCancelIsNotAStruggle(t *testing.T) {
 	s, srv := newSession(t, script(fakellm.Step{Content: "this will hang", StallAfter: ptr(2)}), nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -356,8 +356,8 @@ func TestCancelIsNotAStruggle(t *testing.T) {
 	if end.Reason != engine.Cancelled {
 		t.Errorf("end = %+v", end)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("cancel took %v", d)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("cancel took %v: hung", d)
 	}
 	if st := r.struggles(); len(st) != 0 {
 		t.Errorf("a cancel reported struggles: %+v", st)

@@ -95,7 +95,7 @@ type Session struct {
 	mu      sync.Mutex // guards the fields below
 	history []llm.Message
 	callSeq int
-	loops   *guard.LoopDetector // survives compaction; reset by /new
+	loops   *guard.LoopDetector // reset at the start of each turn
 	report  guard.Report        // the running turn's struggle reporter
 	total   TurnEnd             // session totals (Prompt, Completion, Cached)
 	sv      saved               // what is stored beside the history (saved.go)

@@ -73,6 +73,10 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	t.broken.Max, t.textCalls.Max = guard.MaxBrokenCallRetries, guard.MaxTextCallRetries
 	s.reportTo(t.struggle)
 	defer s.reportTo(nil)
+	// A new user prompt is new intent: loops and the tool budget are
+	// counted per turn, so reading the same file in six prompts is never
+	// "stuck" (issue 9).
+	s.loop().Reset()
 	prompt, done := t.prepare(ctx, prompt)
 	if done != nil {
 		return *done

@@ -123,8 +123,10 @@ func TestBoundedWait(t *testing.T) {
 	}()
 	start := time.Now()
 	got := edit(t, m, filepath.Join(dir, "main.go"), "return n * 2", `return "twice"`)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("edit took %v with a 300ms bound", d)
+	// The bound is what is asserted; the limit only tells "bounded" from
+	// "waited for a server that never answers" on a loaded machine.
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("edit took %v with a 300ms bound: hung", d)
 	}
 	wantAll(t, got, []string{"sh: diagnostics incomplete after", "is still starting", "problems may exist"}, []string{"no problems", "no new errors"})
 }
@@ -164,16 +166,28 @@ func TestVenvPythonPath(t *testing.T) {
 	}
 }
 
-// TestWarmDoesNotBlock: Warm returns at once and the server is ready later.
+// TestWarmDoesNotBlock: Warm returns before the server is ready (a server
+// that never answers initialize does not hold it), and the server is
+// ready later.
 func TestWarmDoesNotBlock(t *testing.T) {
+	mute := fixture(t, "go/typeerr")
+	cfg := DefaultConfig()
+	cfg.Servers = map[string]ServerConfig{"go": {
+		Command:     []string{"sh", "-c", "exec cat >/dev/null"},
+		RootMarkers: []string{"go.mod"},
+		Extensions:  []string{".go"},
+	}}
+	silent := New(cfg)
+	silent.Warm(context.Background(), mute)
+	silent.wg.Wait()
+	if err := silent.Close(context.Background()); err != nil {
+		t.Error(err)
+	}
+
 	need(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
-	start := time.Now()
 	m.Warm(context.Background(), dir)
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Errorf("Warm took %v", d)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m.wg.Wait() // Warm's scan runs on a goroutine of the Manager

@@ -67,8 +67,9 @@ func TestACPRejectedEditLeavesFile(t *testing.T) {
 }
 
 // TestACPCancelMidStream: a cancel while the model streams answers
-// "cancelled" within 1 s, the updates sent before it arrive, and the
-// session serves the next prompt.
+// "cancelled", the updates sent before it arrive, and the session serves
+// the next prompt. (The answer comes in milliseconds; the bound only
+// tells a hang from a race-built binary on a loaded machine.)
 func TestACPCancelMidStream(t *testing.T) {
 	srv := scenario(t, "stall_mid_answer")
 	dir := t.TempDir()
@@ -105,8 +106,8 @@ func TestACPCancelMidStream(t *testing.T) {
 	if r.resp.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("stop reason = %q, want cancelled", r.resp.StopReason)
 	}
-	if d := r.at.Sub(cancelled); d > time.Second {
-		t.Errorf("cancel answered after %v, want ≤ 1 s", d)
+	if d := r.at.Sub(cancelled); d > hung {
+		t.Errorf("cancel answered after %v: hung", d)
 	}
 	updates, _ := p.client.snapshot()
 	if !strings.Contains(messageText(updates), "Here is") {
@@ -118,7 +119,7 @@ func TestACPCancelMidStream(t *testing.T) {
 }
 
 // TestACPCancelKillsBash: a cancel while bash runs answers "cancelled"
-// within 1 s and the command's process is gone.
+// and the command's process is gone.
 func TestACPCancelKillsBash(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
@@ -142,8 +143,8 @@ func TestACPCancelKillsBash(t *testing.T) {
 		t.Fatalf("cancelled prompt: %v", err)
 	}
 	r := <-done
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("cancel answered after %v", d)
+	if d := time.Since(start); d > hung {
+		t.Errorf("cancel answered after %v: hung", d)
 	}
 	if r.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("stop reason = %q", r.StopReason)
@@ -390,8 +391,8 @@ func TestACPCancelDuringPermission(t *testing.T) {
 	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
 		t.Errorf("prompt = %+v, %v; want cancelled", r.resp, r.err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("cancel answered after %v", d)
+	if d := time.Since(start); d > hung {
+		t.Errorf("cancel answered after %v: hung", d)
 	}
 	if got := readFile(t, file); got != "hello world\nsecond line\n" {
 		t.Errorf("file changed: %q", got)

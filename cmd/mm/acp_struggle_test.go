@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,5 +40,41 @@ func TestACPLoopNotes(t *testing.T) {
 	}
 	if _, err := p.prompt(ctx, id, "are you there?"); err != nil {
 		t.Fatalf("the session does not serve after a stuck turn: %v", err)
+	}
+}
+
+// TestACPNoLoopAcrossPrompts (issue 9, defect 9): six separate prompts
+// each read the same unchanged file once. Loop state is per turn: no loop
+// warning, no stuck turn, every prompt ends normally, and the model is
+// never told it is looping.
+func TestACPNoLoopAcrossPrompts(t *testing.T) {
+	srv := scenario(t, "same_read_six_prompts")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	for i := range 6 {
+		resp, err := p.prompt(ctx, id, "what does notes.txt say?")
+		if err != nil {
+			t.Fatalf("prompt %d: %v", i+1, err)
+		}
+		if resp.StopReason != sdk.StopReasonEndTurn {
+			t.Errorf("prompt %d: stop reason %q", i+1, resp.StopReason)
+		}
+	}
+	updates, _ := p.client.snapshot()
+	if msg := messageText(updates); strings.Contains(msg, "_mm:") {
+		t.Errorf("a struggle note was shown:\n%s", msg)
+	}
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "LOOP_DETECTED") {
+				t.Fatalf("the model was told it loops: %q", m.Content)
+			}
+		}
+	}
+	if n := srv.Remaining(); n != 0 {
+		t.Errorf("%d scenario steps unused", n)
 	}
 }

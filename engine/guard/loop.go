@@ -86,9 +86,10 @@ func (v LoopVerdict) Err() error {
 //     model.
 //
 // It keeps only the hashes of the last three calls and one counter per
-// period, so Record is O(1) whatever the length of the session. It is not
-// reset by compaction (forgetting the conversation does not make a
-// repeated command new); call Reset for a new session (/new). After a stuck verdict it stays armed:
+// period, so Record is O(1) and its memory bounded whatever the length of
+// the session. The engine resets it at each user prompt (a new prompt is
+// new intent), not at compaction (forgetting the conversation does not
+// make a repeated command new). After a stuck verdict it stays armed:
 // the next call in the same loop is warned again, and stuck three later.
 // Not safe for concurrent use.
 type LoopDetector struct {

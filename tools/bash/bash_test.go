@@ -185,7 +185,7 @@ func TestNoStdin(t *testing.T) {
 	tool, env := New(Options{Timeout: 20 * time.Second}), newEnv(t)
 	start := time.Now()
 	r := run(t, tool, env, `read x; echo "read=$? x=[$x]"`)
-	if !strings.HasPrefix(r.Text, "read=1 x=[]\n") || time.Since(start) > 10*time.Second {
+	if !strings.HasPrefix(r.Text, "read=1 x=[]\n") || time.Since(start) > hung {
 		t.Errorf("got %q after %v", r.Text, time.Since(start))
 	}
 }
@@ -241,6 +241,11 @@ type outcome struct {
 }
 
 // waitAllClosed waits until no process holds the FIFO open.
+// hung is the bound past which a test calls a command hung: the commands
+// under test sleep 30 s when they are not killed, so it tells a kill from
+// no kill without asserting speed on a loaded, race-built machine.
+const hung = 15 * time.Second
+
 func waitAllClosed(t *testing.T, f *os.File, within time.Duration) {
 	t.Helper()
 	f.SetReadDeadline(time.Now().Add(within))
@@ -273,7 +278,7 @@ func TestTimeoutKillsGroupAndKeepsOutput(t *testing.T) {
 	if o.err != nil {
 		t.Fatalf("timeout is a result, not an error: %v", o.err)
 	}
-	waitAllClosed(t, f, time.Second)
+	waitAllClosed(t, f, hung)
 	notRunning(t, pid)
 	for _, want := range []string{"partial\n", "timed out after 1.5s", "nohup cmd > cmd.log 2>&1 &"} {
 		if !strings.Contains(o.r.Text, want) {
@@ -285,13 +290,13 @@ func TestTimeoutKillsGroupAndKeepsOutput(t *testing.T) {
 	}
 }
 
-func TestCancelKillsGroupWithinASecond(t *testing.T) {
+func TestCancelKillsGroup(t *testing.T) {
 	tool, env := New(Options{}), newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pid, f, done := watch(t, ctx, tool, env, `sleep 30 & echo $! >&3; sleep 30`)
 	cancel()
-	waitAllClosed(t, f, time.Second)
+	waitAllClosed(t, f, hung)
 	notRunning(t, pid)
 	if o := <-done; !errors.Is(o.err, context.Canceled) {
 		t.Errorf("want context.Canceled, got %+v", o)
@@ -332,7 +337,7 @@ func TestBackgroundJobDoesNotBlock(t *testing.T) {
 	} {
 		start := time.Now()
 		r := run(t, tool, env, cmd)
-		if elapsed := time.Since(start); elapsed > 5*time.Second || r.IsError {
+		if elapsed := time.Since(start); elapsed > hung || r.IsError {
 			t.Fatalf("%q: took %v: %q", cmd, elapsed, r.Text)
 		}
 		pid, err := strconv.Atoi(strings.SplitN(r.Text, "\n", 2)[0])
