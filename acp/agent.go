@@ -112,7 +112,13 @@ func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewS
 	}
 	id := sdk.SessionId("sess_" + randomHex(12))
 	s := &session{id: id, agent: a}
-	s.env = &editorEnv{Env: base, policy: policy, s: s}
+	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
+	a.mu.Lock()
+	fsCaps := a.client.Fs
+	a.mu.Unlock()
+	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
+		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}
+	}
 	eng, err := a.opts.Engine(p.Cwd, s.env)
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})

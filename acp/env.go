@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"io/fs"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -10,12 +11,24 @@ import (
 )
 
 // editorEnv is the Env of an ACP session: the base (disk) environment,
-// with permission asked in the editor through session/request_permission,
+// with files seen through the editor when it offers fs/* (A8) and
+// permission asked in the editor through session/request_permission,
 // reusing the tool call's id (A4).
 type editorEnv struct {
 	tools.Env
+	files  tools.Files
 	policy *tools.Policy
 	s      *session
+}
+
+// ReadFile implements tools.Files through the session's view.
+func (e *editorEnv) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return e.files.ReadFile(ctx, path)
+}
+
+// WriteFile implements tools.Files through the session's view.
+func (e *editorEnv) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
+	return e.files.WriteFile(ctx, path, data, mode)
 }
 
 // The option ids sent with every permission request.

@@ -1,6 +1,7 @@
 package lspbridge
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -73,6 +74,31 @@ type Config struct {
 	// MaxErrors bounds the new errors listed after an edit, in total; a
 	// fifth of it (at least 1) bounds them per file. Zero: 10.
 	MaxErrors int
+	// Files is where the bridge reads file text: mm's one view of files
+	// (the editor's unsaved buffers when it offers them), so the "before"
+	// text of an edit and the text a query is asked about are the ones the
+	// model saw. The bridge never opens a file itself, except after a
+	// command (Changed), when the disk is what changed. Nil: the disk.
+	Files Files
+}
+
+// Files reads the current text of a file (an absolute path); a missing
+// file is fs.ErrNotExist. tools.Files satisfies it.
+type Files interface {
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+}
+
+// disk is the default Files.
+type disk struct{}
+
+func (disk) ReadFile(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
+
+// files is the configured view, else the disk.
+func (c Config) files() Files {
+	if c.Files == nil {
+		return disk{}
+	}
+	return c.Files
 }
 
 // DefaultConfig runs gopls for Go and pyright for Python.

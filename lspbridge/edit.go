@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 )
@@ -73,7 +72,7 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 			bySrv[s] = g
 			snap.groups = append(snap.groups, g)
 		}
-		data, err := os.ReadFile(c)
+		data, err := m.cfg.files().ReadFile(ctx, c)
 		g.files = append(g.files, snapFile{path: c, old: data, existed: err == nil})
 	}
 	if len(snap.groups) == 0 {

@@ -166,6 +166,7 @@ func (m *Manager) serverFor(path string, start bool) *server {
 		return s
 	}
 	s := newServer(lang, root, sc, m.log)
+	s.files = m.cfg.files()
 	m.servers[k] = s
 	return s
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +82,7 @@ func (m *Manager) open(ctx context.Context, path string) (*server, *proc, []byte
 	if s == nil {
 		return nil, nil, nil, fmt.Errorf("%w: %s (languages with a server: %s)", ErrNoServer, relTo(m.base, path), strings.Join(m.Languages(), ", "))
 	}
-	text, err := os.ReadFile(path)
+	text, err := m.cfg.files().ReadFile(ctx, path)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("read %s: %w", relTo(m.base, path), err)
 	}
@@ -272,7 +271,7 @@ func (m *Manager) Definition(ctx context.Context, pos Position) ([]Location, err
 	if err := call(ctx, t.proc, "textDocument/definition", &protocol.DefinitionParams{TextDocumentPositionParams: t.params()}, &raw); err != nil {
 		return nil, err
 	}
-	return m.locations(t.srv, raw), nil
+	return m.locations(ctx, t.srv, raw), nil
 }
 
 // References finds the uses of the symbol at pos, without its declaration.
@@ -288,12 +287,12 @@ func (m *Manager) References(ctx context.Context, pos Position) ([]Location, err
 	if err := call(ctx, t.proc, "textDocument/references", params, &raw); err != nil {
 		return nil, err
 	}
-	return m.locations(t.srv, raw), nil
+	return m.locations(ctx, t.srv, raw), nil
 }
 
 // locations decodes Location | Location[] | LocationLink[] and adds each
 // line's text.
-func (m *Manager) locations(s *server, raw json.RawMessage) []Location {
+func (m *Manager) locations(ctx context.Context, s *server, raw json.RawMessage) []Location {
 	var many []struct {
 		URI                  protocol.DocumentURI `json:"uri"`
 		Range                *protocol.Range      `json:"range"`
@@ -305,7 +304,7 @@ func (m *Manager) locations(s *server, raw json.RawMessage) []Location {
 		raw = append(append([]byte{'['}, raw...), ']')
 	}
 	_ = json.Unmarshal(raw, &many)
-	files := fileCache{s: s}
+	files := fileCache{ctx: ctx, s: s}
 	var out []Location
 	for _, l := range many {
 		u, r := l.URI, l.Range
@@ -321,8 +320,9 @@ func (m *Manager) locations(s *server, raw json.RawMessage) []Location {
 }
 
 // fileCache reads each file once per answer: the open document's text,
-// else the disk's.
+// else the view's (Config.Files).
 type fileCache struct {
+	ctx   context.Context
 	s     *server
 	texts map[string][]byte
 }
@@ -342,8 +342,8 @@ func (c *fileCache) text(path string) []byte {
 		}
 		c.s.mu.Unlock()
 	}
-	if t == nil {
-		t, _ = os.ReadFile(path)
+	if t == nil && c.s != nil && c.s.files != nil {
+		t, _ = c.s.files.ReadFile(c.ctx, path)
 	}
 	c.texts[path] = t
 	return t
@@ -424,7 +424,7 @@ func (m *Manager) documentSymbols(ctx context.Context, s *server, p *proc, path 
 	if err := call(ctx, p, "textDocument/documentSymbol", params, &raw); err != nil {
 		return nil, err
 	}
-	files := fileCache{s: s, texts: map[string][]byte{path: text}}
+	files := fileCache{ctx: ctx, s: s, texts: map[string][]byte{path: text}}
 	var out []Symbol
 	var walk func(raw json.RawMessage, depth int)
 	walk = func(raw json.RawMessage, depth int) {
@@ -487,7 +487,7 @@ func (m *Manager) WorkspaceSymbols(ctx context.Context, dir, query string) ([]Sy
 			errs = append(errs, err)
 			continue
 		}
-		files := fileCache{s: s}
+		files := fileCache{ctx: ctx, s: s}
 		for _, sy := range syms {
 			path := s.pathOf(sy.Location.URI)
 			if path == "" || (dir != "" && !within(canonical(dir), path)) {

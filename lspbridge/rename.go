@@ -55,7 +55,7 @@ func (m *Manager) Rename(ctx context.Context, pos Position, newName string) ([]F
 	if len(byPath) == 0 {
 		return nil, fmt.Errorf("%s cannot rename %s: it returned no edits", t.srv.name(), t.name)
 	}
-	files := fileCache{s: t.srv}
+	files := fileCache{ctx: ctx, s: t.srv}
 	var out []FileChange
 	for path, es := range byPath {
 		if path == "" {

@@ -76,6 +76,8 @@ type server struct {
 	// even one not seen yet (a change on disk announced first).
 	progressOK bool
 	uriPaths   map[protocol.DocumentURI]string
+	// files reads the text of result locations not open in the server.
+	files Files
 	// outstanding are the changes Changed announced whose diagnostics
 	// have not been waited for yet.
 	outstanding []*pending

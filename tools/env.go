@@ -5,6 +5,22 @@ import (
 	"io/fs"
 )
 
+// Files is the one view of files inside mm (A8): every reader and writer —
+// the file tools, the read-before-write tracker, the LSP bridge's "before"
+// text, rename — goes through the same Files, so an editor buffer and the
+// disk can never disagree inside mm. The disk implementation is
+// workspace.Disk; the ACP front end reads unsaved buffers with
+// fs/read_text_file and writes with fs/write_text_file when the editor
+// offers them (so its review list shows every change).
+type Files interface {
+	// ReadFile reads an absolute path; a missing file is fs.ErrNotExist.
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// WriteFile replaces an absolute path atomically, creating parent
+	// directories; mode is used for a new file (an existing file keeps
+	// its own).
+	WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error
+}
+
 // Env is the world a tool runs in. The disk implementation is the default;
 // the ACP front end wraps it to read unsaved editor buffers, write through
 // the editor and ask permission in the editor. The engine wraps it once more
@@ -14,12 +30,8 @@ type Env interface {
 	Cwd() string
 	// Roots are the workspace roots paths must stay inside (T13).
 	Roots() []string
-	// ReadFile reads an absolute path.
-	ReadFile(ctx context.Context, path string) ([]byte, error)
-	// WriteFile replaces an absolute path atomically, creating parent
-	// directories; mode is used for a new file (an existing file keeps
-	// its own).
-	WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error
+	// Files is the session's view of files: read and write only through it.
+	Files
 	// Approve asks whether a risky action may go ahead. It returns
 	// Allowed=false when the user (or the policy) declined; an error means
 	// the question could not be asked (ctx cancelled, client gone).

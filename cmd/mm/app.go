@@ -31,6 +31,7 @@ type app struct {
 
 	mu     sync.Mutex
 	lsp    map[string]*lspbridge.Manager // by workspace
+	views  map[string]*sessionFiles      // by workspace
 	skills skillLibs
 
 	// notice shows a one-time line to the user (line mode's banner on
@@ -123,8 +124,10 @@ func (a *app) maxOutput() int {
 	return 16000
 }
 
-// session builds an engine session whose tools run in env.
+// session builds an engine session whose tools run in env; the language
+// servers of cwd read files through env's view from now on.
 func (a *app) session(cwd string, env tools.Env) *engine.Session {
+	a.filesFor(cwd).use(env)
 	a.conn.Warm() // the server and its window, in the background (E14)
 	s := a.cfg.Sampling
 	temp, topP, parallel := 0.0, 0.9, false

@@ -137,14 +137,24 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 // session initializes and opens a session in dir.
 func (p *agentProc) session(t *testing.T, ctx context.Context, dir string) sdk.SessionId {
 	t.Helper()
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	return p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, nil)
+}
+
+// sessionWith initializes advertising caps and opens a session in dir
+// with the given MCP servers.
+func (p *agentProc) sessionWith(t *testing.T, ctx context.Context, dir string, caps sdk.ClientCapabilities, mcp []sdk.McpServer) sdk.SessionId {
+	t.Helper()
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
 	if init.AgentInfo == nil || init.AgentInfo.Name != "mm" {
 		t.Errorf("agent info = %+v", init.AgentInfo)
 	}
-	s, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if mcp == nil {
+		mcp = []sdk.McpServer{}
+	}
+	s, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: mcp})
 	if err != nil {
 		t.Fatalf("session/new: %v", err)
 	}
@@ -186,6 +196,12 @@ type testClient struct {
 	// is answered: the user at work in the editor.
 	onAsk   func(sdk.RequestPermissionRequest)
 	changed chan struct{} // closed and replaced at each update
+
+	// The editor's files: fs/* calls in order ("read path", "write
+	// path"), and the unsaved buffers by path (a write lands here, not on
+	// disk, as in an editor).
+	fsCalls []string
+	buffers map[string]string
 }
 
 func newTestClient() *testClient {
@@ -252,11 +268,32 @@ func (c *testClient) snapshot() ([]sdk.SessionUpdate, []sdk.RequestPermissionReq
 
 var errNotOffered = errors.New("not offered by this client")
 
-func (c *testClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errNotOffered
+// ReadTextFile answers the buffer when there is one, else the disk's text,
+// as an editor does.
+func (c *testClient) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fsCalls = append(c.fsCalls, "read "+r.Path)
+	if b, ok := c.buffers[r.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: b}, nil
+	}
+	data, err := os.ReadFile(r.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return sdk.ReadTextFileResponse{Content: string(data)}, nil
 }
-func (c *testClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errNotOffered
+
+// WriteTextFile keeps the text in the buffer, unsaved.
+func (c *testClient) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fsCalls = append(c.fsCalls, "write "+r.Path)
+	if c.buffers == nil {
+		c.buffers = map[string]string{}
+	}
+	c.buffers[r.Path] = r.Content
+	return sdk.WriteTextFileResponse{}, nil
 }
 func (c *testClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, errNotOffered

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // lspConfig merges the config's lsp: block over the defaults (gopls,
@@ -52,6 +54,7 @@ func (a *app) lspFor(cwd string) *lspbridge.Manager {
 		cfg = lspbridge.Config{}
 	}
 	cfg.Logger = a.log
+	cfg.Files = a.filesForLocked(cwd)
 	m := lspbridge.New(cfg)
 	if m.Available() {
 		m.Warm(context.Background(), cwd)
@@ -94,4 +97,49 @@ func (t afterCommands) Run(ctx context.Context, env tools.Env, args json.RawMess
 		t.m.ChangedSince(ctx, start)
 	}
 	return res, err
+}
+
+// sessionFiles is the view of files the language servers of a workspace
+// read through (A8): the view of the workspace's latest session. An
+// editor's sessions share one set of buffers, so any of them gives the
+// same text; line mode's is the disk.
+type sessionFiles struct {
+	mu  sync.Mutex
+	cur tools.Files
+}
+
+func (f *sessionFiles) use(v tools.Files) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cur = v
+}
+
+// ReadFile implements lspbridge.Files; the lock is not held across the read.
+func (f *sessionFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	f.mu.Lock()
+	cur := f.cur
+	f.mu.Unlock()
+	if cur == nil {
+		return workspace.Disk{}.ReadFile(ctx, path)
+	}
+	return cur.ReadFile(ctx, path)
+}
+
+// filesFor returns the view the servers of cwd read through.
+func (a *app) filesFor(cwd string) *sessionFiles {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.filesForLocked(cwd)
+}
+
+func (a *app) filesForLocked(cwd string) *sessionFiles {
+	if a.views == nil {
+		a.views = map[string]*sessionFiles{}
+	}
+	v, ok := a.views[cwd]
+	if !ok {
+		v = &sessionFiles{}
+		a.views[cwd] = v
+	}
+	return v
 }

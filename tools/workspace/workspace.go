@@ -29,6 +29,8 @@ type Options struct {
 	// Ask is called when the policy cannot decide; nil refuses, with a
 	// reason telling the model the action needs permission.
 	Ask Asker
+	// Files is the view of files; nil means Disk.
+	Files tools.Files
 }
 
 // Workspace is a tools.Env on the local disk.
@@ -47,6 +49,9 @@ func New(opts Options) (*Workspace, error) {
 	if len(opts.Roots) == 0 {
 		opts.Roots = []string{abs}
 	}
+	if opts.Files == nil {
+		opts.Files = Disk{}
+	}
 	return &Workspace{opts: opts, reads: tools.NewReadTracker()}, nil
 }
 
@@ -62,13 +67,27 @@ func (w *Workspace) Reads() *tools.ReadTracker { return w.reads }
 // Progress implements tools.Env; on disk there is no one to tell.
 func (w *Workspace) Progress(string) {}
 
-// ReadFile implements tools.Env.
-func (w *Workspace) ReadFile(_ context.Context, path string) ([]byte, error) {
+// ReadFile implements tools.Files through the workspace's view.
+func (w *Workspace) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return w.opts.Files.ReadFile(ctx, path)
+}
+
+// WriteFile implements tools.Files through the workspace's view.
+func (w *Workspace) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
+	return w.opts.Files.WriteFile(ctx, path, data, mode)
+}
+
+// Disk is the view of files on the local disk: writes are atomic and keep
+// the mode of an existing file (fileedit.WriteAtomic).
+type Disk struct{}
+
+// ReadFile implements tools.Files.
+func (Disk) ReadFile(_ context.Context, path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// WriteFile implements tools.Env: atomic, mode kept.
-func (w *Workspace) WriteFile(_ context.Context, path string, data []byte, mode fs.FileMode) error {
+// WriteFile implements tools.Files.
+func (Disk) WriteFile(_ context.Context, path string, data []byte, mode fs.FileMode) error {
 	return fileedit.WriteAtomic(path, data, mode)
 }
 

@@ -1,0 +1,62 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+// editorFiles is the session's view of files (A8) when the editor offers
+// fs/read_text_file or fs/write_text_file: reads see unsaved buffers,
+// writes land in the editor, which builds its review of the agent's
+// changes from them. A method the client did not advertise is never
+// called: that side goes to the disk view instead.
+type editorFiles struct {
+	disk        tools.Files
+	s           *session
+	read, write bool
+}
+
+// ReadFile asks the editor for the buffer. A file the editor cannot give
+// is read from the disk when it is there (the editor may refuse binary
+// files), and is fs.ErrNotExist when it is on neither.
+func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	conn := f.s.agent.connection()
+	if !f.read || conn == nil {
+		return f.disk.ReadFile(ctx, path)
+	}
+	resp, err := conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.s.id, Path: path})
+	if err == nil {
+		return []byte(resp.Content), nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if _, serr := os.Stat(path); errors.Is(serr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, fs.ErrNotExist)
+	}
+	f.s.agent.log.Debug("fs/read_text_file failed; reading the disk", "path", path, "err", err)
+	return f.disk.ReadFile(ctx, path)
+}
+
+// WriteFile hands the new text to the editor. An empty text goes to the
+// disk: the protocol requires content, so clients refuse an empty write.
+func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
+	conn := f.s.agent.connection()
+	if !f.write || conn == nil || len(data) == 0 {
+		return f.disk.WriteFile(ctx, path, data, mode)
+	}
+	if _, err := conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.s.id, Path: path, Content: string(data)}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("the editor did not write it: %v", err)
+	}
+	return nil
+}

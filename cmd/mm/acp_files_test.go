@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// The disk and the editor's unsaved buffer of main.go differ: the buffer
+// has a type error in main that the disk does not.
+const (
+	diskMain   = "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n"
+	bufferMain = "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { var s string = add(1, 2); println(s) }\n"
+)
+
+// TestACPEditorFiles (A8): with fs.readTextFile and fs.writeTextFile on,
+// the model sees the unsaved buffer, the edit arrives as
+// fs/write_text_file with the buffer's text edited (the disk untouched),
+// and gopls' delta is computed against the buffer: the buffer's own error
+// was already there, not introduced by the edit.
+func TestACPEditorFiles(t *testing.T) {
+	if _, err := exec.LookPath("gopls"); err != nil {
+		t.Skip("gopls is not on PATH (go install golang.org/x/tools/gopls@v0.23.0, done by scripts/test): ", err)
+	}
+	srv := scenario(t, "edit_buffer")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	file := filepath.Join(dir, "main.go")
+	writeFile(t, file, diskMain)
+
+	p := startAgent(t, dir, mmEnv(t, srv))
+	p.client.buffers = map[string]string{file: bufferMain}
+	ctx := testContext(t)
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	id := p.sessionWith(t, ctx, dir, caps, nil)
+	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
+		t.Fatal(err)
+	}
+
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	read := reqs[1].Messages[len(reqs[1].Messages)-1].Content
+	if !strings.Contains(read, "var s string = add(1, 2)") {
+		t.Errorf("the model did not see the unsaved buffer:\n%s", read)
+	}
+	p.client.mu.Lock()
+	calls, buffer := append([]string(nil), p.client.fsCalls...), p.client.buffers[file]
+	p.client.mu.Unlock()
+	if want := strings.Replace(bufferMain, "return a + b", "return b + a", 1); buffer != want {
+		t.Errorf("the editor's buffer = %q, want %q", buffer, want)
+	}
+	if !contains(calls, "write "+file) {
+		t.Errorf("no fs/write_text_file for main.go; fs calls: %v", calls)
+	}
+	if got := readFile(t, file); got != diskMain {
+		t.Errorf("the disk was written behind the editor's back: %q", got)
+	}
+	edit := reqs[2].Messages[len(reqs[2].Messages)-1].Content
+	t.Logf("edit result:\n%s", edit)
+	if strings.Contains(edit, "introduced") || !strings.Contains(edit, "already there") {
+		t.Errorf("the diagnostics delta was not computed against the buffer:\n%s", edit)
+	}
+}
+
+// TestACPDiskFilesWithoutCapability (A8): without fs capabilities mm
+// reads and writes the disk and never calls fs/*.
+func TestACPDiskFilesWithoutCapability(t *testing.T) {
+	srv := scenario(t, "edit_buffer")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "main.go")
+	writeFile(t, file, diskMain)
+
+	p := startAgent(t, dir, mmEnv(t, srv, "PATH=/usr/bin:/bin")) // no gopls: the disk path alone
+	p.client.buffers = map[string]string{file: bufferMain}
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
+		t.Fatal(err)
+	}
+	p.client.mu.Lock()
+	calls := append([]string(nil), p.client.fsCalls...)
+	p.client.mu.Unlock()
+	if len(calls) > 0 {
+		t.Errorf("fs/* called without the capability: %v", calls)
+	}
+	if got, want := readFile(t, file), strings.Replace(diskMain, "return a + b", "return b + a", 1); got != want {
+		t.Errorf("disk = %q, want %q", got, want)
+	}
+	reqs := srv.Requests()
+	if read := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.Contains(read, "println(add(1, 2))") {
+		t.Errorf("the model did not see the disk's text:\n%s", read)
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
