@@ -65,7 +65,15 @@ func fixture(t testing.TB, name string) string {
 // checked gone, when the test ends.
 func newTestManager(t testing.TB, dir string) *Manager {
 	t.Helper()
+	return newTestManagerWith(t, dir, func(*Config) {})
+}
+
+// newTestManagerWith is newTestManager with the default configuration
+// changed by with.
+func newTestManagerWith(t testing.TB, dir string, with func(*Config)) *Manager {
+	t.Helper()
 	cfg := DefaultConfig()
+	with(&cfg)
 	cfg.BaseDir = dir
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -371,6 +372,9 @@ func (g *snapGroup) pullImporters(ctx context.Context) (got map[string][]Diagnos
 		case err != nil:
 			return got, false
 		}
+		s.mu.Lock()
+		s.lastEvent = time.Now()
+		s.mu.Unlock()
 		list := make([]Diagnostic, 0, len(res.Items))
 		for _, d := range res.Items {
 			list = append(list, fromProtocol(path, d))
