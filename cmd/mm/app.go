@@ -33,6 +33,9 @@ type app struct {
 	lsp    map[string]*lspbridge.Manager // by workspace
 	views  map[string]*sessionFiles      // by workspace
 	skills skillLibs
+	// lspCold leaves language servers unstarted (mm doctor only looks at
+	// the tools they add).
+	lspCold bool
 
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.

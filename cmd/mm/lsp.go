@@ -56,7 +56,7 @@ func (a *app) lspFor(cwd string) *lspbridge.Manager {
 	cfg.Logger = a.log
 	cfg.Files = a.filesForLocked(cwd)
 	m := lspbridge.New(cfg)
-	if m.Available() {
+	if m.Available() && !a.lspCold {
 		m.Warm(context.Background(), cwd)
 		a.log.Info("language servers", "languages", m.Languages())
 	}

@@ -3,6 +3,7 @@
 //	mm            ACP agent on stdio when stdin is not a terminal
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
+//	mm doctor     checks the set-up, one line per check (--json for scripts)
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -59,7 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
 	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--json] [--yes] [-c config.yaml] [--log file]")
+		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json]")
 		fs.PrintDefaults()
 	}
 	err := fs.Parse(args)
@@ -91,6 +93,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after acp\n", rest[1])
 			return exitUsage
 		}
+	case len(rest) > 0 && rest[0] == "doctor":
+		mode = "doctor"
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
 		return exitUsage
@@ -104,10 +108,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
 		return exitUsage
 	}
-	cfg, err := config.Load(config.Find(f.config, cwd))
-	if err != nil {
-		fmt.Fprintln(stderr, "mm:", strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": "))
+	cfg, cfgErr := config.Load(config.Find(f.config, cwd))
+	if cfgErr != nil && mode != "doctor" {
+		fmt.Fprintln(stderr, "mm:", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "))
 		return exitUsage
+	}
+	if cfg == nil {
+		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
 	}
 	log, closeLog, err := openLog(f.logFile, stderr, mode, cfg.APIKey)
 	if err != nil {
@@ -115,6 +122,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeLog()
+	if mode == "doctor" {
+		a := newApp(cfg, log)
+		a.lspCold = true
+		defer a.conn.Close()
+		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
+	}
 	log.Info("config", "source", cfg.Source)
 	a := newApp(cfg, log)
 	defer a.closeLSP()
@@ -145,10 +158,13 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 	return exitOK
 }
 
-// openLog sends logs to the file when given, else to stderr (warnings and
-// up in line mode, so the terminal shows only what matters). The API key
-// is masked in every message and value: a server that echoes it in an
-// error must not put it into a log file.
+// openLog sends logs to the file when given (--log, MM_LOG). Otherwise
+// the ACP agent logs to stderr, which editors keep in their agent log,
+// while the terminal front ends (line mode, doctor) keep the terminal for
+// what is meant for the user and log to mm.log in the state directory
+// (nowhere when it cannot be written). The API key is masked in every
+// message and value: a server that echoes it in an error must not put it
+// into a log file.
 func openLog(path string, stderr io.Writer, mode, secret string) (*slog.Logger, func(), error) {
 	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(secret)}
 	if path != "" {
@@ -159,10 +175,15 @@ func openLog(path string, stderr io.Writer, mode, secret string) (*slog.Logger, 
 		return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
 	}
 	opts.Level = slog.LevelInfo
-	if mode == "line" {
-		opts.Level = slog.LevelWarn
+	if mode == "acp" {
+		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
 	}
-	return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
+	if dir, err := stateDir(); err == nil && os.MkdirAll(dir, 0o755) == nil {
+		if f, err := os.OpenFile(filepath.Join(dir, "mm.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
+		}
+	}
+	return slog.New(slog.DiscardHandler), func() {}, nil
 }
 
 // redact masks secret in log attributes (the message is one too).

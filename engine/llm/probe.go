@@ -61,6 +61,9 @@ func (c *Client) ContextWindow(ctx context.Context, model string) (n int, source
 			errs = append(errs, fmt.Errorf("%s: %w", p.source, err))
 		}
 	}
+	if len(errs) == 0 {
+		return 0, "", fmt.Errorf("%w (%s says none)", ErrUnknownWindow, c.opts.Provider)
+	}
 	return 0, "", fmt.Errorf("%w (%s)", ErrUnknownWindow, errors.Join(errs...))
 }
 

@@ -185,3 +185,17 @@ func TestDetect(t *testing.T) {
 		}
 	})
 }
+
+func TestServerVersion(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{})
+	defer srv.Close()
+	c := llm.New(llm.Options{Provider: llm.ProviderLlamaCpp, BaseURL: srv.URL()})
+	v, err := c.ServerVersion(context.Background())
+	if err != nil || v != "fakellm" {
+		t.Errorf("ServerVersion = %q, %v; want llama.cpp's build_info", v, err)
+	}
+	c = llm.New(llm.Options{Provider: llm.ProviderLMStudio, BaseURL: srv.URL()})
+	if v, err := c.ServerVersion(context.Background()); err != nil || v != "" {
+		t.Errorf("LM Studio says no version: got %q, %v", v, err)
+	}
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// doctorLines runs `mm doctor` and returns its lines by check name (the
+// last line of a name wins) and the exit code.
+func doctorLines(t *testing.T, env []string, args ...string) (map[string]string, string, int) {
+	t.Helper()
+	stdout, stderr, code := runMM(t, t.TempDir(), env, "", append([]string{"doctor"}, args...)...)
+	if stderr != "" {
+		t.Errorf("doctor wrote on stderr:\n%s", stderr)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		mark, rest, _ := strings.Cut(l, " ")
+		name, _, _ := strings.Cut(rest, ":")
+		if mark != "✓" && mark != "✗" && mark != "•" {
+			t.Errorf("line without a mark: %q", l)
+		}
+		lines[name] = l
+	}
+	return lines, stdout, code
+}
+
+func wantLine(t *testing.T, lines map[string]string, out, name, mark string, words ...string) {
+	t.Helper()
+	l, ok := lines[name]
+	if !ok {
+		t.Errorf("no %q line:\n%s", name, out)
+		return
+	}
+	if !strings.HasPrefix(l, mark+" ") {
+		t.Errorf("%q line is not %s: %q", name, mark, l)
+	}
+	for _, w := range words {
+		if !strings.Contains(l, w) {
+			t.Errorf("%q line lacks %q: %q", name, w, l)
+		}
+	}
+}
+
+func TestDoctorHealthy(t *testing.T) {
+	srv := scenario(t, "doctor_healthy")
+	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	if code != 0 {
+		t.Errorf("exit %d, want 0:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "config", "✓", "built-in defaults")
+	wantLine(t, lines, out, "model server", "✓", srv.URL(), "llamacpp", "version fakellm")
+	wantLine(t, lines, out, "model", "✓", "fake-model")
+	wantLine(t, lines, out, "context window", "✓", "32768 tokens", "llama.cpp /props")
+	wantLine(t, lines, out, "fixed prompt", "✓", "tokens", "bash", "edit_file")
+	wantLine(t, lines, out, "tool calls", "✓", "mm_doctor_echo", `{"word":"ready"}`)
+	wantLine(t, lines, out, "reasoning", "✓")
+	wantLine(t, lines, out, "skills", "✓")
+	wantLine(t, lines, out, "state directory", "✓", "writable")
+	if srv.Remaining() != 0 {
+		t.Errorf("the tool result was not sent back for an answer (%d steps left)", srv.Remaining())
+	}
+	// The round trip is real: the tool was offered, and its result sent.
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[0].Body), `"mm_doctor_echo"`) || !strings.Contains(string(reqs[1].Body), `"role":"tool"`) {
+		t.Errorf("requests = %d, want the tool offered then its result sent", len(reqs))
+	}
+}
+
+func TestDoctorToolCallsAsText(t *testing.T) {
+	srv := scenario(t, "doctor_text_call")
+	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "model server", "✓")
+	wantLine(t, lines, out, "tool calls", "✗", "as text", "--jinja")
+}
+
+func TestDoctorToolsRejected(t *testing.T) {
+	srv := scenarioText(t, `
+steps:
+  - http_error: {status: 400, body: '{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}'}
+`)
+	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "tool calls", "✗", "--jinja")
+}
+
+func TestDoctorNoServer(t *testing.T) {
+	env := mmEnv(t, nil, "MM_BASE_URL=http://127.0.0.1:1/v1", "XDG_STATE_HOME="+t.TempDir())
+	lines, out, code := doctorLines(t, env)
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "model server", "✗", "127.0.0.1:1", "llama-server")
+	if _, ok := lines["tool calls"]; ok {
+		t.Errorf("a tool call was tried without a server:\n%s", out)
+	}
+	// What does not need the server is still checked.
+	wantLine(t, lines, out, "fixed prompt", "✓")
+	wantLine(t, lines, out, "state directory", "✓")
+}
+
+func TestDoctorWindowSmallerThanFixedPrompt(t *testing.T) {
+	srv := scenario(t, "doctor_small_window")
+	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "context window", "✓", "1024 tokens")
+	wantLine(t, lines, out, "fixed prompt", "✗", "1,024-token window", "-c 32768")
+	wantLine(t, lines, out, "tool calls", "✓")
+}
+
+func TestDoctorBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.yaml")
+	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
+	lines, out, code := doctorLines(t, mmEnv(t, nil, "MM_CONFIG="+cfg))
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out)
+	}
+	wantLine(t, lines, out, "config", "✗", "line 2", "maxTurn")
+}
+
+func TestDoctorJSON(t *testing.T) {
+	srv := scenario(t, "doctor_text_call")
+	stdout, _, code := runMM(t, t.TempDir(), mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()), "", "doctor", "--json")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	var doc struct {
+		OK     bool `json:"ok"`
+		Checks []struct{ Name, Status, Text, Fix string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, stdout)
+	}
+	if doc.OK {
+		t.Error("ok = true with a failed check")
+	}
+	found := false
+	for _, c := range doc.Checks {
+		if c.Name == "tool calls" {
+			found = c.Status == "fail" && strings.Contains(c.Fix, "--jinja")
+		}
+	}
+	if !found {
+		t.Errorf("no failed tool calls check with the --jinja fix: %+v", doc.Checks)
+	}
+}
+
+// scenarioText serves a scenario written in the test.
+func scenarioText(t *testing.T, yaml string) *fakellm.Server {
+	t.Helper()
+	sc, err := fakellm.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := fakellm.NewServer(sc)
+	t.Cleanup(srv.Close)
+	return srv
+}
