@@ -16,8 +16,13 @@ type Rewrite struct {
 }
 
 // prepare is the hook point before the first generation of a turn: the
-// prompt is rewritten, and the turn may end here without a model call.
-func (t *turn) prepare(_ context.Context, prompt string) (string, *TurnEnd) {
+// preGeneration hooks, then the rewriter; the turn may end here without a
+// model call.
+func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
+	prompt, end := t.preGeneration(ctx, prompt)
+	if end != nil {
+		return "", end
+	}
 	rw := t.s.opts.Rewrite
 	if rw == nil {
 		return prompt, nil

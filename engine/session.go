@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/hooks"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
@@ -63,6 +64,8 @@ type Options struct {
 	// Rewrite, when set, rewrites each prompt before it enters history
 	// (skills' $name and /name) or answers it without a model call.
 	Rewrite func(prompt string) Rewrite
+	// Hooks are the team's external commands (E32); nil runs none.
+	Hooks *hooks.Runner
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 

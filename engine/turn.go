@@ -402,7 +402,11 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset
 	}
 	desc := tool.Describe(s.opts.Env, args)
 	t.emit(ToolStarted{ID: id, Name: call.Name, Title: desc.Title, Kind: tool.Kind(), Input: args, Locations: desc.Locations})
-	env := &callEnv{Env: s.opts.Env, id: id, emit: t.emit}
+	pre, denied := t.preToolUse(ctx, call.Name, args)
+	if denied != nil {
+		return t.answered(id, call, *denied)
+	}
+	env := &callEnv{Env: s.opts.Env, id: id, emit: t.emit, hook: pre.hook}
 	res, err := tool.Run(ctx, env, args)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -413,7 +417,7 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset
 		s.opts.Logger.Error("tool failed", "tool", call.Name, "err", err)
 		res = tools.Errorf("[error: %s failed: %v]", call.Name, err)
 	}
-	return t.answered(id, call, res)
+	return t.answered(id, call, t.postToolUse(ctx, call.Name, args, pre, res))
 }
 
 // answered records an answered call: the loop detector sees it as the tool
@@ -467,10 +471,11 @@ type callEnv struct {
 	tools.Env
 	id   string
 	emit func(Event)
+	hook string // the preToolUse hooks' allow or ask, for the Policy
 }
 
 func (c *callEnv) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	req.CallID = c.id
+	req.CallID, req.Hook = c.id, c.hook
 	d, err := c.Env.Approve(ctx, req)
 	if err == nil && d.Allowed {
 		c.emit(ToolUpdated{ID: c.id, Status: ToolInProgress})

@@ -59,7 +59,18 @@ type Approval struct {
 	Locations []Location
 	// Input is the raw arguments, shown by clients that display them.
 	Input any
+	// Hook is a preToolUse hook's opinion of the call (E32), filled in by
+	// the engine: HookAllow skips the question, HookAsk asks even where a
+	// rule, a mode or an earlier answer would allow. A hook's deny never
+	// gets here: the call does not run.
+	Hook string
 }
+
+// The opinions a hook can give an approval.
+const (
+	HookAllow = "allow"
+	HookAsk   = "ask"
+)
 
 // Decision is the answer to an Approval.
 type Decision struct {

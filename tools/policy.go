@@ -11,8 +11,10 @@ import (
 // it, so ACP and line mode behave the same. Safe for concurrent use.
 //
 // Precedence: a deny rule wins; then plan mode refuses what changes files;
-// then a "never" answer; then yolo mode; then accept-edits for edits; then
-// an allow rule or an "always" answer; otherwise the user is asked.
+// then a "never" answer; then yolo mode; then a preToolUse hook's allow
+// (or its ask, which asks); then accept-edits for edits; then an allow rule
+// or an "always" answer; otherwise the user is asked. So a hook's allow only
+// skips the question: a deny rule, plan mode and the user's "never" still win.
 type Policy struct {
 	allow, deny []rule
 
@@ -97,6 +99,12 @@ func (p *Policy) Decide(a Approval) (Decision, bool) {
 	}
 	if mode == ModeYolo {
 		return Decision{Allowed: true, Reason: "yolo"}, true
+	}
+	switch a.Hook {
+	case HookAllow:
+		return Decision{Allowed: true, Reason: "allowed by a preToolUse hook"}, true
+	case HookAsk:
+		return Decision{}, false
 	}
 	if mode == ModeAcceptEdits && isEdit(a.Kind) {
 		return Decision{Allowed: true, Reason: "accept-edits mode"}, true

@@ -163,6 +163,7 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
 		Rewrite:             a.skillRewriter(a.skillsFor(cwd)),
+		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
 	})
 }

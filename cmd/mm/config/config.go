@@ -109,11 +109,36 @@ type ToolRouting struct {
 	DropBelow float64 `yaml:"dropBelow"`
 }
 
-// Hooks are external commands per event.
+// Hooks are external commands per event (E32).
 type Hooks struct {
-	PreGeneration []any `yaml:"preGeneration"`
-	PreToolUse    []any `yaml:"preToolUse"`
-	PostToolUse   []any `yaml:"postToolUse"`
+	PreGeneration []Hook `yaml:"preGeneration"`
+	PreToolUse    []Hook `yaml:"preToolUse"`
+	PostToolUse   []Hook `yaml:"postToolUse"`
+}
+
+// Hook is one command: {command: [argv…], tools: [names…], timeout: 5s}.
+type Hook struct {
+	Command Argv     `yaml:"command"`
+	Tools   []string `yaml:"tools"`
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Argv is a command's words; a single string is one word (a script's
+// path), never split by a shell.
+type Argv []string
+
+// UnmarshalYAML accepts a list of words or one string.
+func (a *Argv) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*a = Argv{n.Value}
+		return nil
+	}
+	var words []string
+	if err := n.Decode(&words); err != nil {
+		return fmt.Errorf("line %d: command must be a list of words, e.g. [./check.sh, --strict]", n.Line)
+	}
+	*a = words
+	return nil
 }
 
 // LSP configures one language server; extensions are needed only for a
@@ -305,6 +330,13 @@ func (c *Config) validate() error {
 	}
 	if c.MaxTurns < 0 || c.PreviewLines < 0 || c.MaxOutput < 0 || c.ContextWindow < 0 {
 		return errors.New("maxTurns, previewLines, maxOutput and contextWindow cannot be negative")
+	}
+	for event, hs := range map[string][]Hook{"preGeneration": c.Hooks.PreGeneration, "preToolUse": c.Hooks.PreToolUse, "postToolUse": c.Hooks.PostToolUse} {
+		for i, h := range hs {
+			if len(h.Command) == 0 || h.Command[0] == "" {
+				return fmt.Errorf("hooks.%s[%d] has no command (write command: [./my-hook.sh])", event, i)
+			}
+		}
 	}
 	switch c.Reasoning.Effort {
 	case "", "none", "low", "medium", "high", "xhigh":

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"time"
+
+	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine/hooks"
+)
+
+// hooksFor is the config's hooks (E32) for a session in cwd; nil when none.
+func (a *app) hooksFor(cwd string) *hooks.Runner {
+	conv := func(hs []config.Hook) []hooks.Hook {
+		var out []hooks.Hook
+		for _, h := range hs {
+			out = append(out, hooks.Hook{Command: h.Command, Tools: h.Tools, Timeout: time.Duration(h.Timeout)})
+		}
+		return out
+	}
+	h := a.cfg.Hooks
+	return hooks.New(hooks.Config{PreGeneration: conv(h.PreGeneration), PreToolUse: conv(h.PreToolUse), PostToolUse: conv(h.PostToolUse)}, cwd)
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hookConfig writes the hook scripts and a config using them.
+func hookConfig(t *testing.T, dir, hooksYAML string) {
+	t.Helper()
+	scripts := map[string]string{
+		// Denies any bash command starting with rm, with a reason.
+		"no-rm.sh": `input=$(cat)
+case "$input" in
+  *'"command":"rm '*) echo '{"decision":"deny","reason":"deleting files is forbidden in this project — ask the user to do it"}' ;;
+esac`,
+		"slow.sh":    "sleep 20",
+		"garbage.sh": "echo 'yes please'",
+		"allow.sh":   `echo '{"decision":"allow","context":"allowed by the team hook"}'`,
+		"frozen.sh":  "echo 'the repository is frozen for the release' >&2; exit 2",
+		"rewrite.sh": `echo '{"prompt":"write hi to out.txt, politely"}'`,
+	}
+	for name, body := range scripts {
+		p := filepath.Join(dir, ".mm", name)
+		writeFile(t, p, "#!/bin/sh\n"+body+"\n")
+		os.Chmod(p, 0o755)
+	}
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n"+hooksYAML)
+}
+
+func TestHookDeniesRmACP(t *testing.T) {
+	srv := scenario(t, "hook_deny_rm")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "delete hello.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("hello.txt = %q, %v: the denied rm ran", b, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if res := msgs[len(msgs)-1]; res.Role != "tool" || !strings.Contains(res.Content, "deleting files is forbidden in this project") || !strings.Contains(res.Content, "did not run") {
+		t.Errorf("the model read %+v", res)
+	}
+	us, perms := p.client.snapshot()
+	if len(perms) != 0 {
+		t.Errorf("a denied call asked permission %d times", len(perms))
+	}
+	if text := messageText(us); !strings.Contains(text, "_mm: ⚠ a hook denied bash: deleting files is forbidden") {
+		t.Errorf("no ⚠ note for the user:\n%s", text)
+	}
+}
+
+func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
+	srv := scenario(t, "hook_ignored")
+	dir := t.TempDir()
+	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "write hi to out.txt"); err != nil {
+		t.Fatal(err)
+	}
+	us, perms := p.client.snapshot()
+	if len(perms) != 1 {
+		t.Errorf("permission asked %d times, want once (the normal path)", len(perms))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" {
+		t.Errorf("out.txt = %q: the call did not go on", b)
+	}
+	text := messageText(us)
+	for _, want := range []string{"⚠ hook ./.mm/slow.sh timed out after 300ms — ignored", "⚠ hook ./.mm/garbage.sh printed something that is not one JSON object"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no note %q:\n%s", want, text)
+		}
+	}
+}
+
+// Line mode: the same deny, and a hook's allow skips the question that
+// line mode without a terminal could not ask (it would refuse).
+func TestHooksLineMode(t *testing.T) {
+	srv := scenario(t, "hook_deny_rm")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	hookConfig(t, dir, "  preToolUse:\n    - {command: ./.mm/no-rm.sh}\n")
+	_, stderr, _ := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "delete hello.txt")
+	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
+		t.Fatalf("hello.txt deleted despite the hook (even with --yes a deny wins)")
+	}
+	if !strings.Contains(stderr, "⚠ a hook denied bash: deleting files is forbidden") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+
+	srv = scenario(t, "hook_ignored")
+	dir = t.TempDir()
+	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
+	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "write hi to out.txt")
+	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" || code != 0 {
+		t.Errorf("out.txt = %q (exit %d): the hook's allow did not skip the question\n%s", b, code, stderr)
+	}
+	reqs := srv.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if !strings.Contains(msgs[len(msgs)-1].Content, "[hook: allowed by the team hook]") {
+		t.Errorf("the hook's context is not under the output: %q", msgs[len(msgs)-1].Content)
+	}
+}
+
+// preGeneration: exit code 2 stops the turn before any model call, with
+// stderr as the reason; a rewritten prompt is what the model gets.
+func TestPreGenerationHookLineMode(t *testing.T) {
+	srv := scenario(t, "hook_ignored")
+	dir := t.TempDir()
+	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/frozen.sh]}\n")
+	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "write hi to out.txt")
+	if code == 0 || len(srv.Requests()) != 0 || !strings.Contains(stderr, "turn stopped by a hook: the repository is frozen for the release") {
+		t.Errorf("exit %d, %d requests, stderr:\n%s", code, len(srv.Requests()), stderr)
+	}
+	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/rewrite.sh]}\n")
+	if _, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	msgs := srv.Requests()[0].Messages
+	if u := msgs[len(msgs)-1].Content; !strings.HasSuffix(u, "write hi to out.txt, politely") {
+		t.Errorf("the model got %q", u)
+	}
+}

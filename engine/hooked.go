@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/mm-agent/mm/engine/hooks"
+	"github.com/mm-agent/mm/tools"
+)
+
+// KindHook marks the notes about hooks (E32).
+const KindHook = "hook"
+
+// preGeneration runs the preGeneration hooks once per turn, before the
+// prompt is rewritten and the model called: a hook may stop the turn or
+// rewrite the prompt; a failing hook is one ⚠ note.
+func (t *turn) preGeneration(ctx context.Context, prompt string) (string, *TurnEnd) {
+	r := t.s.opts.Hooks.PreGeneration(ctx, t.s.opts.ID, prompt)
+	t.hookWarnings(r.Warnings)
+	if r.Stop {
+		t.emit(Struggle{Level: Warning, Kind: KindHook, Text: "turn stopped by a hook: " + r.Reason})
+		return "", &TurnEnd{Reason: Refusal, Err: r.Reason}
+	}
+	if r.Prompt != "" {
+		return r.Prompt, nil
+	}
+	return prompt, nil
+}
+
+// preTool is what the preToolUse hooks said about one call.
+type preTool struct {
+	hook    string // tools.HookAllow, tools.HookAsk or ""
+	context string
+}
+
+// preToolUse asks the hooks about a call. A deny returns the result the
+// model reads instead of the call's (the call never runs); allow and ask
+// travel with the call's approvals to the one Policy.
+func (t *turn) preToolUse(ctx context.Context, name string, args json.RawMessage) (preTool, *tools.Result) {
+	r := t.s.opts.Hooks.PreToolUse(ctx, t.s.opts.ID, name, args)
+	t.hookWarnings(r.Warnings)
+	switch r.Decision {
+	case hooks.Deny:
+		t.emit(Struggle{Level: Warning, Kind: KindHook, Text: "a hook denied " + name + ": " + r.Reason})
+		text := "[denied by a hook — this call did not run: " + r.Reason + ". Do not retry it; do what the reason says, or another way.]"
+		if r.Context != "" {
+			text += "\n[hook: " + r.Context + "]"
+		}
+		return preTool{}, &tools.Result{Text: text, IsError: true}
+	case hooks.Allow:
+		return preTool{hook: tools.HookAllow, context: r.Context}, nil
+	case hooks.Ask:
+		return preTool{hook: tools.HookAsk, context: r.Context}, nil
+	}
+	return preTool{context: r.Context}, nil
+}
+
+// postToolUse adds the preToolUse context and what the postToolUse hooks
+// say under the output.
+func (t *turn) postToolUse(ctx context.Context, name string, args json.RawMessage, pre preTool, res tools.Result) tools.Result {
+	added, warns := t.s.opts.Hooks.PostToolUse(ctx, t.s.opts.ID, name, args, res.Text)
+	t.hookWarnings(warns)
+	for _, c := range []string{pre.context, added} {
+		if c != "" {
+			res.Text = strings.TrimRight(res.Text, "\n") + "\n[hook: " + c + "]"
+		}
+	}
+	return res
+}
+
+func (t *turn) hookWarnings(ws []string) {
+	for _, w := range ws {
+		t.s.opts.Logger.Warn("hook ignored", "why", w)
+		t.emit(Struggle{Level: Warning, Kind: KindHook, Text: w})
+	}
+}
