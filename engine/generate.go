@@ -97,6 +97,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 		case d.Progress != nil:
 			t.emit(Progress{Text: progressLine(d.Progress)})
 		case d.ToolCall != nil && withTools:
+			calls.Structured() // a structured call wins over leaked markup
 			if err := pf.feed(d.ToolCall); err != nil {
 				return err
 			}

@@ -61,6 +61,7 @@ type caseExpect struct {
 	// Shown: parts of the text the user was shown; Thought: of the
 	// thoughts.
 	Shown    []string `yaml:"shown"`
+	NotShown []string `yaml:"not_shown"`
 	Thought  []string `yaml:"thought"`
 	Progress []string `yaml:"progress"`
 	// Files after the first turn ("" content: must not exist).
@@ -209,6 +210,11 @@ func runGuardCase(t *testing.T, path string) {
 	for _, s := range x.Shown {
 		if !strings.Contains(shown.String(), s) {
 			t.Errorf("the user was not shown %q; shown:\n%s", s, shown.String())
+		}
+	}
+	for _, s := range x.NotShown {
+		if strings.Contains(shown.String(), s) {
+			t.Errorf("the user was shown %q; shown:\n%s", s, shown.String())
 		}
 	}
 	for _, s := range x.Thought {

@@ -158,6 +158,12 @@ type TextCallDetector struct {
 	ends []string // end markers
 	// bare JSON before commitment
 	argsFirst bool
+	// structured: the server sent a real tool call in this generation;
+	// call markup in the text is its leak, dropped and never reported.
+	structured bool
+	// closing: a call was just dropped; a </tool_call> right after it
+	// (whitespace allowed) is dropped too, held in held meanwhile.
+	closing bool
 }
 
 // NewTextCallDetector returns a detector for one generation, knowing the
@@ -172,6 +178,41 @@ func NewTextCallDetector(ts *Toolset, opts TextCallOptions) *TextCallDetector {
 	}
 }
 
+// Structured tells the detector the server sent a real (structured) tool
+// call. A structured call always wins: markup held or being composed is
+// the server leaking the call into the content (llama-server with
+// Qwen3-Coder streams "<tool_call>\n<function=name" as text, then the real
+// tool_calls delta). From now on a call written as text, finished or not,
+// is stripped from the shown text instead of reported.
+func (d *TextCallDetector) Structured() { d.structured = true }
+
+// found reports a call, or drops it when a structured call wins: the
+// detector then scans on.
+func (d *TextCallDetector) found(c *TextCall) *TextCall {
+	if c == nil || !d.structured {
+		return c
+	}
+	d.state, d.cand, d.held = TextScanning, candNone, d.held[:0]
+	d.closing = !strings.HasSuffix(c.Text, tagToolEnd)
+	return nil
+}
+
+// close advances the stripping of a </tool_call> after a dropped call by
+// the last held byte: it reports whether the byte was taken; when not, the
+// held bytes are to be fed again as ordinary text.
+func (d *TextCallDetector) close() (taken bool) {
+	h := strings.TrimLeft(string(d.held), " \t\r\n")
+	switch {
+	case h == tagToolEnd:
+		d.held, d.closing = d.held[:0], false
+		return true
+	case strings.HasPrefix(tagToolEnd, h):
+		return true
+	}
+	d.closing = false
+	return false
+}
+
 // State says whether the detector is scanning, composing a call, or done.
 func (d *TextCallDetector) State() TextCallState { return d.state }
 
@@ -181,7 +222,7 @@ func (d *TextCallDetector) State() TextCallState { return d.state }
 func (d *TextCallDetector) Write(delta string) (show string, call *TextCall) {
 	// Fast path: plain text with nothing held passes through as is.
 	i := 0
-	if d.state == TextScanning && d.cand == candNone {
+	if d.state == TextScanning && d.cand == candNone && !d.closing {
 		for ; i < len(delta) && !d.starts(delta[i]); i++ {
 			d.note(delta[i])
 		}
@@ -200,6 +241,10 @@ func (d *TextCallDetector) Write(delta string) (show string, call *TextCall) {
 // only lacked its closing tags.
 func (d *TextCallDetector) Flush() (show string, call *TextCall) {
 	var out strings.Builder
+	if d.structured {
+		// Whatever is still held is a leaked call's markup or its end.
+		d.state, d.cand, d.held, d.closing = TextScanning, candNone, d.held[:0], false
+	}
 	for d.state != TextDone && d.cand != candNone {
 		if d.state == TextComposing {
 			call = d.finish(endStream)
@@ -215,7 +260,7 @@ func (d *TextCallDetector) Flush() (show string, call *TextCall) {
 			break
 		}
 	}
-	return out.String(), call
+	return out.String(), d.found(call)
 }
 
 func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
@@ -224,6 +269,18 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 			return nil
 		}
 		c := s[i]
+		if d.closing {
+			d.held = append(d.held, c)
+			if d.close() {
+				continue
+			}
+			rest := string(d.held)
+			d.held = d.held[:0]
+			if call := d.feed(rest, out); call != nil {
+				return call
+			}
+			continue
+		}
 		if d.cand == candNone {
 			if d.starts(c) {
 				d.held = append(d.held[:0], c)
@@ -244,7 +301,7 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 		var verdict int
 		switch {
 		case d.state == TextComposing:
-			if call := d.compose(); call != nil {
+			if call := d.found(d.compose()); call != nil {
 				return call
 			}
 			continue
@@ -256,7 +313,10 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 		switch verdict {
 		case complete:
 			if call := d.finish(endNormal); call != nil {
-				return call
+				if call = d.found(call); call != nil {
+					return call
+				}
+				continue // dropped: a structured call wins
 			}
 			fallthrough // a bare JSON that is not a call after all
 		case reject:

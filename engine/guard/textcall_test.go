@@ -338,3 +338,58 @@ func FuzzTextCall(f *testing.F) {
 		}
 	})
 }
+
+// TestTextCallStructuredWins (issue 9, defect 11): once the server sent a
+// real tool call, markup held or being composed is its leak: dropped, not
+// shown, not reported; text after it flows on, and a whole call written as
+// text later is stripped too.
+func TestTextCallStructuredWins(t *testing.T) {
+	ts := testTools()
+	tests := []struct {
+		name        string
+		before      []string // written before the structured call
+		after       []string // written after it
+		wantShow    string
+		neverInShow []string
+	}{
+		{"qwen leak (real-streams/06)", []string{"Let me check.\n", "<tool_call>\n", "<function=get", "_current", "_weather"}, nil,
+			"Let me check.\n", []string{"<tool_call>", "<function"}},
+		{"hermes leak", []string{"Checking.\n<tool_call>\n{\"name\": \"bash\", \"argu"}, nil,
+			"Checking.\n", []string{"<tool_call>", "bash"}},
+		{"text after", []string{"<function=bash>\n<param"}, []string{"eter=command>\nls\n</parameter>\n</function>", " Done."},
+			" Done.", []string{"<function", "parameter"}},
+		{"whole call later", []string{"Ok. "}, []string{"<tool_call>{\"name\": \"bash\", \"arguments\": {}}</tool_call> and more"},
+			"Ok.  and more", []string{"tool_call"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewTextCallDetector(ts, TextCallOptions{})
+			var show strings.Builder
+			write := func(chunks []string) {
+				for _, c := range chunks {
+					s, call := d.Write(c)
+					if call != nil {
+						t.Fatalf("a call was reported at %q: %+v", c, call)
+					}
+					show.WriteString(s)
+				}
+			}
+			write(tt.before)
+			d.Structured()
+			write(tt.after)
+			s, call := d.Flush()
+			if call != nil {
+				t.Fatalf("a call was reported at Flush: %+v", call)
+			}
+			show.WriteString(s)
+			if show.String() != tt.wantShow {
+				t.Errorf("shown %q, want %q", show.String(), tt.wantShow)
+			}
+			for _, n := range tt.neverInShow {
+				if strings.Contains(show.String(), n) {
+					t.Errorf("shown %q holds %q", show.String(), n)
+				}
+			}
+		})
+	}
+}
