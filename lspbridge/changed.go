@@ -1,7 +1,9 @@
 package lspbridge
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,19 +18,85 @@ const maxScan = 50000
 
 // ChangedSince finds the files of the running servers' roots modified
 // since t (source files of their language and root markers such as go.mod),
-// and the open documents deleted since, and announces them as Changed
-// does. bash calls it after each command with the command's start time,
-// since it cannot know which files a command touched.
-func (m *Manager) ChangedSince(ctx context.Context, t time.Time) {
+// and the open documents deleted since, announces them as Changed does,
+// and returns what the change did to the diagnostics, as After does for
+// an edit: bash calls it after each command with the command's start
+// time, since it cannot know which files a command touched. The files
+// compared are those mm has open, whose old text it holds (with their
+// importers, for a server that reports open files only), and for a server
+// that checks its whole root every file, matched without line numbers;
+// a changed file that could not be compared is named as not checked.
+// It returns "" when no source file changed.
+func (m *Manager) ChangedSince(ctx context.Context, t time.Time) string {
 	if !m.Available() {
-		return
+		return ""
 	}
 	var paths []string
 	for _, s := range m.running() {
 		paths = append(paths, s.modifiedSince(ctx, t)...)
 	}
 	slices.Sort(paths)
-	m.Changed(ctx, slices.Compact(paths))
+	paths = slices.Compact(paths)
+	unchecked := map[*server][]string{}
+	snap := m.snapshot(ctx, paths, false, func(s *server, c string) (snapFile, bool) {
+		if text, open := s.docText(c); open {
+			now, err := os.ReadFile(c)
+			if err == nil && bytes.Equal(now, text) {
+				return snapFile{}, false // unchanged: edited by mm just before
+			}
+			return snapFile{path: c, old: text, existed: true}, true
+		}
+		if s.cfg.Workspace {
+			return snapFile{path: c, unknown: true}, true
+		}
+		if _, err := os.Stat(c); err == nil {
+			unchecked[s] = append(unchecked[s], c)
+		}
+		return snapFile{}, false
+	})
+	if snap != nil {
+		snap.command = true
+	}
+	// The baseline is taken while the servers still hold the old text.
+	snap.Wait(ctx)
+	m.Changed(ctx, paths)
+	var changes []Change
+	if snap != nil {
+		for _, g := range snap.groups {
+			for _, f := range g.files {
+				if data, err := os.ReadFile(f.path); err == nil {
+					changes = append(changes, Change{Path: f.path, Content: data})
+				}
+			}
+		}
+	}
+	var parts []string
+	if d := m.AfterChanges(ctx, snap, changes); d != "" {
+		parts = append(parts, d)
+	}
+	for _, s := range m.running() {
+		if ps := unchecked[s]; len(ps) > 0 {
+			it := "it"
+			if len(ps) > 1 {
+				it = "them"
+			}
+			parts = append(parts, fmt.Sprintf("%s: %s changed by the command not checked (mm had not opened %s and %s reports open files only; edit_file or lsp diagnostics checks a file)", s.name(), m.names(ps), it, s.name()))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// names lists paths relative to the base, the first three by name.
+func (m *Manager) names(paths []string) string {
+	var out []string
+	for i, p := range paths {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("%d more", len(paths)-3))
+			break
+		}
+		out = append(out, relTo(m.base, p))
+	}
+	return strings.Join(out, ", ")
 }
 
 // mtimeSlack widens "since": file times come from the kernel's coarse

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +22,10 @@ type lineMap struct {
 }
 
 func identityMap() lineMap { return lineMap{identity: true} }
+
+// wholeFileMap is the map of a file whose old text is unknown: every line
+// is in the changed region, so a problem is the same when its identity is.
+func wholeFileMap() lineMap { return lineMap{oldSuf: math.MaxInt, newSuf: math.MaxInt} }
 
 func newLineMap(old, new []byte) lineMap {
 	a, b := bytes.Split(old, []byte("\n")), bytes.Split(new, []byte("\n"))
@@ -154,6 +159,7 @@ type report struct {
 	// when their answer did not come, unscanned when the scan stopped
 	// before the end of the root.
 	openOnly  bool
+	command   bool // the change was a command's (bash), not an edit
 	others    int
 	found     int
 	othersWhy string
@@ -194,10 +200,10 @@ func (r report) render() string {
 	}
 	switch {
 	case len(errs) > 0 && r.openOnly:
-		fmt.Fprintf(&b, "%s: this edit introduced %s (%s; %s):\n", r.server, count(len(errs), "error"), r.editedNames(), r.othersChecked())
+		fmt.Fprintf(&b, "%s: this %s introduced %s (%s; %s):\n", r.server, r.cause(), count(len(errs), "error"), r.editedNames(), r.othersChecked())
 		r.list(&b, errs)
 	case len(errs) > 0:
-		fmt.Fprintf(&b, "%s: this edit introduced %s:\n", r.server, count(len(errs), "error"))
+		fmt.Fprintf(&b, "%s: this %s introduced %s:\n", r.server, r.cause(), count(len(errs), "error"))
 		r.list(&b, errs)
 	case r.delta.existing == 0 && len(r.delta.added) == 0:
 		fmt.Fprintf(&b, "%s: no problems%s\n", r.server, r.scope())
@@ -212,16 +218,24 @@ func (r report) render() string {
 		if r.delta.existing == 1 {
 			verb = "was"
 		}
-		fmt.Fprintf(&b, "%s %s already there (not from this edit)\n", count(r.delta.existing, "problem"), verb)
+		fmt.Fprintf(&b, "%s %s already there (not from this %s)\n", count(r.delta.existing, "problem"), verb, r.cause())
 	}
 	if len(warns) > 0 {
 		fmt.Fprintf(&b, "new %s:\n", pluralWord(len(warns), "warning"))
 		r.list(&b, warns)
 	}
 	if !r.baseOK {
-		fmt.Fprintf(&b, "(the diagnostics from before this edit were incomplete: some of the above may be older)\n")
+		fmt.Fprintf(&b, "(the diagnostics from before this %s were incomplete: some of the above may be older)\n", r.cause())
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// cause is what made the change: "edit" or "command".
+func (r report) cause() string {
+	if r.command {
+		return "command"
+	}
+	return "edit"
 }
 
 // scope is what a clean result covers, for a server that reports open

@@ -15,6 +15,8 @@ import (
 type Snapshot struct {
 	m      *Manager
 	groups []*snapGroup
+	// command: the change is a command's (ChangedSince), not an edit.
+	command bool
 }
 
 // snapGroup is the part of a snapshot that one server handles.
@@ -42,6 +44,9 @@ type snapFile struct {
 	path    string
 	old     []byte
 	existed bool
+	// unknown: the file changed on disk before mm saw it (a command), so
+	// its old text is unknown and its problems are matched anywhere in it.
+	unknown bool
 }
 
 // Change is a file's content after an edit.
@@ -55,6 +60,15 @@ type Change struct {
 // has their current text and has published their diagnostics (starting
 // the server when needed). Call it before writing, and After once written.
 func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
+	return m.snapshot(ctx, paths, true, func(_ *server, c string) (snapFile, bool) {
+		data, err := m.cfg.files().ReadFile(ctx, c)
+		return snapFile{path: c, old: data, existed: err == nil}, true
+	})
+}
+
+// snapshot is Before with the old text of each file given by old, which
+// may leave a file out; start says whether to start a server not running.
+func (m *Manager) snapshot(ctx context.Context, paths []string, start bool, old func(s *server, path string) (snapFile, bool)) *Snapshot {
 	if !m.Available() {
 		return nil
 	}
@@ -62,8 +76,12 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 	bySrv := map[*server]*snapGroup{}
 	for _, p := range paths {
 		c := canonical(p)
-		s := m.serverFor(c, true)
+		s := m.serverFor(c, start)
 		if s == nil {
+			continue
+		}
+		f, ok := old(s, c)
+		if !ok {
 			continue
 		}
 		g := bySrv[s]
@@ -72,8 +90,7 @@ func (m *Manager) Before(ctx context.Context, paths ...string) *Snapshot {
 			bySrv[s] = g
 			snap.groups = append(snap.groups, g)
 		}
-		data, err := m.cfg.files().ReadFile(ctx, c)
-		g.files = append(g.files, snapFile{path: c, old: data, existed: err == nil})
+		g.files = append(g.files, f)
 	}
 	if len(snap.groups) == 0 {
 		return nil
@@ -213,7 +230,7 @@ func (m *Manager) AfterChanges(ctx context.Context, snap *Snapshot, changes []Ch
 			g.closeOpened()
 			continue
 		}
-		if t := m.afterGroup(ctx, start, g, mine); t != "" {
+		if t := m.afterGroup(ctx, start, g, mine, snap.command); t != "" {
 			parts = append(parts, t)
 		}
 	}
@@ -229,16 +246,16 @@ func (g *snapGroup) has(path string) bool {
 	return false
 }
 
-func (g *snapGroup) old(path string) ([]byte, bool) {
+func (g *snapGroup) file(path string) snapFile {
 	for _, f := range g.files {
 		if f.path == path {
-			return f.old, f.existed
+			return f
 		}
 	}
-	return nil, false
+	return snapFile{path: path}
 }
 
-func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup, changes []Change) string {
+func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup, changes []Change, command bool) string {
 	s := g.srv
 	select {
 	case <-g.done:
@@ -247,13 +264,16 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		<-g.done
 	}
 	total, perFile := m.cfg.maxErrors()
-	r := report{server: s.name(), baseOK: g.baseOK, base: m.base, maxTotal: total, maxFile: perFile}
+	r := report{server: s.name(), baseOK: g.baseOK, base: m.base, maxTotal: total, maxFile: perFile, command: command}
 	edited := map[string]lineMap{}
 	for _, c := range changes {
 		r.edited = append(r.edited, c.Path)
-		if old, existed := g.old(c.Path); existed {
-			edited[c.Path] = newLineMap(old, c.Content)
-		} else {
+		switch f := g.file(c.Path); {
+		case f.unknown:
+			edited[c.Path] = wholeFileMap()
+		case f.existed:
+			edited[c.Path] = newLineMap(f.old, c.Content)
+		default:
 			edited[c.Path] = identityMap()
 		}
 	}
@@ -289,6 +309,9 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 	// when ready).
 	var ps []*pending
 	for _, c := range changes {
+		if g.file(c.Path).unknown {
+			continue // not open, and not to be opened: announced by Changed
+		}
 		p, err := s.syncDoc(ctx, c.Path, c.Content)
 		switch {
 		case err != nil && why == "":

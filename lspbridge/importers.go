@@ -34,11 +34,11 @@ const maxImporters = 20
 // imports nothing worth opening.
 const maxSourceRead = 1 << 20
 
-// readSource returns the text of a file the scan looks at; the same text
-// is what the server is given when the file is opened for the check. It is
-// the one place the importer check reads a file, so that a caller holding
-// the editor's view of the files can replace it.
-var readSource = func(path string) ([]byte, error) {
+// readSource returns the text of a file the scan looks at. The scan reads
+// the disk, not Config.Files: it looks at every file of the root, and
+// asking the editor for each would cost a round trip per file; the few
+// files it finds are opened with their text from Config.Files.
+func readSource(path string) ([]byte, error) {
 	if info, err := os.Stat(path); err != nil || info.Size() > maxSourceRead {
 		return nil, cmp.Or(err, errTooLarge)
 	}
@@ -48,10 +48,9 @@ var readSource = func(path string) ([]byte, error) {
 var errTooLarge = errors.New("too large to scan")
 
 // importerScan is what the scan found: the files to check, nearest first,
-// at most maxImporters, with their text, and how many it found in all.
+// at most maxImporters, and how many it found in all.
 type importerScan struct {
 	files     []string
-	texts     map[string][]byte
 	found     int
 	truncated bool // the walk stopped at maxScan entries
 }
@@ -77,7 +76,7 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 	for _, e := range s.cfg.Extensions {
 		exts[e] = true
 	}
-	sc := importerScan{texts: map[string][]byte{}}
+	var sc importerScan
 	n := 0
 	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || ctx.Err() != nil {
@@ -99,7 +98,6 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 		}
 		if text, err := readSource(p); err == nil && match(p, text) {
 			sc.files = append(sc.files, p)
-			sc.texts[p] = text
 		}
 		return nil
 	})
@@ -108,9 +106,6 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 		return cmp.Or(cmp.Compare(distance(edited, a), distance(edited, b)), cmp.Compare(a, b))
 	})
 	if len(sc.files) > maxImporters {
-		for _, p := range sc.files[maxImporters:] {
-			delete(sc.texts, p)
-		}
 		sc.files = sc.files[:maxImporters]
 	}
 	return sc
@@ -311,15 +306,23 @@ func (g *snapGroup) openImporters(ctx context.Context) []*pending {
 	}
 	g.scan, g.scanned = s.findImporters(ctx, edited), true
 	var ps []*pending
+	checked := g.scan.files[:0]
 	for _, p := range g.scan.files {
 		if _, open := s.docText(p); open {
+			checked = append(checked, p)
 			continue
 		}
+		text, err := s.files.ReadFile(ctx, p)
+		if err != nil {
+			continue // gone since the scan
+		}
+		checked = append(checked, p)
 		g.opened = append(g.opened, p)
-		if pend, err := s.syncDoc(ctx, p, g.scan.texts[p]); err == nil && s.pulls() != pullYes {
+		if pend, err := s.syncDoc(ctx, p, text); err == nil && s.pulls() != pullYes {
 			ps = append(ps, pend)
 		}
 	}
+	g.scan.files = checked
 	return ps
 }
 

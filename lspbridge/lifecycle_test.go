@@ -94,7 +94,11 @@ func TestGoChangedSince(t *testing.T) {
 	if got := m.running()[0].modifiedSince(ctx, start); len(got) != 1 || got[0] != a {
 		t.Errorf("modified since the command: %v", got)
 	}
-	m.ChangedSince(ctx, start)
+	got := m.ChangedSince(ctx, start)
+	t.Logf("after the command:\n%s", got)
+	// gopls checks the whole module: a.go, never opened, is compared
+	// without line numbers, and b.go's new error is the command's.
+	wantAll(t, got, []string{"gopls: this command introduced 1 error:", "b/b.go:8:18: not enough arguments in call to a.Scale"}, []string{"no problems", "already there"})
 	list, note, err := m.Diagnostics(ctx, b)
 	if err != nil || note != "" || len(list) != 1 {
 		t.Errorf("b.go after: %+v %q %v", list, note, err)

@@ -3,11 +3,13 @@ package lspbridge
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPythonTypeError(t *testing.T) {
@@ -161,5 +163,54 @@ func manyImporters(t testing.TB, dir string, n int) {
 		if err := os.WriteFile(p, fmt.Appendf(nil, "from greet import greet\n\nM%d: str = greet(\"n%d\")\n", i, i), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestPythonCommandChange: a command (bash) that changes a module mm has
+// open is checked like an edit, importers included; one that changes a
+// file mm never opened says it was not checked.
+func TestPythonCommandChange(t *testing.T) {
+	need(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	m := newTestManager(t, dir)
+	ctx := context.Background()
+	greet := filepath.Join(dir, "greet.py")
+	edit(t, m, greet, `return "hello " + name`, `return "hi " + name`) // mm opens greet.py
+	// The fixture was copied just now: date it back, as an old checkout.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
+
+	start := time.Now()
+	replaceIn(t, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
+	got := m.ChangedSince(ctx, start)
+	t.Logf("after the command:\n%s", got)
+	wantAll(t, got, []string{
+		"pyright: this command introduced 2 errors (greet.py; 2 files that import it checked):",
+		`app.py:3:16: Argument missing for parameter "times"`,
+	}, []string{"no problems"})
+	if open := openDocs(t, m, dir, greet); !slices.Equal(open, []string{"greet.py"}) {
+		t.Errorf("open documents after the check: %v, want only greet.py", open)
+	}
+
+	start = time.Now()
+	replaceIn(t, filepath.Join(dir, "other.py"), `greet.greet("alice")`, `greet.greet("alice", 1)`)
+	got = m.ChangedSince(ctx, start)
+	t.Logf("after a command changing a file mm never opened:\n%s", got)
+	wantAll(t, got, []string{"pyright: other.py changed by the command not checked (mm had not opened it and pyright reports open files only"}, []string{"no problems", "fixed"})
+
+	// A later command that changed nothing (past the mtime slack).
+	if got := m.ChangedSince(ctx, time.Now().Add(2*mtimeSlack)); got != "" {
+		t.Errorf("a command that changed nothing: %q", got)
+	}
+}
+
+func replaceIn(t testing.TB, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), old) {
+		t.Fatalf("%s: %v, or %q not in it", path, err, old)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,7 +85,9 @@ func (a *app) closeLSP() {
 
 // afterCommands decorates a tool that may change files behind the
 // editor's back (bash): once it ran, the language servers are told which
-// files of their roots changed (L3), so later diagnostics are true.
+// files of their roots changed (L3), so later diagnostics are true, and
+// what the change did to the diagnostics is appended to its result, as
+// after an edit.
 type afterCommands struct {
 	tools.Tool
 	m *lspbridge.Manager
@@ -94,7 +97,9 @@ func (t afterCommands) Run(ctx context.Context, env tools.Env, args json.RawMess
 	start := time.Now()
 	res, err := t.Tool.Run(ctx, env, args)
 	if err == nil {
-		t.m.ChangedSince(ctx, start)
+		if diag := t.m.ChangedSince(ctx, start); diag != "" {
+			res.Text = strings.TrimRight(res.Text, "\n") + "\n" + diag
+		}
 	}
 	return res, err
 }
