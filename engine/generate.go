@@ -98,7 +98,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 			t.emit(Progress{Text: progressLine(d.Progress)})
 		case d.ToolCall != nil && withTools:
 			calls.Structured() // a structured call wins over leaked markup
-			if err := pf.feed(d.ToolCall); err != nil {
+			if err := pf.feed(ctx, d.ToolCall); err != nil {
 				return err
 			}
 			rd := runaway[d.ToolCall.Index]

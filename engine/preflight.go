@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -39,7 +40,7 @@ func newPreflight(reg *tools.Registry, env tools.Env) *preflight {
 
 // feed takes one tool-call delta; it returns a *refused error to abort the
 // stream.
-func (p *preflight) feed(d *llm.ToolCallDelta) error {
+func (p *preflight) feed(ctx context.Context, d *llm.ToolCallDelta) error {
 	c := p.calls[d.Index]
 	if c == nil {
 		c = &streamingCall{}
@@ -72,7 +73,7 @@ func (p *preflight) feed(d *llm.ToolCallDelta) error {
 	if path == "" {
 		return nil // no path argument: Run reports the schema error
 	}
-	if text := pf.Preflight(p.env, path); text != "" {
+	if text := pf.Preflight(ctx, p.env, path); text != "" {
 		return &refused{id: c.id, name: c.name, path: path, text: text}
 	}
 	return nil

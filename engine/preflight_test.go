@@ -15,11 +15,19 @@ type writeParams struct {
 	Content string `json:"content"`
 }
 
-// guardedWrite refuses any path but ok.txt from its preflight.
+type turnKey struct{}
+
+// guardedWrite refuses any path but ok.txt from its preflight. It refuses
+// everything when it is not run on the turn's context (issue 9: it ran on
+// context.Background, so a preflight reading through the editor outlived
+// a cancelled turn).
 func guardedWrite(ran *bool) tools.Tool {
 	return tools.New(tools.Spec[writeParams]{
 		Name: "write_file", Description: "Write.", Kind: tools.KindEdit,
-		Preflight: func(_ tools.Env, path string) string {
+		Preflight: func(ctx context.Context, _ tools.Env, path string) string {
+			if ctx.Value(turnKey{}) == nil {
+				return "[error: the preflight did not get the turn's context]"
+			}
 			if path != "ok.txt" {
 				return "[error: " + path + " exists and you have not read it in this session — call read_file on it first]"
 			}
@@ -46,7 +54,7 @@ func TestPreflightCutsTheGeneration(t *testing.T) {
 		fakellm.Step{Content: "I will read it first."},
 	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
 	var r recorder
-	if end := s.Run(context.Background(), "overwrite secret.txt", r.emit); end.Reason != engine.EndTurn {
+	if end := s.Run(context.WithValue(context.Background(), turnKey{}, true), "overwrite secret.txt", r.emit); end.Reason != engine.EndTurn {
 		t.Fatalf("end = %+v", end)
 	}
 	if ran {
@@ -77,7 +85,7 @@ func TestPreflightLetsAllowedPathsThrough(t *testing.T) {
 		fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"ok.txt","content":"hi"}`, ChunkSize: 1}}},
 		fakellm.Step{Content: "done"},
 	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
-	s.Run(context.Background(), "write ok.txt", func(engine.Event) {})
+	s.Run(context.WithValue(context.Background(), turnKey{}, true), "write ok.txt", func(engine.Event) {})
 	if !ran {
 		t.Error("an allowed write did not run")
 	}

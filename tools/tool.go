@@ -85,9 +85,10 @@ type Location struct {
 // Preflighter is implemented by tools that can refuse a call as soon as its
 // path is known, while the model is still streaming the rest of the
 // arguments (T5): a refused write costs no more decoding. It returns the
-// refusal text, or "" when the call may go on.
+// refusal text, or "" when the call may go on. ctx is the turn's: a
+// preflight that reads through the editor stops with the turn.
 type Preflighter interface {
-	Preflight(env Env, path string) string
+	Preflight(ctx context.Context, env Env, path string) string
 }
 
 // Errorf builds a failed Result whose text is a repair instruction.

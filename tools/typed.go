@@ -23,7 +23,7 @@ type Spec[P any] struct {
 	Describe func(env Env, p P) Call
 	// Preflight, when set, refuses a call from its path alone, while the
 	// rest of the arguments still streams (see Preflighter).
-	Preflight func(env Env, path string) string
+	Preflight func(ctx context.Context, env Env, path string) string
 	Run       func(ctx context.Context, env Env, p P) (Result, error)
 }
 
@@ -66,11 +66,11 @@ func (t *typed[P]) Describe(env Env, args json.RawMessage) Call {
 }
 
 // Preflight implements Preflighter; tools without a preflight accept.
-func (t *typed[P]) Preflight(env Env, path string) string {
+func (t *typed[P]) Preflight(ctx context.Context, env Env, path string) string {
 	if t.spec.Preflight == nil {
 		return ""
 	}
-	return t.spec.Preflight(env, path)
+	return t.spec.Preflight(ctx, env, path)
 }
 
 func (t *typed[P]) Run(ctx context.Context, env Env, args json.RawMessage) (Result, error) {

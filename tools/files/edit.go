@@ -31,8 +31,8 @@ func editTool(opts Options) tools.Tool {
 		Describe: func(env tools.Env, p editParams) tools.Call {
 			return describePath(env, "Edit", p.Path, 0)
 		},
-		Preflight: func(env tools.Env, path string) string {
-			_, _, _, refusal := target(context.Background(), env, path, true)
+		Preflight: func(ctx context.Context, env tools.Env, path string) string {
+			_, _, _, refusal := target(ctx, env, path, true)
 			return refusal
 		},
 		Run: func(ctx context.Context, env tools.Env, p editParams) (tools.Result, error) {

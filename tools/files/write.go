@@ -31,8 +31,8 @@ func writeTool(opts Options) tools.Tool {
 		Describe: func(env tools.Env, p writeParams) tools.Call {
 			return describePath(env, "Write", p.Path, 0)
 		},
-		Preflight: func(env tools.Env, path string) string {
-			_, _, _, refusal := target(context.Background(), env, path, false)
+		Preflight: func(ctx context.Context, env tools.Env, path string) string {
+			_, _, _, refusal := target(ctx, env, path, false)
 			return refusal
 		},
 		Run: func(ctx context.Context, env tools.Env, p writeParams) (tools.Result, error) {
