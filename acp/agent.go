@@ -2,12 +2,8 @@ package acp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -15,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -24,9 +21,22 @@ type Options struct {
 	// Workspace returns the base environment (disk) and the permission
 	// policy of a new session whose working directory is cwd.
 	Workspace func(cwd string) (tools.Env, *tools.Policy, error)
-	// Engine builds the engine session of a new ACP session; its tools run
-	// in env (the editor-aware environment built by this package).
-	Engine func(cwd string, env tools.Env) (*engine.Session, error)
+	// Engine builds the engine session of an ACP session (new, or about to
+	// be restored from the store) with this id; its tools run in env (the
+	// editor-aware environment built by this package).
+	Engine func(id, cwd string, env tools.Env) (*engine.Session, error)
+	// Store holds the saved sessions (session/list, load, resume); nil
+	// keeps none and those methods are not advertised.
+	Store *store.Store
+	// Models lists the served models for the model picker (A9); nil or an
+	// error shows no picker.
+	Models func(ctx context.Context) ([]string, error)
+	// ThoughtLevels are the levels of the thought level picker, shown once
+	// the model reasons or when an effort is configured; nil shows none.
+	ThoughtLevels func(ctx context.Context) []string
+	// Commands returns the slash commands of a workspace beyond the
+	// built-in ones (one per skill); nil adds none.
+	Commands func(cwd string) []Command
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -79,16 +89,22 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	if p.ProtocolVersion < v {
 		v = p.ProtocolVersion
 	}
-	return sdk.InitializeResponse{
-		ProtocolVersion: v,
-		AgentInfo:       &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
-		AgentCapabilities: sdk.AgentCapabilities{
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{
-				Close: &sdk.SessionCloseCapabilities{},
-			},
+	caps := sdk.AgentCapabilities{
+		PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+		SessionCapabilities: sdk.SessionCapabilities{
+			Close: &sdk.SessionCloseCapabilities{},
 		},
-		AuthMethods: []sdk.AuthMethod{},
+	}
+	if a.opts.Store != nil {
+		caps.LoadSession = true
+		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
+		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
+	}
+	return sdk.InitializeResponse{
+		ProtocolVersion:   v,
+		AgentInfo:         &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
+		AgentCapabilities: caps,
+		AuthMethods:       []sdk.AuthMethod{},
 	}, nil
 }
 
@@ -98,37 +114,17 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 	return sdk.AuthenticateResponse{}, nil
 }
 
-// NewSession starts a conversation in the client's working directory.
-func (a *Agent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if !filepath.IsAbs(p.Cwd) {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "cwd must be an absolute path, got " + p.Cwd})
-	}
-	if a.opts.Workspace == nil || a.opts.Engine == nil {
-		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "mm was built without a session factory"})
-	}
-	base, policy, err := a.opts.Workspace(p.Cwd)
+// NewSession starts a conversation in the client's working directory. It
+// answers with the modes and config options; the / menu follows the
+// answer (A5).
+func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	id := sdk.SessionId(store.NewID())
+	s, err := a.open(id, p.Cwd, nil)
 	if err != nil {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return sdk.NewSessionResponse{}, err
 	}
-	id := sdk.SessionId("sess_" + randomHex(12))
-	s := &session{id: id, agent: a}
-	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
-	a.mu.Lock()
-	fsCaps := a.client.Fs
-	a.mu.Unlock()
-	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
-		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}
-	}
-	eng, err := a.opts.Engine(p.Cwd, s.env)
-	if err != nil {
-		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	s.engine = eng
-	a.mu.Lock()
-	a.sessions[id] = s
-	a.mu.Unlock()
 	a.log.Info("session started", "session", id, "cwd", p.Cwd)
-	return sdk.NewSessionResponse{SessionId: id}, nil
+	return sdk.NewSessionResponse{SessionId: id, Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
 }
 
 // Prompt runs one turn and answers with its stop reason. A failed turn
@@ -151,20 +147,34 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session " + string(p.SessionId) + " is closed"})
 	}
 	end := s.run(ctx, promptText(p.Prompt))
+	usage := turnUsage(end)
 	switch end.Reason {
 	case engine.Cancelled:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: usage}, nil
 	case engine.Failed:
 		// The message is the one actionable line itself: clients show it.
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: end.Err}
 	case engine.MaxTokens:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTokens, Usage: usage}, nil
 	case engine.MaxTurns:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonMaxTurnRequests, Usage: usage}, nil
 	case engine.Refusal:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonRefusal}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonRefusal, Usage: usage}, nil
 	}
-	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: usage}, nil
+}
+
+// turnUsage is the turn's token counts (A3), nil when the server sent
+// none.
+func turnUsage(end engine.TurnEnd) *sdk.Usage {
+	if end.Prompt+end.Completion == 0 {
+		return nil
+	}
+	u := &sdk.Usage{InputTokens: end.Prompt, OutputTokens: end.Completion, TotalTokens: end.Prompt + end.Completion}
+	if end.Cached > 0 {
+		u.CachedReadTokens = sdk.Ptr(end.Cached)
+	}
+	return u
 }
 
 // Cancel stops the session's current turn (A7): its context is cancelled,
@@ -199,25 +209,6 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ListSessions lists nothing yet: sessions are not persisted.
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}, nil
-}
-
-// ResumeSession is not advertised; a client calling it gets an error.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
-}
-
-// SetSessionConfigOption is not advertised yet.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
-}
-
-// SetSessionMode is not advertised yet.
-func (a *Agent) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound("session/set_mode")
-}
 
 func (a *Agent) session(id sdk.SessionId) *session {
 	a.mu.Lock()
@@ -248,10 +239,3 @@ func (a *Agent) closeAll() {
 	clear(a.sessions)
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(errors.New("crypto/rand failed: " + err.Error()))
-	}
-	return hex.EncodeToString(b)
-}

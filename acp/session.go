@@ -25,8 +25,12 @@ import (
 type session struct {
 	id     sdk.SessionId
 	agent  *Agent
+	cwd    string
 	engine *engine.Session
 	env    *editorEnv
+	policy *tools.Policy
+
+	thoughtShown bool // the thought level picker was offered (turn goroutine)
 
 	mu      sync.Mutex
 	current *turnCtl       // the latest prompt's turn; nil when idle
@@ -109,11 +113,17 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	s.agent.wg.Add(1)
 	defer s.agent.wg.Done()
 	send := context.WithoutCancel(ctx)
-	return s.engine.Run(ctx, prompt, func(e engine.Event) {
+	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
 		if u, ok := render(e); ok {
 			s.update(send, u)
 		}
 	})
+	// A9: the thought level picker appears once the model has reasoned.
+	if !s.thoughtShown && len(s.thoughtLevels(send)) > 0 {
+		s.thoughtShown = true
+		s.update(send, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(send)}})
+	}
+	return end
 }
 
 func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
@@ -185,11 +195,18 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 // StruggleNote is the short italic paragraph signed mm shown inside the
 // agent message (A6).
 func StruggleNote(e engine.Struggle) string {
-	mark := "⚠"
 	if e.Level == engine.Severe {
+		return note("severe", e.Text)
+	}
+	return note("warning", e.Text)
+}
+
+func note(level, text string) string {
+	mark := "⚠"
+	if level == "severe" {
 		mark = "✖"
 	}
-	return "\n\n_mm: " + mark + " " + strings.ReplaceAll(e.Text, "_", "\\_") + "_\n\n"
+	return "\n\n_mm: " + mark + " " + strings.ReplaceAll(text, "_", "\\_") + "_\n\n"
 }
 
 // content is what a finished call shows: its diffs, then the first lines

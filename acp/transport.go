@@ -36,7 +36,17 @@ const drainWait = 10 * time.Second
 // then does the SDK see the end of its input (A10).
 func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 	reqs := newInflight()
-	w := &lockedWriter{w: out, answered: reqs.done}
+	opens := &openings{}
+	w := &lockedWriter{w: out, answered: func(id json.RawMessage, line []byte) {
+		reqs.done(id)
+		if sid, ok := opens.answered(id, line); ok {
+			a.answered(sid)
+		}
+	}}
+	forwarded := func(id json.RawMessage, msg []byte) {
+		reqs.add(id)
+		opens.expect(id, msg)
+	}
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(a.log)
@@ -47,7 +57,7 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 	filterDone := make(chan error, 1)
 	go func() {
 		var err error
-		if r := panics.Try(func() { err = filter(in, pw, w, a.log, reqs.add) }); r != nil {
+		if r := panics.Try(func() { err = filter(in, pw, w, a.log, forwarded) }); r != nil {
 			a.log.Error("stdin reader panicked", "panic", r.Value, "stack", string(r.Stack))
 			err = fmt.Errorf("internal error reading stdin: %v", r.Value)
 		}
@@ -130,11 +140,11 @@ var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 
 // lockedWriter serialises whole-line writes of the SDK and of the filter,
 // so an error answer never interleaves with an SDK message, and reports
-// the id of each answer written.
+// the id (and the line) of each answer written.
 type lockedWriter struct {
 	mu       sync.Mutex
 	w        io.Writer
-	answered func(id json.RawMessage)
+	answered func(id json.RawMessage, line []byte)
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -147,10 +157,65 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			Method string          `json:"method"`
 		}
 		if json.Unmarshal(p, &m) == nil && m.Method == "" && len(m.ID) > 0 {
-			l.answered(compactID(m.ID))
+			l.answered(compactID(m.ID), p)
 		}
 	}
 	return n, err
+}
+
+// openings remembers the requests that open a session (session/new,
+// load, resume) until their answer is written, so that the updates that
+// must follow the answer (A5's / menu) are sent after it, not before.
+type openings struct {
+	mu      sync.Mutex
+	pending map[string]string // request id → session id ("" for session/new)
+}
+
+func (o *openings) expect(id json.RawMessage, msg []byte) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			SessionID string `json:"sessionId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return
+	}
+	switch m.Method {
+	case sdk.AgentMethodSessionNew, sdk.AgentMethodSessionLoad, sdk.AgentMethodSessionResume:
+	default:
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending == nil {
+		o.pending = map[string]string{}
+	}
+	o.pending[string(id)] = m.Params.SessionID
+}
+
+// answered reports whether line is the successful answer to an expected
+// request, and the session it opened.
+func (o *openings) answered(id json.RawMessage, line []byte) (string, bool) {
+	o.mu.Lock()
+	sid, ok := o.pending[string(id)]
+	delete(o.pending, string(id))
+	o.mu.Unlock()
+	if !ok {
+		return "", false
+	}
+	var m struct {
+		Result *struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Result == nil {
+		return "", false // an error answer: no session was opened
+	}
+	if sid == "" {
+		sid = m.Result.SessionID
+	}
+	return sid, sid != ""
 }
 
 // compactID is the id's canonical text, the key of inflight.
@@ -167,8 +232,9 @@ func compactID(id json.RawMessage) json.RawMessage {
 // JSON but not a request/response/notification object gets -32600, a line
 // over MaxMessage gets -32600 and is skipped without being buffered whole.
 //
-// forwarded, when not nil, gets the id of each request passed on.
-func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage)) error {
+// forwarded, when not nil, gets the id of each request passed on, and the
+// request itself.
+func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage, msg []byte)) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	for {
@@ -193,7 +259,7 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 					reply(out, idOf(msg), code, text)
 				} else {
 					if id != nil && forwarded != nil {
-						forwarded(id)
+						forwarded(id, msg)
 					}
 					if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
 						return nil // the connection is closing

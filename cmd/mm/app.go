@@ -12,6 +12,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
@@ -28,6 +29,9 @@ type app struct {
 	cfg  *config.Config
 	log  *slog.Logger
 	conn *llm.Connector
+	// store keeps sessions and remembered answers in the state directory;
+	// nil keeps nothing (no home directory).
+	store *store.Store
 
 	mu     sync.Mutex
 	lsp    map[string]*lspbridge.Manager // by workspace
@@ -42,8 +46,8 @@ type app struct {
 	notice func(string)
 }
 
-func newApp(cfg *config.Config, log *slog.Logger) *app {
-	a := &app{cfg: cfg, log: log}
+func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
+	a := &app{cfg: cfg, log: log, store: st}
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
 		Provider:          cfg.Provider,
 		BaseURL:           cfg.BaseURL,
@@ -67,10 +71,37 @@ func explain(err error) string { return llm.Explain(err) }
 
 // workspace builds the disk environment and permission policy of a
 // session in cwd. ask is nil in ACP mode (the acp package asks).
+//
+// "Always" answers given in earlier sessions of the workspace come back
+// from the state directory, and new ones go there (A4) — never into a
+// file of the repository, which a cloned project could ship.
 func (a *app) workspace(cwd string, ask workspace.Asker) (*workspace.Workspace, *tools.Policy, error) {
 	policy := tools.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
 	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
-	return ws, policy, err
+	if err != nil || a.store == nil {
+		return ws, policy, err
+	}
+	root := ws.Cwd()
+	for _, g := range a.store.Grants(root) {
+		policy.Recall(g.Tool, g.Key, g.Allowed)
+	}
+	policy.Persist(func(ap tools.Approval, allowed bool) {
+		if err := a.store.Remember(root, store.Grant{Tool: ap.Tool, Key: ap.Key, Allowed: allowed}); err != nil {
+			a.log.Warn("answer not remembered for the workspace", "err", err)
+		}
+	})
+	return ws, policy, nil
+}
+
+// thoughtLevels are the reasoning levels offered (A9, E8): "none" only
+// where mm can turn thinking off (chat_template_kwargs on llama.cpp and
+// DMR).
+func (a *app) thoughtLevels(context.Context) []string {
+	switch a.conn.Provider() {
+	case llm.ProviderLlamaCpp, llm.ProviderDMR:
+		return []string{engine.ThinkingOff, "low", "medium", "high"}
+	}
+	return []string{"low", "medium", "high"}
 }
 
 // registry is the one table of tools offered to the model (T2): a tool
@@ -127,9 +158,10 @@ func (a *app) maxOutput() int {
 	return 16000
 }
 
-// session builds an engine session whose tools run in env; the language
-// servers of cwd read files through env's view from now on.
-func (a *app) session(cwd string, env tools.Env) *engine.Session {
+// session builds an engine session whose tools run in env, stored under
+// id after every turn; the language servers of cwd read files through
+// env's view from now on.
+func (a *app) session(id, cwd string, env tools.Env) *engine.Session {
 	a.filesFor(cwd).use(env)
 	a.conn.Warm() // the server and its window, in the background (E14)
 	s := a.cfg.Sampling
@@ -165,6 +197,10 @@ func (a *app) session(cwd string, env tools.Env) *engine.Session {
 		Rewrite:             a.skillRewriter(a.skillsFor(cwd)),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
+
+		Store:  a.store,
+		ID:     id,
+		Served: func() (string, string) { return a.conn.Provider(), a.conn.Model() },
 	})
 }
 

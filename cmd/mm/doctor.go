@@ -209,7 +209,7 @@ func (d *doctor) fixedPrompt(window int) {
 		d.fail("fixed prompt", "cannot open the workspace: "+err.Error(), "")
 		return
 	}
-	chars, names := d.a.session(d.cwd, ws).FixedPrompt()
+	chars, names := d.a.session("", d.cwd, ws).FixedPrompt()
 	tokens := int(math.Ceil(float64(chars) / 3.5)) // the estimate E25 uses
 	text := fmt.Sprintf("%s characters ≈ %s tokens: system prompt and %d tools (%s)", thousands(chars), thousands(tokens), len(names), strings.Join(names, ", "))
 	switch {

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/workspace"
 )
@@ -39,12 +41,52 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	if !f.json {
 		a.notice = func(s string) { r.line(r.paint(dim, s)) }
 	}
-	end := a.session(cwd, ws).Run(ctx, prompt, r.render)
+	sess, code := a.lineSession(f, ws, stderr)
+	if code != exitOK {
+		return code
+	}
+	end := sess.Run(ctx, prompt, r.render)
+	if a.store != nil && !f.json {
+		r.line(r.paint(dim, "[session "+sess.ID()+" · mm -p --resume "+sess.ID()+" \"…\" continues it]"))
+	}
 	switch end.Reason {
 	case engine.EndTurn, engine.MaxTokens:
 		return exitOK
 	}
 	return exitFailed
+}
+
+// lineSession is a new session, or the stored one --resume/--continue
+// names (C2, E29).
+func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer) (*engine.Session, int) {
+	if f.resume == "" && !f.cont {
+		return a.session(store.NewID(), ws.Cwd(), ws), exitOK
+	}
+	if a.store == nil {
+		fmt.Fprintln(stderr, "mm: no saved sessions: set HOME or XDG_STATE_HOME so mm has a state directory")
+		return nil, exitUsage
+	}
+	var rec *store.Record
+	var err error
+	if f.resume != "" {
+		rec, err = a.store.Load(f.resume)
+	} else {
+		rec, err = a.store.Latest(ws.Cwd())
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) && f.resume == "":
+		fmt.Fprintln(stderr, "mm: no saved session in "+ws.Cwd()+" — starting a new one")
+		return a.session(store.NewID(), ws.Cwd(), ws), exitOK
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
+		fmt.Fprintf(stderr, "mm: no saved session %s — run mm -p --continue \"…\" for the newest one of this workspace\n", f.resume)
+		return nil, exitUsage
+	case err != nil:
+		fmt.Fprintln(stderr, "mm: cannot read the session:", err)
+		return nil, exitFailed
+	}
+	s := a.session(rec.ID, ws.Cwd(), ws)
+	s.Restore(rec)
+	return s, exitOK
 }
 
 // lineAsker asks on the terminal when there is one; --yes allows all;

@@ -22,6 +22,7 @@ import (
 	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -42,6 +43,10 @@ func main() {
 }
 
 type flags struct {
+	// resume is the session to continue (--resume ID); cont continues the
+	// newest session of the workspace (--continue, or --resume alone).
+	resume  string
+	cont    bool
 	prompt  string
 	config  string
 	json    bool
@@ -52,6 +57,7 @@ type flags struct {
 
 func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
 	var f flags
+	args, f.resume, f.cont = sessionFlags(args)
 	fs := flag.NewFlagSet("mm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.prompt, "p", "", "run one turn in line mode with this prompt (- reads it from stdin)")
@@ -61,11 +67,47 @@ func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
 	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json]")
+		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json]")
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
+		fmt.Fprintln(stderr, "  -continue\n    \tline mode: continue the newest saved session of this workspace")
 	}
 	err := fs.Parse(args)
 	return f, fs.Args(), err
+}
+
+// sessionFlags takes --resume [ID] and --continue out of args (the flag
+// package has no flag with an optional value). An ID is the next argument
+// when it looks like one ("sess_…"), so `mm -p --resume "fix it"` and
+// `mm --resume sess_1 -p "fix it"` both read as meant.
+func sessionFlags(args []string) (rest []string, resume string, cont bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(rest, args[i:]...), resume, cont
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			name = ""
+		}
+		switch name {
+		case "continue":
+			cont = true
+		case "resume":
+			switch {
+			case hasValue:
+				resume = value
+			case i+1 < len(args) && strings.HasPrefix(args[i+1], "sess_"):
+				resume = args[i+1]
+				i++
+			default:
+				cont = true
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, resume, cont
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -88,6 +130,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after -p (quote the whole prompt)\n", rest[0])
 			return exitUsage
 		}
+	case f.resume != "" || f.cont:
+		fmt.Fprintln(stderr, "mm: --resume and --continue go with -p \"prompt\"; an editor reopens sessions itself (session/load)")
+		return exitUsage
 	case len(rest) > 0 && rest[0] == "acp":
 		if len(rest) > 1 {
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after acp\n", rest[1])
@@ -123,13 +168,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	defer closeLog()
 	if mode == "doctor" {
-		a := newApp(cfg, log)
+		a := newApp(cfg, log, nil)
 		a.lspCold = true
 		defer a.conn.Close()
 		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	log.Info("config", "source", cfg.Source)
-	a := newApp(cfg, log)
+	a := newApp(cfg, log, openStore(log))
 	defer a.closeLSP()
 	defer a.conn.Close()
 
@@ -147,15 +192,29 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
 			return a.workspace(cwd, nil)
 		},
-		Engine: func(cwd string, env tools.Env) (*engine.Session, error) {
-			return a.session(cwd, env), nil
+		Engine: func(id, cwd string, env tools.Env) (*engine.Session, error) {
+			return a.session(id, cwd, env), nil
 		},
+		Store:         a.store,
+		Models:        a.conn.Models,
+		ThoughtLevels: a.thoughtLevels,
 	})
 	if err := acp.Serve(ctx, agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("acp stopped", "err", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// openStore opens the session store in mm's state directory (E29).
+// Without one, mm keeps nothing and says so in the log.
+func openStore(log *slog.Logger) *store.Store {
+	dir, err := stateDir()
+	if err != nil {
+		log.Warn("sessions are not saved: no state directory", "err", err)
+		return nil
+	}
+	return store.Open(dir, log)
 }
 
 // openLog sends logs to the file when given (--log, MM_LOG). Otherwise

@@ -275,6 +275,14 @@ func (c *Connector) Provider() string {
 	return c.client.Provider()
 }
 
+// Model is the chosen model, "" before the first connect; it never
+// connects.
+func (c *Connector) Model() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.model
+}
+
 // Models lists the served models (bounded by ProbeTimeout).
 func (c *Connector) Models(ctx context.Context) ([]string, error) {
 	cl, _, err := c.Client(ctx)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -112,10 +113,28 @@ func readRecord(path string) (*Record, error) {
 	return &r, nil
 }
 
-// List returns the sessions of the workspace cwd, newest first. A file
-// that cannot be read is skipped with one log line.
+// List returns the sessions of the workspace cwd ("" for every
+// workspace), newest first. A file that cannot be read is skipped with one
+// log line.
 func (s *Store) List(cwd string) []Summary {
-	dir := filepath.Join(s.dir, "sessions", workspaceKey(cwd))
+	dirs := []string{filepath.Join(s.dir, "sessions", workspaceKey(cwd))}
+	if cwd == "" {
+		dirs, _ = filepath.Glob(filepath.Join(s.dir, "sessions", "*"))
+	}
+	var out []Summary
+	for _, dir := range dirs {
+		out = append(out, s.list(dir, cwd)...)
+	}
+	slices.SortFunc(out, func(a, b Summary) int {
+		if c := b.Updated.Compare(a.Updated); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	return out
+}
+
+func (s *Store) list(dir, cwd string) []Summary {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -141,17 +160,11 @@ func (s *Store) List(cwd string) []Summary {
 			s.log.Warn("skipped an unreadable session file", "file", path, "err", err)
 			continue
 		}
-		if filepath.Clean(sum.Cwd) != filepath.Clean(cwd) {
+		if cwd != "" && filepath.Clean(sum.Cwd) != filepath.Clean(cwd) {
 			continue // a hash collision, or a file moved by hand
 		}
 		out = append(out, sum)
 	}
-	slices.SortFunc(out, func(a, b Summary) int {
-		if c := b.Updated.Compare(a.Updated); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.ID, a.ID)
-	})
 	return out
 }
 
@@ -210,4 +223,13 @@ func writeAtomic(path string, data []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// NewID returns a fresh session id.
+func NewID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return "sess_" + hex.EncodeToString(b)
 }

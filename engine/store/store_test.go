@@ -55,6 +55,9 @@ func TestSaveLoadList(t *testing.T) {
 	if len(list) != 2 || list[0].ID != "sess_b" || list[1].ID != "sess_a" {
 		t.Errorf("list = %+v, want sess_b then sess_a (newest first, this workspace only)", list)
 	}
+	if all := s.List(""); len(all) != 3 || all[0].ID != "sess_c" {
+		t.Errorf("list of every workspace = %+v", all)
+	}
 	if l, err := s.Latest(ws); err != nil || l.ID != "sess_b" {
 		t.Errorf("latest = %v, %v", l, err)
 	}

@@ -1,0 +1,189 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
+)
+
+// listPage is how many sessions one session/list answer holds.
+const listPage = 50
+
+// open builds a session in cwd under id, restored from rec when given,
+// and registers it.
+func (a *Agent) open(id sdk.SessionId, cwd string, rec *store.Record) (*session, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, invalid("cwd must be an absolute path, got " + cwd)
+	}
+	if a.opts.Workspace == nil || a.opts.Engine == nil {
+		return nil, sdk.NewInternalError(map[string]any{"error": "mm was built without a session factory"})
+	}
+	base, policy, err := a.opts.Workspace(cwd)
+	if err != nil {
+		return nil, invalid(err.Error())
+	}
+	s := &session{id: id, agent: a, cwd: cwd, policy: policy}
+	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
+	a.mu.Lock()
+	fsCaps := a.client.Fs
+	a.mu.Unlock()
+	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
+		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}
+	}
+	eng, err := a.opts.Engine(string(id), cwd, s.env)
+	if err != nil {
+		return nil, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	s.engine = eng
+	if rec != nil {
+		eng.Restore(rec)
+		if m, ok := tools.ParseMode(rec.Mode); ok {
+			policy.SetMode(m)
+		}
+	}
+	eng.SetMode(string(policy.Mode()))
+	if policy.Mode() == tools.ModePlan {
+		eng.Tell(tools.PlanNote)
+	}
+	a.mu.Lock()
+	a.sessions[id] = s
+	a.mu.Unlock()
+	return s, nil
+}
+
+// stored finds a session to load or resume: the open one, else the store's.
+func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
+	if s := a.session(id); s != nil {
+		return s, nil, nil
+	}
+	if a.opts.Store == nil {
+		return nil, nil, invalid("unknown session " + string(id) + " — this mm keeps no sessions")
+	}
+	rec, err := a.opts.Store.Load(string(id))
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
+		return nil, nil, invalid("unknown session " + string(id) + " — session/list shows the saved ones")
+	case err != nil:
+		a.log.Warn("cannot load session", "session", id, "err", err)
+		return nil, nil, invalid("session " + string(id) + " cannot be read: " + err.Error())
+	}
+	return nil, rec, nil
+}
+
+// resume opens a stored session, or returns the open one.
+func (a *Agent) resume(id sdk.SessionId, cwd string) (*session, error) {
+	s, rec, err := a.stored(id)
+	if err != nil || s != nil {
+		return s, err
+	}
+	s, err = a.open(id, cwd, rec)
+	if err == nil {
+		a.log.Info("session restored", "session", id, "cwd", cwd, "messages", len(rec.History))
+	}
+	return s, err
+}
+
+// LoadSession is session/load: the whole stored conversation is replayed
+// as updates — user messages, answers, mm's notes, tool calls with their
+// final status, output and diffs — before the answer (A2).
+func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	s, err := a.resume(p.SessionId, p.Cwd)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	for _, e := range s.engine.Replay() {
+		for _, u := range replay(e) {
+			s.update(ctx, u)
+		}
+	}
+	return sdk.LoadSessionResponse{Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
+}
+
+// ResumeSession is session/resume: the session is restored without
+// replaying it (the client kept its view).
+func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	s, err := a.resume(p.SessionId, p.Cwd)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
+}
+
+// ListSessions is session/list: the saved sessions of the workspace cwd
+// (of every workspace without one), newest first, a page at a time.
+func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	resp := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	if a.opts.Store == nil {
+		return resp, nil
+	}
+	cwd := ""
+	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return resp, invalid("cwd must be an absolute path, got " + *p.Cwd)
+		}
+		cwd = *p.Cwd
+	}
+	all := a.opts.Store.List(cwd)
+	start := 0
+	if p.Cursor != nil {
+		n, err := strconv.Atoi(*p.Cursor)
+		if err != nil || n < 0 || n > len(all) {
+			return resp, invalid("bad cursor " + strconv.Quote(*p.Cursor) + ": pass the nextCursor of the previous answer")
+		}
+		start = n
+	}
+	end := min(start+listPage, len(all))
+	for _, sum := range all[start:end] {
+		resp.Sessions = append(resp.Sessions, sdk.SessionInfo{
+			SessionId: sdk.SessionId(sum.ID), Cwd: sum.Cwd, Title: sdk.Ptr(sum.Title),
+			UpdatedAt: sdk.Ptr(sum.Updated.UTC().Format(time.RFC3339)),
+		})
+	}
+	if end < len(all) {
+		resp.NextCursor = sdk.Ptr(strconv.Itoa(end))
+	}
+	return resp, nil
+}
+
+// replay turns one stored entry into the updates that showed it.
+func replay(e store.Entry) []sdk.SessionUpdate {
+	switch e.Kind {
+	case store.EntryUser:
+		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(e.Text)}
+	case store.EntryAgent:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(e.Text)}
+	case store.EntryNote:
+		lvl := "warning"
+		if e.Level == "severe" {
+			lvl = "severe"
+		}
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(note(lvl, e.Text))}
+	case store.EntryTool:
+		if e.Tool == nil {
+			return nil
+		}
+		t := e.Tool
+		status := sdk.ToolCallStatus(t.Status)
+		if status != sdk.ToolCallStatusCompleted {
+			status = sdk.ToolCallStatusFailed // a call cut by a cancel or a crash did not finish
+		}
+		opts := []sdk.ToolCallStartOpt{
+			sdk.WithStartKind(toolKind(t.Kind)),
+			sdk.WithStartStatus(status),
+			sdk.WithStartLocations(locations(t.Locations)),
+			sdk.WithStartContent(content(t.Diffs, t.Output)),
+		}
+		if len(t.Input) > 0 {
+			opts = append(opts, sdk.WithStartRawInput(rawJSON(t.Input)))
+		}
+		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(t.ID), t.Title, opts...)}
+	}
+	return nil
+}
