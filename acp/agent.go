@@ -209,7 +209,6 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	return sdk.CloseSessionResponse{}, nil
 }
 
-
 func (a *Agent) session(id sdk.SessionId) *session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -238,4 +237,3 @@ func (a *Agent) closeAll() {
 	defer a.mu.Unlock()
 	clear(a.sessions)
 }
-

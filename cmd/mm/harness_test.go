@@ -115,7 +115,9 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 	p := &agentProc{cmd: cmd, client: newTestClient(), stdin: stdin, stdout: rec, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := io.Copy(io.MultiWriter(pw, rec), out)
+		// Recorded before the client sees it, so order checks on the raw
+		// stream never run ahead of it.
+		_, err := io.Copy(io.MultiWriter(rec, pw), out)
 		pw.CloseWithError(err)
 	}()
 	p.conn = sdk.NewClientSideConnection(p.client, stdin, pr)

@@ -1,0 +1,309 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// stop closes mm's stdin and waits for it to exit (the cleanup of
+// startAgent still finds it exited).
+func (p *agentProc) stop(t *testing.T) {
+	t.Helper()
+	p.stdin.Close()
+	err := <-p.done
+	p.done <- err
+	if err != nil {
+		t.Fatalf("mm exited with %v", err)
+	}
+}
+
+// commandsAfterAnswer checks A5 on the raw stream: the / menu of the
+// session arrives after the line answering the request that opened it.
+func commandsAfterAnswer(t *testing.T, p *agentProc, answerHas string) []string {
+	t.Helper()
+	p.client.waitUpdates(t, "available_commands_update", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
+	})
+	answer, menu := -1, -1
+	for i, l := range strings.Split(p.stdout.String(), "\n") {
+		if answer < 0 && strings.Contains(l, `"result"`) && strings.Contains(l, answerHas) {
+			answer = i
+		}
+		if menu < 0 && strings.Contains(l, "available_commands_update") {
+			menu = i
+		}
+	}
+	if answer < 0 || menu < answer {
+		t.Errorf("available_commands_update on line %d, the answer on line %d: the menu must follow the answer", menu, answer)
+	}
+	us, _ := p.client.snapshot()
+	var names []string
+	for _, u := range us {
+		if u.AvailableCommandsUpdate != nil {
+			for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+				names = append(names, c.Name)
+			}
+		}
+	}
+	return names
+}
+
+func selectOf(opts []sdk.SessionConfigOption, id string) *sdk.SessionConfigOptionSelect {
+	for _, o := range opts {
+		if o.Select != nil && string(o.Select.Id) == id {
+			return o.Select
+		}
+	}
+	return nil
+}
+
+func values(s *sdk.SessionConfigOptionSelect) []string {
+	var out []string
+	if s != nil && s.Options.Ungrouped != nil {
+		for _, o := range *s.Options.Ungrouped {
+			out = append(out, string(o.Value))
+		}
+	}
+	return out
+}
+
+// TestACPSessionSurvivesRestart is the acceptance path of E29/A2: a
+// session with an edit; mm restarts; session/list shows it; session/load
+// replays the user text, the answer and the tool call with its diff
+// before answering; the next prompt's request carries the earlier
+// history. The file is private and holds no API key.
+func TestACPSessionSurvivesRestart(t *testing.T) {
+	srv := scenario(t, "session_restart")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hello.txt")
+	writeFile(t, file, "hello world\nsecond line\n")
+	state := t.TempDir()
+	const key = "sk-test-secret-4242"
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+state, "MM_API_KEY="+key)
+	ctx := testContext(t)
+
+	p := startAgent(t, dir, env)
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := init.AgentCapabilities
+	if !c.LoadSession || c.SessionCapabilities.List == nil || c.SessionCapabilities.Resume == nil || c.SessionCapabilities.Close == nil {
+		t.Errorf("capabilities = %+v, want loadSession, list, resume, close", c)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ns.SessionId
+	if ns.Modes == nil || ns.Modes.CurrentModeId != "ask" || len(ns.Modes.AvailableModes) != 4 {
+		t.Errorf("modes = %+v", ns.Modes)
+	}
+	if got := values(selectOf(ns.ConfigOptions, "mode")); !slices.Equal(got, []string{"ask", "accept-edits", "plan", "yolo"}) {
+		t.Errorf("mode option values = %v", got)
+	}
+	if m := selectOf(ns.ConfigOptions, "model"); m == nil || m.CurrentValue != "fake-model" || *m.Category != sdk.SessionConfigOptionCategoryModel {
+		t.Errorf("model option = %+v", m)
+	}
+	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "compact") || !slices.Contains(names, "skills") {
+		t.Errorf("commands = %v, want compact and skills", names)
+	}
+	resp, err := p.prompt(ctx, id, "Change hello to goodbye in hello.txt")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	if resp.Usage == nil || resp.Usage.InputTokens == 0 || resp.Usage.TotalTokens != resp.Usage.InputTokens+resp.Usage.OutputTokens {
+		t.Errorf("prompt usage = %+v", resp.Usage)
+	}
+	p.stop(t)
+
+	// The file: one per session, private, without the key.
+	files, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("session files = %v", files)
+	}
+	fi, _ := os.Stat(files[0])
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("session file mode %v", fi.Mode().Perm())
+	}
+	if strings.Contains(readFile(t, files[0]), key) {
+		t.Errorf("the API key is in the session file")
+	}
+
+	// A new mm: list, load.
+	p2 := startAgent(t, dir, env)
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := p2.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != id || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "Change hello to goodbye in hello.txt" || list.Sessions[0].UpdatedAt == nil {
+		t.Errorf("list = %+v", list.Sessions)
+	}
+	if other, _ := p2.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(t.TempDir())}); len(other.Sessions) != 0 {
+		t.Errorf("another workspace lists %+v", other.Sessions)
+	}
+	ld, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if ld.Modes == nil || ld.Modes.CurrentModeId != "ask" || selectOf(ld.ConfigOptions, "mode") == nil {
+		t.Errorf("load answer = %+v", ld)
+	}
+	// The SDK client delivers the updates sent before the answer before
+	// returning it.
+	replayed, _ := p2.client.snapshot()
+	var user, answer string
+	var diff *sdk.ToolCallContentDiff
+	for _, u := range replayed {
+		switch {
+		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+			user += u.UserMessageChunk.Content.Text.Text
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			answer += u.AgentMessageChunk.Content.Text.Text
+		case u.ToolCall != nil && u.ToolCall.Kind == sdk.ToolKindEdit:
+			if u.ToolCall.Status != sdk.ToolCallStatusCompleted {
+				t.Errorf("replayed edit status = %s", u.ToolCall.Status)
+			}
+			for _, c := range u.ToolCall.Content {
+				if c.Diff != nil {
+					diff = c.Diff
+				}
+			}
+		}
+	}
+	if user != "Change hello to goodbye in hello.txt" || !strings.Contains(answer, "Done: hello.txt now says goodbye world.") {
+		t.Errorf("replay: user %q, answer %q\n%s", user, answer, strings.Join(describe(replayed), "\n"))
+	}
+	if diff == nil || diff.Path != file || diff.OldText == nil || *diff.OldText != "hello world\nsecond line\n" || diff.NewText != "goodbye world\nsecond line\n" {
+		t.Errorf("replayed diff = %+v", diff)
+	}
+	commandsAfterAnswer(t, p2, `"configOptions"`)
+
+	if _, err := p2.prompt(ctx, id, "What did I ask you before?"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	var said []string
+	for _, m := range last.Messages {
+		said = append(said, m.Role+": "+m.Content)
+	}
+	joined := strings.Join(said, "\n")
+	for _, want := range []string{"Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "What did I ask you before?"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the request after the restart lacks %q:\n%s", want, joined)
+		}
+	}
+	if last.Messages[len(last.Messages)-1].Content != "What did I ask you before?" {
+		t.Errorf("last message = %q", last.Messages[len(last.Messages)-1].Content)
+	}
+
+	// Bad input: an unknown id is named in the error.
+	_, err = p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "sess_nope", Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err == nil || !strings.Contains(err.Error(), "sess_nope") {
+		t.Errorf("load of an unknown id: %v", err)
+	}
+}
+
+// TestACPModesAndModel: in plan mode a write is refused without a prompt
+// and the file is absent; the model picker switches the next request's
+// model; in accept-edits a write applies without a prompt but bash asks;
+// unknown values are refused with the valid ones, nothing changed.
+func TestACPModesAndModel(t *testing.T) {
+	srv := scenario(t, "modes")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+
+	set := func(cfg, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: id, ConfigId: sdk.SessionConfigId(cfg), Value: sdk.SessionConfigValueId(value)}})
+	}
+	// Bad values first: refused, listing the valid ones.
+	if _, err := set("mode", "careful"); err == nil || !strings.Contains(err.Error(), "ask, accept-edits, plan, yolo") {
+		t.Errorf("unknown mode: %v", err)
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "careful"}); err == nil || !strings.Contains(err.Error(), "-32602") {
+		t.Errorf("unknown mode through set_mode: %v", err)
+	}
+	if _, err := set("model", "nope-model"); err == nil || !strings.Contains(err.Error(), "fake-model, big-model") {
+		t.Errorf("unknown model: %v", err)
+	}
+
+	r, err := set("mode", "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := selectOf(r.ConfigOptions, "mode"); m == nil || m.CurrentValue != "plan" || selectOf(r.ConfigOptions, "model") == nil {
+		t.Errorf("answer to set mode = %+v", r.ConfigOptions)
+	}
+	p.client.waitUpdates(t, "current_mode_update", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeId == "plan"
+		})
+	})
+	if _, err := p.prompt(ctx, id, "Plan the change"); err != nil {
+		t.Fatal(err)
+	}
+	if _, perms := p.client.snapshot(); len(perms) != 0 {
+		t.Errorf("plan mode asked %d times", len(perms))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plan.txt")); !os.IsNotExist(err) {
+		t.Errorf("plan mode wrote plan.txt (%v)", err)
+	}
+	reqs := srv.Requests()
+	if first := reqs[0].Messages[len(reqs[0].Messages)-1].Content; !strings.Contains(first, "plan mode") {
+		t.Errorf("the model was not told it is planning: %q", first)
+	}
+	if res := reqs[1].Last(); res.Role != "tool" || !strings.Contains(res.Content, "plan mode is read-only") {
+		t.Errorf("write result in plan mode = %+v", res)
+	}
+
+	// Switch the model and the mode (through set_mode this time).
+	if r, err := set("model", "big-model"); err != nil || selectOf(r.ConfigOptions, "model").CurrentValue != "big-model" {
+		t.Fatalf("set model: %+v, %v", r, err)
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "accept-edits"}); err != nil {
+		t.Fatal(err)
+	}
+	p.client.waitUpdates(t, "config_option_update with accept-edits", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "mode").CurrentValue == "accept-edits"
+		})
+	})
+	if _, err := p.prompt(ctx, id, "Do it"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(dir, "new.txt")); got != "written\n" {
+		t.Errorf("new.txt = %q", got)
+	}
+	_, perms := p.client.snapshot()
+	if len(perms) != 1 || perms[0].ToolCall.Kind == nil || *perms[0].ToolCall.Kind != sdk.ToolKindExecute {
+		t.Errorf("accept-edits: permission requests %+v, want one, for bash", perms)
+	}
+	reqs = srv.Requests()
+	if reqs[1].Model != "fake-model" || reqs[2].Model != "big-model" || reqs[4].Model != "big-model" {
+		t.Errorf("models sent: %q %q %q", reqs[1].Model, reqs[2].Model, reqs[4].Model)
+	}
+	if note := reqs[2].Messages[len(reqs[2].Messages)-1].Content; !strings.Contains(note, "plan mode is over") {
+		t.Errorf("leaving plan mode not told: %q", note)
+	}
+	// The prefix of the conversation survived both mode changes: the
+	// second turn's first request starts with everything the first turn
+	// sent and received.
+	prev, next := reqs[1].Messages, reqs[2].Messages
+	for i := range prev {
+		if prev[i].Content != next[i].Content || prev[i].Role != next[i].Role {
+			t.Errorf("message %d changed across the mode switch", i)
+		}
+	}
+}
