@@ -258,37 +258,123 @@ func (r *lineRenderer) footer(e engine.TurnEnd) string {
 }
 
 // renderJSON prints one object per event (C2 --json), for scripts and
-// hooks: {"type": "text", "text": "…"}.
+// hooks. It is an API: keys are lower case, empty fields are left out, and
+// README's "mm -p --json" section lists every event and field (pinned by
+// testdata/json/*.golden).
 func (r *lineRenderer) renderJSON(e engine.Event) {
-	var v any
+	v := jsonEvent(e)
+	if v == nil {
+		return
+	}
+	// One Write per event; < > & stay as they are (valid JSON either way,
+	// and scripts print these strings).
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) == nil {
+		io.WriteString(r.out, b.String())
+	}
+}
+
+// jsonEventFields is the one place the --json shape is written down: every
+// event is this object with the fields of its type set.
+type jsonEventFields struct {
+	Type       string         `json:"type"`
+	ID         string         `json:"id,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	Title      string         `json:"title,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Level      string         `json:"level,omitempty"`
+	Status     string         `json:"status,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	Progress   string         `json:"progress,omitempty"`
+	Input      any            `json:"input,omitempty"`
+	Output     string         `json:"output,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	Locations  []jsonLocation `json:"locations,omitempty"`
+	Diffs      []jsonDiff     `json:"diffs,omitempty"`
+	Entries    []jsonPlan     `json:"entries,omitempty"`
+	Used       int            `json:"used,omitempty"`
+	Size       int            `json:"size,omitempty"`
+	Prompt     int            `json:"prompt,omitempty"`
+	Completion int            `json:"completion,omitempty"`
+	Cached     int            `json:"cached,omitempty"`
+}
+
+type jsonLocation struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+type jsonDiff struct {
+	Path string  `json:"path"`
+	Old  *string `json:"old,omitempty"` // absent: the file was created
+	New  string  `json:"new"`
+}
+
+type jsonPlan struct {
+	Content  string `json:"content"`
+	Status   string `json:"status,omitempty"`
+	Priority string `json:"priority,omitempty"`
+}
+
+// jsonEvent maps an event to its --json object; nil for none.
+func jsonEvent(e engine.Event) *jsonEventFields {
 	switch e := e.(type) {
 	case engine.Text:
-		v = map[string]any{"type": "text", "text": e.Text}
+		return &jsonEventFields{Type: "text", Text: e.Text}
 	case engine.Thought:
-		v = map[string]any{"type": "thought", "text": e.Text}
+		return &jsonEventFields{Type: "thought", Text: e.Text}
 	case engine.Progress:
-		v = map[string]any{"type": "progress", "text": e.Text}
+		return &jsonEventFields{Type: "progress", Text: e.Text}
 	case engine.ToolStarted:
-		v = map[string]any{"type": "tool_call", "id": e.ID, "name": e.Name, "title": e.Title, "kind": e.Kind, "input": e.Input, "locations": e.Locations}
+		return &jsonEventFields{Type: "tool_call", ID: e.ID, Name: e.Name, Title: e.Title, Kind: string(e.Kind), Input: jsonInput(e.Input), Locations: jsonLocations(e.Locations)}
 	case engine.ToolUpdated:
-		v = map[string]any{"type": "tool_call_update", "id": e.ID, "status": e.Status, "progress": e.Progress}
+		return &jsonEventFields{Type: "tool_call_update", ID: e.ID, Status: string(e.Status), Progress: e.Progress}
 	case engine.ToolFinished:
-		v = map[string]any{"type": "tool_result", "id": e.ID, "status": e.Status, "output": e.Result.Text, "is_error": e.Result.IsError, "diffs": e.Result.Diffs}
+		v := &jsonEventFields{Type: "tool_result", ID: e.ID, Status: string(e.Status), Output: e.Result.Text, IsError: e.Result.IsError, Locations: jsonLocations(e.Result.Locations)}
+		for _, d := range e.Result.Diffs {
+			v.Diffs = append(v.Diffs, jsonDiff{Path: d.Path, Old: d.Old, New: d.New})
+		}
+		return v
 	case engine.Plan:
-		v = map[string]any{"type": "plan", "entries": e.Entries}
+		v := &jsonEventFields{Type: "plan"}
+		for _, p := range e.Entries {
+			v.Entries = append(v.Entries, jsonPlan{Content: p.Content, Status: p.Status, Priority: p.Priority})
+		}
+		return v
 	case engine.Usage:
-		v = map[string]any{"type": "usage", "used": e.Used, "size": e.Size, "prompt": e.Prompt, "completion": e.Completion, "cached": e.Cached}
+		return &jsonEventFields{Type: "usage", Used: e.Used, Size: e.Size, Prompt: e.Prompt, Completion: e.Completion, Cached: e.Cached}
 	case engine.Struggle:
 		level := "warning"
 		if e.Level == engine.Severe {
 			level = "severe"
 		}
-		v = map[string]any{"type": "struggle", "level": level, "kind": e.Kind, "text": e.Text}
+		return &jsonEventFields{Type: "struggle", Level: level, Kind: e.Kind, Text: e.Text}
 	case engine.TurnEnd:
-		v = map[string]any{"type": "turn_end", "reason": e.Reason, "error": e.Err, "prompt": e.Prompt, "completion": e.Completion, "cached": e.Cached}
-	default:
-		return
+		return &jsonEventFields{Type: "turn_end", Reason: string(e.Reason), Error: e.Err, Prompt: e.Prompt, Completion: e.Completion, Cached: e.Cached}
 	}
-	b, _ := json.Marshal(v)
-	r.out.Write(append(b, '\n'))
+	return nil
+}
+
+func jsonLocations(ls []tools.Location) []jsonLocation {
+	var out []jsonLocation
+	for _, l := range ls {
+		out = append(out, jsonLocation{Path: l.Path, Line: l.Line})
+	}
+	return out
+}
+
+// jsonInput is the call's arguments as JSON, or as the string the model
+// wrote when that was not JSON.
+func jsonInput(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	return string(raw)
 }

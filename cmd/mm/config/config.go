@@ -274,7 +274,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 		k, v := n.Content[i], n.Content[i+1]
 		ft, ok := fields[k.Value]
 		if !ok {
-			return fmt.Errorf("line %d: unknown key %q%s (known keys: %s)", k.Line, prefix+k.Value, hint(k.Value, names), strings.Join(names, ", "))
+			return fmt.Errorf("line %d: unknown key %q%s", k.Line, prefix+k.Value, hint(k.Value, names))
 		}
 		if err := checkKeys(v, ft, prefix+k.Value+"."); err != nil {
 			return err
@@ -283,15 +283,47 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	return nil
 }
 
-// hint suggests the key that differs only by case or separators.
+// hint names the valid key nearest to k (case, separators and small typos
+// forgiven); a short list of keys is given whole, a long one never is —
+// thirty names on one line help nobody, so a far-off top-level key gets no
+// hint.
 func hint(k string, names []string) string {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
+	best, bestD := "", -1
 	for _, n := range names {
-		if norm(n) == norm(k) {
-			return fmt.Sprintf(" — did you mean %q?", n)
+		d := distance(norm(k), norm(n))
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
 		}
 	}
+	switch {
+	case bestD >= 0 && bestD <= max(1, len(norm(k))/3):
+		return fmt.Sprintf(" — did you mean `%s`?", best)
+	case len(names) <= 6:
+		return " (valid here: " + strings.Join(names, ", ") + ")"
+	}
 	return ""
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func (c *Config) applyEnv() {

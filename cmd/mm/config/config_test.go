@@ -37,7 +37,11 @@ lsp:
 			}
 		}},
 		{name: "unknown top-level key names its line", yaml: "model: x\n\nmodle_name: y\n", err: `line 3: unknown key "modle_name"`},
-		{name: "unknown nested key", yaml: "sampling:\n  temperature: 0\n  maxTokens: 10\n", err: `line 3: unknown key "sampling.maxTokens" — did you mean "max_tokens"?`},
+		{name: "unknown nested key", yaml: "sampling:\n  temperature: 0\n  maxTokens: 10\n", err: "line 3: unknown key \"sampling.maxTokens\" — did you mean `max_tokens`?"},
+		{name: "typo names the nearest key", yaml: "maxTurn: 3\n", err: "line 1: unknown key \"maxTurn\" — did you mean `maxTurns`?"},
+		{name: "case and typo", yaml: "model: x\nMaxTrns: 3\n", err: "line 2: unknown key \"MaxTrns\" — did you mean `maxTurns`?"},
+		{name: "far-off key lists nothing", yaml: "colourScheme: dark\n", err: "line 1: unknown key \"colourScheme\""},
+		{name: "nested short list", yaml: "reasoning:\n  budget: 3\n", err: "line 2: unknown key \"reasoning.budget\" (valid here: effort)"},
 		{name: "bad duration", yaml: "watchdogTimeout: soon\n", err: `line 1: "soon" is not a duration`},
 		{name: "wrong type", yaml: "maxTurns: many\n", err: "line 1"},
 		{name: "empty file", yaml: "", check: func(t *testing.T, c *Config) {}},
@@ -104,5 +108,26 @@ func TestFind(t *testing.T) {
 	}
 	if got := Find("/flag.yaml", dir); got != "/flag.yaml" {
 		t.Errorf("flag: got %q", got)
+	}
+}
+
+// TestUnknownKeyIsOneShortLine: the line names the file, the line and the
+// key, and never lists the thirty-odd top-level keys.
+func TestUnknownKeyIsOneShortLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	os.WriteFile(path, []byte("model: x\nmaxTurn: 3\n"), 0o644)
+	_, err := Load(path)
+	if err == nil {
+		t.Fatal("an unknown key was accepted")
+	}
+	want := path + " line 2: unknown key \"maxTurn\" — did you mean `maxTurns`?"
+	if got := strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "); got != want {
+		t.Errorf("error = %q\nwant    %q", got, want)
+	}
+	for _, k := range []string{"colourScheme", "zzz", "hooksDir"} {
+		err := Parse([]byte(k+": 1\n"), &Config{})
+		if err == nil || strings.Contains(err.Error(), "previewLines") || strings.Count(err.Error(), ",") > 0 || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", k, err)
+		}
 	}
 }
