@@ -39,6 +39,11 @@ type Options struct {
 	Commands func(cwd string) []Command
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// ConfigError, when set, is why mm cannot build sessions (its config
+	// file is wrong). mm still serves so the editor hears why: initialize
+	// is answered, and every request that needs a session is answered with
+	// a JSON-RPC error whose message is this one line.
+	ConfigError error
 }
 
 // Agent implements the ACP agent side.
@@ -90,7 +95,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		v = p.ProtocolVersion
 	}
 	caps := sdk.AgentCapabilities{
-		PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+		PromptCapabilities: promptCapabilities,
 		SessionCapabilities: sdk.SessionCapabilities{
 			Close: &sdk.SessionCloseCapabilities{},
 		},
@@ -131,9 +136,15 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 // (server error, guard) answers a JSON-RPC error carrying one actionable
 // line, after the struggle note was streamed.
 func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.PromptResponse, err error) {
+	if err := a.configError(); err != nil {
+		return sdk.PromptResponse{}, err
+	}
 	s := a.session(p.SessionId)
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
+	}
+	if err := checkBlocks(p.Prompt); err != nil {
+		return sdk.PromptResponse{}, err
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -207,6 +218,17 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	}
 	a.log.Info("session closed", "session", p.SessionId)
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// configError is the answer to a request that needs the config when the
+// config could not be read: the one line is the message itself, which is
+// what editors show.
+func (a *Agent) configError() error {
+	if a.opts.ConfigError == nil {
+		return nil
+	}
+	line := a.opts.ConfigError.Error()
+	return &sdk.RequestError{Code: -32603, Message: line, Data: map[string]any{"error": line}}
 }
 
 func (a *Agent) session(id sdk.SessionId) *session {

@@ -6,6 +6,13 @@
 // Invariants:
 //   - Nothing but JSON-RPC is written to stdout: malformed or oversized
 //     input lines get a JSON-RPC error, logs go to the logger.
+//   - Every request gets exactly one answer (JSON-RPC 2.0): an empty method
+//     name or an id that is not a string or a number is answered -32600
+//     by the stdin filter (id null when it cannot be echoed), a prompt
+//     block mm did not advertise or does not know is answered -32602
+//     naming its type — never dropped.
+//   - A config error does not stop the agent: initialize is answered and
+//     every request that needs a session gets the one line (Options.ConfigError).
 //   - Updates of one session are sent in order, from the goroutine running
 //     the turn.
 //   - A cancelled turn answers stopReason "cancelled" — never an error,

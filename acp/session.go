@@ -255,9 +255,44 @@ func rawJSON(b json.RawMessage) any {
 	return v
 }
 
-// promptText flattens the prompt's content blocks: text as is, links as
-// "[attached file: /abs/path]" for the model to read with its tools, and
-// embedded resources as attached content with their URI (E31, A11).
+// promptCapabilities are the content blocks mm takes in a prompt besides
+// text and resource links: embedded resources, no image, no audio. The
+// same value is advertised in initialize and enforced by checkBlocks.
+var promptCapabilities = sdk.PromptCapabilities{EmbeddedContext: true}
+
+// checkBlocks refuses, as invalid params naming the block type, a prompt
+// block mm did not advertise or does not know — dropping it silently would
+// answer a question the user did not ask.
+func checkBlocks(blocks []sdk.ContentBlock) error {
+	refuse := func(i int, why string) error {
+		msg := fmt.Sprintf("prompt block %d: %s", i, why)
+		return &sdk.RequestError{Code: -32602, Message: msg, Data: map[string]any{"error": msg}}
+	}
+	for i, b := range blocks {
+		switch {
+		case b.Image != nil && !promptCapabilities.Image:
+			return refuse(i, `content block type "image" is not supported (promptCapabilities.image is false)`)
+		case b.Audio != nil && !promptCapabilities.Audio:
+			return refuse(i, `content block type "audio" is not supported (promptCapabilities.audio is false)`)
+		case b.Resource != nil && !promptCapabilities.EmbeddedContext:
+			return refuse(i, `content block type "resource" is not supported (promptCapabilities.embeddedContext is false)`)
+		case b.Text != nil && b.Text.Type == "":
+			return refuse(i, `content block has no "type" (mm takes text, resource_link and resource)`)
+		case b.Text != nil && b.Text.Type != "text":
+			// The SDK reads an unknown type as a text block; its type says
+			// what it really was.
+			return refuse(i, fmt.Sprintf("unknown content block type %q (mm takes text, resource_link and resource)", b.Text.Type))
+		case b.Text == nil && b.Image == nil && b.Audio == nil && b.ResourceLink == nil && b.Resource == nil:
+			return refuse(i, "empty content block (mm takes text, resource_link and resource)")
+		}
+	}
+	return nil
+}
+
+// promptText flattens the prompt's content blocks (checked by checkBlocks):
+// text as is, links and binary resources as "[attached file: /abs/path]"
+// for the model to read with its tools, and embedded text resources as
+// attached content with their URI (E31, A11).
 func promptText(blocks []sdk.ContentBlock) string {
 	var parts []string
 	for _, b := range blocks {
@@ -269,6 +304,10 @@ func promptText(blocks []sdk.ContentBlock) string {
 		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
 			r := b.Resource.Resource.TextResourceContents
 			parts = append(parts, fmt.Sprintf("[attached content of %s]\n%s\n[end of %s]", uriPath(r.Uri), r.Text, uriPath(r.Uri)))
+		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
+			// Binary contents are not text for the model; its tools can
+			// look at the file it names.
+			parts = append(parts, "[attached file: "+uriPath(b.Resource.Resource.BlobResourceContents.Uri)+"]")
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -19,6 +19,9 @@ const listPage = 50
 // open builds a session in cwd under id, restored from rec when given,
 // and registers it.
 func (a *Agent) open(id sdk.SessionId, cwd string, rec *store.Record) (*session, error) {
+	if err := a.configError(); err != nil {
+		return nil, err
+	}
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, got " + cwd)
 	}

@@ -279,7 +279,9 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 
 // check says whether msg is a JSON-RPC object the SDK can route, and
 // gives the compacted id of a request (nil for a notification or a
-// response).
+// response). Every request gets exactly one answer (JSON-RPC 2.0 §5):
+// what the SDK would take for a response or a notification, or answer
+// with an id the client cannot match, is answered here.
 func check(msg []byte) (id json.RawMessage, code int, text string) {
 	if !json.Valid(msg) {
 		return nil, -32700, "parse error: the line is not valid JSON"
@@ -291,7 +293,7 @@ func check(msg []byte) (id json.RawMessage, code int, text string) {
 		Error  json.RawMessage `json:"error"`
 	}
 	if msg[0] != '{' || json.Unmarshal(msg, &m) != nil {
-		return nil, -32600, "invalid request: expected one JSON-RPC object per line"
+		return nil, -32600, "invalid request: expected one JSON-RPC object per line, with a string method"
 	}
 	if m.Method == nil && m.ID == nil {
 		return nil, -32600, "invalid request: no method and no id"
@@ -299,19 +301,37 @@ func check(msg []byte) (id json.RawMessage, code int, text string) {
 	if m.Method == nil && m.Result == nil && m.Error == nil {
 		return nil, -32600, "invalid request: no method"
 	}
-	if m.Method != nil && len(m.ID) > 0 && string(m.ID) != "null" {
+	if m.Method == nil {
+		return nil, 0, "" // a response to one of mm's requests
+	}
+	if *m.Method == "" {
+		// The SDK would take it for a response and never answer.
+		return nil, -32600, "invalid request: the method name is empty"
+	}
+	if m.ID != nil && !scalarID(m.ID) {
+		// A null id would make it a notification the SDK never answers;
+		// an object or array cannot be matched.
+		return nil, -32600, "invalid request: the id must be a string or a number"
+	}
+	if m.ID != nil {
 		id = compactID(m.ID)
 	}
 	return id, 0, ""
 }
 
-// idOf recovers the id of a malformed message when it can, so the client
-// can match the error to its request.
+// scalarID reports whether a raw id is a string or a number.
+func scalarID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	return len(id) > 0 && (id[0] == '"' || id[0] == '-' || id[0] >= '0' && id[0] <= '9')
+}
+
+// idOf recovers the id of a malformed message when it is one the client
+// can match (a string or a number); otherwise the answer's id is null.
 func idOf(msg []byte) json.RawMessage {
 	var m struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(msg, &m) == nil && len(m.ID) > 0 {
+	if json.Unmarshal(msg, &m) == nil && scalarID(m.ID) {
 		return m.ID
 	}
 	return nil

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,124 +174,49 @@ func TestACPCancelKillsBash(t *testing.T) {
 func TestACPRobustIO(t *testing.T) {
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
-	cmd := exec.Command(mmBinary, "acp")
-	cmd.Dir = dir
-	cmd.Env = mmEnv(t, srv)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	lines := make(chan map[string]any, 64)
-	nonJSON := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				nonJSON <- sc.Text()
-				continue
-			}
-			lines <- m
+	r := startRaw(t, dir, mmEnv(t, srv))
+	code := func(m rawMsg) int {
+		if m.Error == nil {
+			return 0
 		}
-		close(lines)
-	}()
-	send := func(s string) {
-		t.Helper()
-		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// wait returns the response with the given id, skipping notifications.
-	wait := func(id any) map[string]any {
-		t.Helper()
-		timeout := time.After(30 * time.Second)
-		for {
-			select {
-			case m, ok := <-lines:
-				if !ok {
-					t.Fatalf("mm closed stdout while waiting for id %v", id)
-				}
-				if fmt.Sprint(m["id"]) == fmt.Sprint(id) && m["method"] == nil {
-					return m
-				}
-			case l := <-nonJSON:
-				t.Fatalf("stdout carried a non-JSON line: %q", l)
-			case <-timeout:
-				t.Fatalf("no answer for id %v", id)
-			}
-		}
-	}
-	errCode := func(m map[string]any) float64 {
-		e, _ := m["error"].(map[string]any)
-		c, _ := e["code"].(float64)
-		return c
+		return m.Error.Code
 	}
 
-	send("this is not json")
-	if m := wait(nil); errCode(m) != -32700 {
-		t.Errorf("garbage: %v", m)
+	r.send("this is not json")
+	if m := r.wait("null"); code(m) != -32700 {
+		t.Errorf("garbage: %s", m.Line)
 	}
-	send(`{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}`)
-	if m := wait(7); errCode(m) != -32601 {
-		t.Errorf("unknown method: %v", m)
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}`)
+	if m := r.wait("7"); code(m) != -32601 {
+		t.Errorf("unknown method: %s", m.Line)
 	}
-	send(`[1,2,3]`)
-	if m := wait(nil); errCode(m) != -32600 {
-		t.Errorf("batch: %v", m)
+	r.send(`[1,2,3]`)
+	if m := r.wait("null"); code(m) != -32600 {
+		t.Errorf("batch: %s", m.Line)
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	if m := wait(1); m["result"] == nil {
-		t.Fatalf("initialize: %v", m)
-	}
-	b, _ := json.Marshal(dir)
-	send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	m := wait(2)
-	sid, _ := m["result"].(map[string]any)["sessionId"].(string)
-	if sid == "" {
-		t.Fatalf("session/new: %v", m)
-	}
+	sid := r.handshake(dir)
 	big, _ := json.Marshal(strings.Repeat("x", 1<<20))
-	send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":` + string(big) + `}]}}`)
-	if m := wait(3); m["result"] == nil {
-		t.Errorf("1 MiB prompt: %v", m)
-	} else if r := m["result"].(map[string]any); r["stopReason"] != "end_turn" {
-		t.Errorf("1 MiB prompt: %v", r)
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":` + string(big) + `}]}}`)
+	if m := r.wait("3"); !strings.Contains(string(m.Result), `"stopReason":"end_turn"`) {
+		t.Errorf("1 MiB prompt: %.300s", m.Line)
 	}
 	if got := len(srv.Requests()[0].Body); got < 1<<20 {
 		t.Errorf("the model got %d bytes, the prompt was lost", got)
 	}
 	// A message over the limit gets an error and mm goes on.
 	huge := strings.Repeat("y", 9<<20)
-	send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"` + huge + `"}]}}`)
-	if m := wait(nil); errCode(m) != -32600 {
-		t.Errorf("oversized: %v", m)
+	r.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"` + huge + `"}]}}`)
+	if m := r.wait("null"); code(m) != -32600 {
+		t.Errorf("oversized: %s", m.Line)
 	}
-	send(`{"jsonrpc":"2.0","id":5,"method":"session/cancel_nothing","params":{}}`)
-	if m := wait(5); errCode(m) != -32601 {
-		t.Errorf("still serving after an oversized message: %v", m)
+	r.send(`{"jsonrpc":"2.0","id":5,"method":"session/cancel_nothing","params":{}}`)
+	if m := r.wait("5"); code(m) != -32601 {
+		t.Errorf("still serving after an oversized message: %s", m.Line)
 	}
-
-	stdin.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("mm exited with %v after EOF", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mm did not exit after EOF on stdin")
+	if err := r.close(); err != nil {
+		t.Errorf("mm exited with %v after EOF", err)
 	}
-	select {
-	case l := <-nonJSON:
-		t.Errorf("stdout carried a non-JSON line: %q", l)
-	default:
-	}
+	r.until("the end", func([]rawMsg) bool { return true }) // fails on a non-JSON line
 }
 
 // TestACPEOFStopsRunningCommand: the editor goes away while bash runs;
@@ -397,4 +319,203 @@ func TestACPCancelDuringPermission(t *testing.T) {
 	if got := readFile(t, file); got != "hello world\nsecond line\n" {
 		t.Errorf("file changed: %q", got)
 	}
+}
+
+// TestACPConfigErrorKeepsServing (issue 15): with an unknown key in
+// .mm/agent.yaml, mm acp still answers initialize, answers session/new and
+// session/prompt with the one line (file, line, key, nearest key) as the
+// JSON-RPC message, logs it on stderr, and exits cleanly at EOF.
+func TestACPConfigErrorKeepsServing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, ".mm", "agent.yaml")
+	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
+	env := mmEnv(t, nil)
+	for i, e := range env {
+		if strings.HasPrefix(e, "MM_LOG=") {
+			env[i] = "MM_LOG=" // stderr, as an editor sees it
+		}
+	}
+	r := startRaw(t, dir, env)
+	want := cfg + " line 2: unknown key \"maxTurn\" — did you mean `maxTurns`?"
+
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	if m := r.wait("1"); m.Result == nil {
+		t.Fatalf("initialize was not answered with a result: %s", m.Line)
+	}
+	b, _ := json.Marshal(dir)
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
+	if m := r.wait("2"); m.Error == nil || m.Error.Message != want {
+		t.Errorf("session/new: %s\nwant the message %q", m.Line, want)
+	}
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_x","prompt":[{"type":"text","text":"hi"}]}}`)
+	if m := r.wait("3"); m.Error == nil || m.Error.Message != want {
+		t.Errorf("session/prompt: %s", m.Line)
+	}
+	if err := r.close(); err != nil {
+		t.Errorf("mm exited with %v", err)
+	}
+	if stderr := r.stderr.String(); !strings.Contains(stderr, "mm: "+want+"\n") {
+		t.Errorf("stderr lacks the line:\n%s", stderr)
+	}
+}
+
+// TestACPEveryRequestAnswered (issue 15): requests an SDK client would not
+// send each get exactly one answer, as JSON-RPC 2.0 says: an empty method
+// name, an id that is an object, an array or null, and prompt blocks mm
+// did not advertise or does not know.
+func TestACPEveryRequestAnswered(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	dir := t.TempDir()
+	r := startRaw(t, dir, mmEnv(t, srv))
+	sid := r.handshake(dir)
+	prompt := func(id string, blocks string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":` + blocks + `}}`
+	}
+	tests := []struct {
+		name, send, id string
+		code           int
+		msg            string // in the error message
+	}{
+		{"empty method", `{"jsonrpc":"2.0","id":10,"method":"","params":{}}`, "10", -32600, "method name is empty"},
+		{"empty method, notification", `{"jsonrpc":"2.0","method":""}`, "null", -32600, "method name is empty"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`, "null", -32600, "string or a number"},
+		{"array id", `{"jsonrpc":"2.0","id":[11],"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`, "null", -32600, "string or a number"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"session/new","params":{}}`, "null", -32600, "string or a number"},
+		{"boolean id", `{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}`, "null", -32600, "string or a number"},
+		{"method not a string", `{"jsonrpc":"2.0","id":12,"method":5}`, "12", -32600, "string method"},
+		{"image not advertised", prompt("13", `[{"type":"text","text":"what is this?"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]`), "13", -32602, `block 1: content block type "image" is not supported`},
+		{"audio not advertised", prompt("14", `[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}]`), "14", -32602, `"audio" is not supported`},
+		{"unknown type", prompt("15", `[{"type":"video","text":"x","uri":"file:///a.mp4"}]`), "15", -32602, `unknown content block type "video"`},
+		{"unknown type without fields", prompt("16", `[{"type":"hologram"}]`), "16", -32602, `unknown content block type "hologram"`},
+		{"no type", prompt("17", `[{"text":"hi"}]`), "17", -32602, `no "type"`},
+	}
+	for _, tt := range tests {
+		r.send(tt.send)
+		m := r.wait(tt.id)
+		if m.Error == nil || m.Error.Code != tt.code || !strings.Contains(m.Error.Message, tt.msg) {
+			t.Errorf("%s: got %s\nwant code %d and a message with %q", tt.name, m.Line, tt.code, tt.msg)
+		}
+	}
+	// None reached the model, and the session still serves.
+	r.send(prompt("18", `[{"type":"text","text":"say ok"}]`))
+	if m := r.wait("18"); !strings.Contains(string(m.Result), "end_turn") {
+		t.Errorf("a normal prompt after them: %s", m.Line)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want 1 (the refused prompts must not reach it)", n)
+	}
+	if err := r.close(); err != nil {
+		t.Errorf("mm exited with %v", err)
+	}
+	out := r.until("the end", func([]rawMsg) bool { return true })
+	for id, as := range answers(out) {
+		if want := map[string]int{"null": 5}[id]; len(as) != max(want, 1) {
+			t.Errorf("id %s answered %d times:\n%v", id, len(as), as)
+		}
+	}
+}
+
+// TestACPStorm (issue 15): a seeded storm of malformed, mistyped and
+// truncated messages; every request gets exactly one answer, nothing else
+// does, and a normal prompt still works after it.
+func TestACPStorm(t *testing.T) {
+	const seed, n = 15, 400
+	srv := scenario(t, "short_answer")
+	dir := t.TempDir()
+	r := startRaw(t, dir, mmEnv(t, srv))
+	sid := r.handshake(dir)
+
+	lines, want := storm(rand.New(rand.NewPCG(seed, seed)), n, sid)
+	r.send(lines...)
+	r.until("an answer to every request of the storm", func(out []rawMsg) bool {
+		got := answers(out)
+		for id, k := range want {
+			if len(got[id]) < k {
+				return false
+			}
+		}
+		return true
+	})
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"say ok"}]}}`)
+	if m := r.wait(`"after"`); !strings.Contains(string(m.Result), "end_turn") {
+		t.Errorf("a normal prompt after the storm (seed %d): %s", seed, m.Line)
+	}
+	if err := r.close(); err != nil {
+		t.Errorf("mm exited with %v after the storm", err)
+	}
+	want[`"init"`], want[`"new"`], want[`"after"`] = 1, 1, 1
+	got := answers(r.until("the end", func([]rawMsg) bool { return true }))
+	for id, k := range want {
+		if len(got[id]) != k {
+			t.Errorf("seed %d: id %s answered %d times, want %d", seed, id, len(got[id]), k)
+		}
+	}
+	for id, as := range got {
+		if want[id] == 0 {
+			t.Errorf("seed %d: an answer nobody asked for: %s", seed, as[0].Line)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the storm:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// storm writes n messages and the answers they call for, by id key: a
+// request with a string or number id is answered once with it; anything
+// malformed once with id null; notifications and responses never.
+func storm(rnd *rand.Rand, n int, sid string) ([]string, map[string]int) {
+	want := map[string]int{}
+	methods := []string{"initialize", "session/new", "session/prompt", "session/cancel", "session/load", "session/set_mode",
+		"authenticate", "session/close", "session/list", "no/such", "$/cancel_request", "_mm/ext", ""}
+	params := []string{``, `,"params":null`, `,"params":5`, `,"params":"x"`, `,"params":[]`, `,"params":{}`,
+		`,"params":{"cwd":5}`, `,"params":{"cwd":"relative/dir","mcpServers":[]}`, `,"params":{"protocolVersion":"one"}`,
+		`,"params":{"sessionId":{"a":1},"prompt":[]}`, `,"params":{"sessionId":"sess_nope","prompt":[{"type":"text","text":"hi"}]}`,
+		`,"params":{"sessionId":"` + sid + `","prompt":"hi"}`,
+		`,"params":{"sessionId":"` + sid + `","prompt":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
+		`,"params":{"sessionId":"` + sid + `","prompt":[{"type":"blob"}]}`,
+		`,"params":{"sessionId":"` + sid + `","prompt":[5]}`,
+		`,"params":{"requestId":1}`}
+	var lines []string
+	for i := range n {
+		id := fmt.Sprint(1000 + i)
+		if rnd.IntN(3) == 0 {
+			id = fmt.Sprintf(`"s%d"`, i)
+		}
+		method := methods[rnd.IntN(len(methods))]
+		p := params[rnd.IntN(len(params))]
+		if method == "session/close" {
+			p = strings.ReplaceAll(p, sid, "sess_nope") // the session serves the prompt after the storm
+		}
+		req := `{"jsonrpc":"2.0","id":` + id + `,"method":` + strconv.Quote(method) + p + `}`
+		switch k := rnd.IntN(10); {
+		case k < 4: // a request, well formed or mistyped
+			lines = append(lines, req)
+			want[id]++
+		case k < 6: // truncated
+			lines = append(lines, req[:1+rnd.IntN(len(req)-1)])
+			want["null"]++
+		case k == 6: // an id mm cannot echo
+			bad := []string{`{"a":1}`, `[1]`, `null`, `true`}[rnd.IntN(4)]
+			if method == "" {
+				method = "x"
+			}
+			lines = append(lines, `{"jsonrpc":"2.0","id":`+bad+`,"method":`+strconv.Quote(method)+p+`}`)
+			want["null"]++
+		case k == 7: // a notification: never answered (an empty method is invalid: answered)
+			if method == "" {
+				want["null"]++
+			}
+			lines = append(lines, `{"jsonrpc":"2.0","method":`+strconv.Quote(method)+p+`}`)
+		case k == 8: // a response to a request mm never sent: not answered
+			lines = append(lines, `{"jsonrpc":"2.0","id":`+fmt.Sprint(5000+i)+`,"result":{}}`)
+		default: // not JSON-RPC at all
+			lines = append(lines, []string{`garbage`, `[]`, `[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`, `"str"`, `42`, `{}`, `{"jsonrpc":"2.0"}`, `{"id":` + id + `}`}[rnd.IntN(8)])
+			if strings.HasPrefix(lines[len(lines)-1], `{"id":`) {
+				want[id]++
+			} else {
+				want["null"]++
+			}
+		}
+	}
+	return lines, want
 }

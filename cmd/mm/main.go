@@ -155,8 +155,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cfg, cfgErr := config.Load(config.Find(f.config, cwd))
 	if cfgErr != nil && mode != "doctor" {
-		fmt.Fprintln(stderr, "mm:", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "))
-		return exitUsage
+		line := strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
+		fmt.Fprintln(stderr, "mm:", line)
+		if mode == "line" {
+			return exitUsage
+		}
+		// The editor would only see "the agent server exited": serve, and
+		// answer every request that needs the config with this line.
+		log, closeLog, err := openLog(f.logFile, stderr, mode, "")
+		if err != nil {
+			fmt.Fprintln(stderr, "mm:", err)
+			return exitUsage
+		}
+		defer closeLog()
+		if f.logFile != "" { // else stderr has it already
+			log.Error("config", "err", line)
+		}
+		return serveACP(ctx, acp.Options{ConfigError: errors.New(line)}, stdin, stdout, log)
 	}
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
@@ -184,11 +199,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return runACP(ctx, a, stdin, stdout, log)
 }
 
+// runACP serves the editor with sessions built by a.
 func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
-	agent := acp.New(acp.Options{
-		Name:    "mm",
-		Version: version,
-		Logger:  log,
+	return serveACP(ctx, acp.Options{
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
 			return a.workspace(cwd, nil)
 		},
@@ -198,8 +211,15 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 		Store:         a.store,
 		Models:        a.conn.Models,
 		ThoughtLevels: a.thoughtLevels,
-	})
-	if err := acp.Serve(ctx, agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+	}, stdin, stdout, log)
+}
+
+// serveACP runs the ACP agent on stdio until EOF. With only
+// opts.ConfigError set (the config is wrong), initialize is answered and
+// every request that needs a session gets the one line.
+func serveACP(ctx context.Context, opts acp.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+	opts.Name, opts.Version, opts.Logger = "mm", version, log
+	if err := acp.Serve(ctx, acp.New(opts), stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("acp stopped", "err", err)
 		return exitFailed
 	}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// rawAgent is a running `mm acp` spoken to in raw JSON-RPC lines, for the
+// messages an SDK client would never send. Every line mm writes is kept.
+type rawAgent struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *recorder
+	exited chan error
+
+	mu      sync.Mutex
+	out     []rawMsg
+	nonJSON []string
+	closed  bool          // stdout reached EOF
+	changed chan struct{} // closed and replaced at each line
+
+	consumed map[string]int // answers wait returned, by id (test goroutine only)
+}
+
+// rawMsg is one line mm wrote.
+type rawMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Line string `json:"-"`
+}
+
+// answer reports whether m answers a request (not a request or a
+// notification of mm's own).
+func (m rawMsg) answer() bool { return m.Method == "" }
+
+// idKey is the compact text of m's id ("null" for none).
+func (m rawMsg) idKey() string {
+	var b bytes.Buffer
+	if len(m.ID) == 0 || json.Compact(&b, m.ID) != nil {
+		return "null"
+	}
+	return b.String()
+}
+
+func startRaw(t *testing.T, dir string, env []string) *rawAgent {
+	t.Helper()
+	cmd := exec.Command(mmBinary, "acp")
+	cmd.Dir = dir
+	cmd.Env = env
+	r := &rawAgent{t: t, cmd: cmd, stderr: &recorder{}, exited: make(chan error, 1), changed: make(chan struct{}), consumed: map[string]int{}}
+	cmd.Stderr = r.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.stdin = stdin
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if t.Failed() {
+			t.Logf("mm stderr:\n%s", r.stderr.String())
+		}
+	})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m rawMsg
+			err := json.Unmarshal(sc.Bytes(), &m)
+			m.Line = sc.Text()
+			r.mu.Lock()
+			if err != nil {
+				r.nonJSON = append(r.nonJSON, m.Line)
+			} else {
+				r.out = append(r.out, m)
+			}
+			close(r.changed)
+			r.changed = make(chan struct{})
+			r.mu.Unlock()
+		}
+		r.mu.Lock()
+		r.closed = true
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+		r.exited <- cmd.Wait()
+	}()
+	return r
+}
+
+func (r *rawAgent) send(lines ...string) {
+	r.t.Helper()
+	for _, s := range lines {
+		if _, err := io.WriteString(r.stdin, s+"\n"); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+// until waits for ok to hold over every line mm wrote so far.
+func (r *rawAgent) until(what string, ok func([]rawMsg) bool) []rawMsg {
+	r.t.Helper()
+	timeout := time.After(hung)
+	for {
+		r.mu.Lock()
+		out, bad, closed, changed := append([]rawMsg(nil), r.out...), r.nonJSON, r.closed, r.changed
+		r.mu.Unlock()
+		if len(bad) > 0 {
+			r.t.Fatalf("stdout carried a non-JSON line: %q", bad[0])
+		}
+		if ok(out) {
+			return out
+		}
+		if closed {
+			r.t.Fatalf("mm closed stdout while waiting for %s", what)
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			r.t.Fatalf("mm hung waiting for %s", what)
+		}
+	}
+}
+
+// answers are the answers to requests written so far, by id.
+func answers(out []rawMsg) map[string][]rawMsg {
+	by := map[string][]rawMsg{}
+	for _, m := range out {
+		if m.answer() {
+			by[m.idKey()] = append(by[m.idKey()], m)
+		}
+	}
+	return by
+}
+
+// wait returns the next answer with the given id (compact JSON: `1`,
+// `"a"`, `null`) that wait has not returned yet.
+func (r *rawAgent) wait(id string) rawMsg {
+	r.t.Helper()
+	n := r.consumed[id]
+	out := r.until("an answer to id "+id, func(out []rawMsg) bool { return len(answers(out)[id]) > n })
+	r.consumed[id]++
+	return answers(out)[id][n]
+}
+
+// handshake initializes and opens a session in dir, returning its id.
+func (r *rawAgent) handshake(dir string) string {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	if m := r.wait(`"init"`); m.Result == nil {
+		r.t.Fatalf("initialize: %s", m.Line)
+	}
+	b, _ := json.Marshal(dir)
+	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
+	m := r.wait(`"new"`)
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Result, &res) != nil || res.SessionID == "" {
+		r.t.Fatalf("session/new: %s", m.Line)
+	}
+	return res.SessionID
+}
+
+// close ends stdin and waits for mm to exit.
+func (r *rawAgent) close() error {
+	r.t.Helper()
+	r.stdin.Close()
+	select {
+	case err := <-r.exited:
+		return err
+	case <-time.After(hung):
+		r.t.Fatal("mm did not exit after EOF on stdin")
+		return nil
+	}
+}
