@@ -82,6 +82,9 @@ func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
 
 // resume opens a stored session, or returns the open one.
 func (a *Agent) resume(id sdk.SessionId, cwd string) (*session, error) {
+	if err := a.configError(); err != nil {
+		return nil, err
+	}
 	s, rec, err := a.stored(id)
 	if err != nil || s != nil {
 		return s, err

@@ -322,8 +322,8 @@ func TestACPCancelDuringPermission(t *testing.T) {
 }
 
 // TestACPConfigErrorKeepsServing (issue 15): with an unknown key in
-// .mm/agent.yaml, mm acp still answers initialize, answers session/new and
-// session/prompt with the one line (file, line, key, nearest key) as the
+// .mm/agent.yaml, mm acp still answers initialize, answers session/new,
+// session/prompt and session/load with the one line (file, line, key, nearest key) as the
 // JSON-RPC message, logs it on stderr, and exits cleanly at EOF.
 func TestACPConfigErrorKeepsServing(t *testing.T) {
 	dir := t.TempDir()
@@ -350,6 +350,10 @@ func TestACPConfigErrorKeepsServing(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_x","prompt":[{"type":"text","text":"hi"}]}}`)
 	if m := r.wait("3"); m.Error == nil || m.Error.Message != want {
 		t.Errorf("session/prompt: %s", m.Line)
+	}
+	r.send(`{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"sess_x","cwd":` + string(b) + `,"mcpServers":[]}}`)
+	if m := r.wait("4"); m.Error == nil || m.Error.Message != want {
+		t.Errorf("session/load: %s", m.Line)
 	}
 	if err := r.close(); err != nil {
 		t.Errorf("mm exited with %v", err)
