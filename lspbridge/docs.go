@@ -3,6 +3,7 @@ package lspbridge
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -100,14 +101,37 @@ func (s *server) sendDoc(ctx context.Context, path string, text []byte, force bo
 		params = c
 	}
 	s.log.Debug("sync", "method", method, "path", path, "version", d.version, "idx", pend.idx)
-	// Not cancelled with ctx: a document the server did not receive would
-	// be out of step with mm's copy from then on.
-	if err := p.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+	if err := s.notify(ctx, p, method, params); err != nil {
 		// The process died: the supervisor restarts it and reopens the
 		// document with this text, and waitFor follows to the new process.
 		s.log.Debug("send failed", "method", method, "err", err)
 	}
 	return pend, nil
+}
+
+// notify sends a notification within notifyTimeout. It is not cancelled
+// with ctx (a document the server did not receive would be out of step
+// with mm's copy from then on), but it is bounded: jsonrpc2 does not stop
+// a write blocked on a full pipe, so the write runs on a goroutine of the
+// server and, past the bound, the process is killed — its write then
+// fails, sendMu is released, and the supervisor restarts the server,
+// which reopens every document with mm's text.
+func (s *server) notify(ctx context.Context, p *proc, method string, params any) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	goSafe(&s.wg, s.log, "sending "+method, func() { done <- p.conn.Notify(ctx, method, params) }, func(line string) {
+		done <- errors.New(line)
+	})
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		s.log.Warn("language server stopped reading its input; restarting it", "method", method, "waited", notifyTimeout)
+		s.notice(fmt.Sprintf("%s stopped reading its input for %v and was restarted", s.name(), notifyTimeout))
+		p.kill()
+		return fmt.Errorf("%s: %s not sent within %v", s.name(), method, notifyTimeout)
+	}
 }
 
 // closeDoc forgets a document that was deleted.
@@ -123,7 +147,7 @@ func (s *server) closeDoc(ctx context.Context, path string) {
 	s.broadcastLocked()
 	s.mu.Unlock()
 	if open {
-		_ = p.conn.Notify(ctx, methodDidClose, &protocol.DidCloseTextDocumentParams{
+		_ = s.notify(ctx, p, methodDidClose, &protocol.DidCloseTextDocumentParams{
 			TextDocument: protocol.TextDocumentIdentifier{URI: d.uri},
 		})
 	}
@@ -140,6 +164,7 @@ func (s *server) filesChanged(ctx context.Context, paths []string) {
 		s.mu.Lock()
 		s.outstanding = append(s.outstanding, outstanding...)
 		s.mu.Unlock()
+		s.pruneOutstanding()
 	}()
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
@@ -174,7 +199,7 @@ func (s *server) filesChanged(ctx context.Context, paths []string) {
 	pend := &pending{gen: s.gen, title: s.cfg.ProgressTitles[methodDidWatched], idx: s.sent[methodDidWatched], sentAt: time.Now()}
 	s.sent[methodDidWatched]++
 	s.mu.Unlock()
-	if err := p.conn.Notify(context.WithoutCancel(ctx), methodDidWatched, &protocol.DidChangeWatchedFilesParams{Changes: events}); err == nil {
+	if err := s.notify(ctx, p, methodDidWatched, &protocol.DidChangeWatchedFilesParams{Changes: events}); err == nil {
 		outstanding = append(outstanding, pend)
 	}
 }
@@ -242,8 +267,7 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 			switch {
 			case p.gen != s.gen:
 			case tracked && s.progressOK:
-				ws := s.work[p.title]
-				if p.idx >= len(ws) || !ws[p.idx].ended {
+				if !s.workEndedLocked(p.title, p.idx) {
 					return false, 0
 				}
 			default:
@@ -267,8 +291,7 @@ func (s *server) settledLocked(ps []*pending) (bool, time.Duration) {
 			return false, 0
 		}
 		if tracked && s.progressOK {
-			ws := s.work[p.title]
-			if p.idx >= len(ws) || !ws[p.idx].ended {
+			if !s.workEndedLocked(p.title, p.idx) {
 				return false, 0
 			}
 			continue
@@ -309,7 +332,9 @@ func (s *server) onlyPendingOpenLocked(ps []*pending) bool {
 	return true
 }
 
-// pruneOutstanding drops the announced changes that have settled.
+// pruneOutstanding drops the announced changes that have settled, and
+// past maxOutstanding the oldest ones: a session of commands that no edit
+// waits for must not grow without bound.
 func (s *server) pruneOutstanding() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,6 +342,9 @@ func (s *server) pruneOutstanding() {
 		done, _ := s.settledLocked([]*pending{p})
 		return done || p.gen != s.gen
 	})
+	if n := len(s.outstanding) - maxOutstanding; n > 0 {
+		s.outstanding = slices.Delete(s.outstanding, 0, n)
+	}
 }
 
 // idleLocked reports whether the server has no work in progress.

@@ -140,18 +140,15 @@ func (snap *Snapshot) Discard() {
 	}
 }
 
-// spawn runs f on a goroutine owned by the Manager, unless it is closed.
+// spawn runs f on a goroutine owned by the Manager, unless it is closed;
+// a panic in f is recovered and logged as one line.
 func (m *Manager) spawn(f func()) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		return false
 	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		f()
-	}()
+	goSafe(&m.wg, m.log, "the language server bridge", f, nil)
 	return true
 }
 

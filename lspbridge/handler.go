@@ -18,6 +18,26 @@ import (
 // every request is answered at once, and an unknown request gets a null
 // result rather than "method not found", which makes pyright exit.
 func (s *server) handler(gen int) jsonrpc2.Handler {
+	h := s.handle(gen)
+	// A panic here would end mm (the connection's goroutine belongs to
+	// jsonrpc2): it is recovered, logged as one line, and a call still
+	// gets its (null) answer.
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+		answered := false
+		once := func(ctx context.Context, result any, rerr error) error {
+			answered = true
+			return reply(ctx, result, rerr)
+		}
+		if line := try(s.log, "the "+s.name()+" message handler ("+req.Method()+")", func() { err = h(ctx, once, req) }); line != "" {
+			if _, isCall := req.(*jsonrpc2.Call); isCall && !answered {
+				return reply(ctx, nil, nil)
+			}
+		}
+		return err
+	}
+}
+
+func (s *server) handle(gen int) jsonrpc2.Handler {
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		params := []byte(req.Params())
 		switch req.Method() {
@@ -97,7 +117,7 @@ func (s *server) onProgress(gen int, raw []byte) {
 	case "begin":
 		w := &work{title: p.Value.Title}
 		s.tokens[tok] = w
-		s.work[w.title] = append(s.work[w.title], w)
+		s.beginWorkLocked(w)
 		for _, title := range s.cfg.ProgressTitles {
 			if title == w.title {
 				s.progressOK = true

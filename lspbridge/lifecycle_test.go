@@ -275,3 +275,51 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Errorf("left in the servers' groups: %v", left)
 	}
 }
+
+// stopsReading is a language server that answers initialize, then never
+// reads its input again: a server wedged in a long computation.
+const stopsReading = `IFS= read -r h; n=$(printf %s "$h" | tr -dc 0-9); IFS= read -r blank
+body=$(head -c "$n"); id=$(printf %s "$body" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+resp='{"jsonrpc":"2.0","id":'"$id"',"result":{"capabilities":{"textDocumentSync":1}}}'
+printf 'Content-Length: %d\r\n\r\n%s' "${#resp}" "$resp"
+exec sleep 1000`
+
+// TestServerThatStopsReading (issue 9, defect 6): the notification of a
+// large document blocks on the full pipe of a server that stopped
+// reading. It used to hold sendMu forever (the write had no bound, and
+// every later edit waited behind it); now the write is bounded, the
+// server is restarted with a notice, the edit ends with an honest
+// "incomplete", and no process is left.
+func TestServerThatStopsReading(t *testing.T) {
+	defer func(d time.Duration) { notifyTimeout = d }(notifyTimeout)
+	notifyTimeout = 300 * time.Millisecond
+	dir := fixture(t, "go/typeerr")
+	big := filepath.Join(dir, "big.go")
+	if err := os.WriteFile(big, []byte("package main\n\n// "+strings.Repeat("x", 1<<20)+"\nvar Big = 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestManagerWith(t, dir, func(cfg *Config) {
+		cfg.Servers = map[string]ServerConfig{"go": {
+			Command:     []string{"bash", "-c", stopsReading},
+			RootMarkers: []string{"go.mod"},
+			Extensions:  []string{".go"},
+		}}
+	})
+	m.cfg.Wait = 2 * time.Second
+	done := make(chan string, 1)
+	go func() { done <- edit(t, m, big, "var Big = 1", "var Big = 2") }()
+	var got string
+	select {
+	case got = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the edit hung on a server that stopped reading")
+	}
+	wantAll(t, got, []string{"incomplete"}, []string{"no problems", "no new errors"})
+	// A second edit is not held behind the first one's write.
+	go func() { done <- edit(t, m, big, "var Big = 2", "var Big = 3") }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second edit hung behind the first")
+	}
+}

@@ -100,14 +100,12 @@ func (m *Manager) Warm(ctx context.Context, workspaceRoot string) {
 	if m.workspace == "" {
 		m.workspace = root
 	}
-	m.wg.Add(1)
 	m.mu.Unlock()
-	go func() {
-		defer m.wg.Done()
+	m.spawn(func() {
 		for _, file := range sampleFiles(ctx, root, m.langs) {
 			m.serverFor(file, true)
 		}
-	}()
+	})
 }
 
 // sampleFiles finds one file per language in the first levels of root,
@@ -226,11 +224,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.close(ctx)
-		}()
+		goSafe(&wg, m.log, "closing "+s.name(), func() { s.close(ctx) }, nil)
 	}
 	wg.Wait()
 	m.wg.Wait()

@@ -112,6 +112,10 @@ func (p *proc) stop(ctx context.Context, polite bool, grace time.Duration) {
 	<-p.conn.Done()
 }
 
+// kill ends the process group at once, without waiting; stop still
+// reaps it.
+func (p *proc) kill() { killGroup(p.cmd) }
+
 // exitReason says how the process ended, with the end of its stderr.
 func (p *proc) exitReason() string {
 	reason := "exited"

@@ -22,6 +22,9 @@ const (
 	methodDidWatched = "workspace/didChangeWatchedFiles"
 )
 
+// notifyTimeout is notifyTimeoutDefault; tests shorten it.
+var notifyTimeout = notifyTimeoutDefault
+
 // Restart policy (L5): a crashed server is restarted after these delays, one
 // per crash; one more crash and it is given up and reported. A server that
 // ran for healthyRun is forgiven its earlier crashes.
@@ -31,6 +34,15 @@ const (
 	healthyRun  = 5 * time.Minute
 	initTimeout = 60 * time.Second
 	stopGrace   = time.Second
+	// notifyTimeoutDefault bounds the sending of one notification: past it the
+	// server is taken for hung (it stopped reading its input) and
+	// restarted.
+	notifyTimeoutDefault = 10 * time.Second
+	// maxWork and maxOutstanding bound what a long session accumulates:
+	// the progress reports of one title, and the changes announced by
+	// commands that no edit waited for.
+	maxWork        = 256
+	maxOutstanding = 256
 )
 
 type serverState int
@@ -68,9 +80,13 @@ type server struct {
 	// lastEvent is the arrival of the last publish or progress report,
 	// which lets the benchmark split a wait into the server's time and mm's.
 	lastEvent time.Time
-	work      map[string][]*work
-	tokens    map[string]*work
-	sent      map[string]int // notifications sent this generation, by method
+	// work is the progress reports of this generation by title, in
+	// order: the n-th begun is the n-th notification of its method sent.
+	// Past maxWork the oldest are dropped, counted in workBase.
+	work     map[string][]*work
+	workBase map[string]int
+	tokens   map[string]*work
+	sent     map[string]int // notifications sent this generation, by method
 	// progressOK is set once this process has reported one of the
 	// ProgressTitles: from then on every configured title is waited for,
 	// even one not seen yet (a change on disk announced first).
@@ -122,6 +138,30 @@ type work struct {
 	ended bool
 }
 
+// beginWorkLocked records a progress begun; past maxWork of a title the
+// older half is forgotten. mu must be held.
+func (s *server) beginWorkLocked(w *work) {
+	ws := append(s.work[w.title], w)
+	if len(ws) > maxWork {
+		drop := len(ws) / 2
+		s.workBase[w.title] += drop
+		ws = append([]*work(nil), ws[drop:]...)
+	}
+	s.work[w.title] = ws
+}
+
+// workEndedLocked reports whether the idx-th progress of title has ended;
+// a forgotten one counts as ended (it began maxWork/2 reports ago at
+// least). mu must be held.
+func (s *server) workEndedLocked(title string, idx int) bool {
+	i := idx - s.workBase[title]
+	if i < 0 {
+		return true
+	}
+	ws := s.work[title]
+	return i < len(ws) && ws[i].ended
+}
+
 func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
 	s := &server{
 		lang:     lang,
@@ -138,12 +178,26 @@ func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
 	}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	s.resetGenLocked()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.supervise()
-	}()
+	goSafe(&s.wg, s.log, "the "+s.name()+" supervisor", s.supervise, s.broken)
 	return s
+}
+
+// broken ends a server whose supervisor panicked: its process is stopped
+// and every wait ends with the line, as for a server given up.
+func (s *server) broken(line string) {
+	s.mu.Lock()
+	p := s.cur
+	s.cur = nil
+	if s.state != stateClosed {
+		s.state = stateFailed
+		s.failure = line
+		s.notices = append(s.notices, line)
+	}
+	s.broadcastLocked()
+	s.mu.Unlock()
+	if p != nil {
+		p.stop(context.Background(), false, 0)
+	}
 }
 
 // name is what the model reads: the server's command name, without a
@@ -182,6 +236,7 @@ func (s *server) broadcastLocked() {
 
 func (s *server) resetGenLocked() {
 	s.work = make(map[string][]*work)
+	s.workBase = make(map[string]int)
 	s.tokens = make(map[string]*work)
 	s.sent = make(map[string]int)
 	s.progressOK = false
