@@ -43,6 +43,9 @@ type Options struct {
 	// SendReasoning keeps reasoning in history for profiles that need it
 	// sent back with tool-call turns (gpt-oss).
 	SendReasoning bool
+	// KeepReasoning, when set, decides SendReasoning at each answer: the
+	// profile is known only once the server named its model (E30).
+	KeepReasoning func() bool
 	// MaxTurns bounds model calls per turn; 0 means 10.
 	MaxTurns int
 	// PreviewLines of each tool output are shown to the user before the
@@ -234,4 +237,12 @@ func (s *Session) userMessage(prompt string) string {
 	}
 	b.WriteString(prompt)
 	return b.String()
+}
+
+// keepReasoning reports whether reasoning goes back with the answer (E7).
+func (s *Session) keepReasoning() bool {
+	if s.opts.KeepReasoning != nil {
+		return s.opts.KeepReasoning()
+	}
+	return s.opts.SendReasoning
 }

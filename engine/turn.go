@@ -138,7 +138,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 // answer stores a final text answer and ends the turn.
 func (t *turn) answer(g generation) TurnEnd {
 	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content}
-	if t.s.opts.SendReasoning {
+	if t.s.keepReasoning() {
 		msg.Reasoning = g.resp.Reasoning
 	}
 	if g.resp.FinishReason == "length" {
@@ -288,7 +288,7 @@ func (t *turn) textCall(g generation) (end TurnEnd, stop bool, converted *llm.To
 func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 	s := t.s
 	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content, ToolCalls: g.resp.ToolCalls}
-	if s.opts.SendReasoning {
+	if s.keepReasoning() {
 		msg.Reasoning = g.resp.Reasoning
 	}
 	ts := s.toolset(true)

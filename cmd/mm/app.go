@@ -32,6 +32,8 @@ type app struct {
 	// store keeps sessions and remembered answers in the state directory;
 	// nil keeps nothing (no home directory).
 	store *store.Store
+	// model is the connector with the profile's sampling (E30).
+	model *profiled
 
 	mu     sync.Mutex
 	lsp    map[string]*lspbridge.Manager // by workspace
@@ -63,6 +65,7 @@ func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
 		},
 		Logger: log,
 	})
+	a.model = &profiled{conn: a.conn, named: cfg.Profile, log: log}
 	return a
 }
 
@@ -164,28 +167,22 @@ func (a *app) maxOutput() int {
 func (a *app) session(id, cwd string, env tools.Env) *engine.Session {
 	a.filesFor(cwd).use(env)
 	a.conn.Warm() // the server and its window, in the background (E14)
+	// Only what the config says explicitly: the profile, then mm's
+	// defaults, fill the rest at each request (E30).
 	s := a.cfg.Sampling
-	temp, topP, parallel := 0.0, 0.9, false
-	if s.Temperature == nil {
-		s.Temperature = &temp
-	}
-	if s.TopP == nil {
-		s.TopP = &topP
-	}
-	if s.ParallelToolCalls == nil {
-		s.ParallelToolCalls = &parallel
-	}
 	if s.MaxTokens == 0 {
 		s.MaxTokens = 4096
 	}
 	return engine.NewSession(engine.Options{
-		Model:           a.conn,
-		ModelName:       "", // filled by the connector once the server is known
-		Tools:           a.registry(cwd),
-		Env:             env,
-		SystemPrompt:    a.cfg.SystemPrompt,
-		ProjectContext:  projectContext(cwd),
-		Sampling:        llm.Sampling{Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens, ParallelToolCalls: s.ParallelToolCalls},
+		Model:          a.model,
+		KeepReasoning:  a.model.keepReasoning,
+		ModelName:      "", // filled by the connector once the server is known
+		Tools:          a.registry(cwd),
+		Env:            env,
+		SystemPrompt:   a.cfg.SystemPrompt,
+		ProjectContext: projectContext(cwd),
+		Sampling: llm.Sampling{Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens, ParallelToolCalls: s.ParallelToolCalls,
+			TopK: s.TopK, MinP: s.MinP, PresencePenalty: s.PresencePenalty, RepeatPenalty: s.RepeatPenalty},
 		ReasoningEffort: a.cfg.Reasoning.Effort,
 		MaxTurns:        a.cfg.MaxTurns,
 		PreviewLines:    a.cfg.PreviewLines,

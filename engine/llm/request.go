@@ -35,7 +35,25 @@ func (c *Client) build(req Request, stream bool) (openai.ChatCompletionNewParams
 	if s.ParallelToolCalls != nil && len(req.Tools) > 0 {
 		p.ParallelToolCalls = openai.Bool(*s.ParallelToolCalls)
 	}
+	if s.PresencePenalty != nil {
+		p.PresencePenalty = openai.Float(*s.PresencePenalty)
+	}
 	var opts []option.RequestOption
+	if c.local() {
+		if s.TopK != nil {
+			opts = append(opts, option.WithJSONSet("top_k", *s.TopK))
+		}
+		if s.MinP != nil {
+			opts = append(opts, option.WithJSONSet("min_p", *s.MinP))
+		}
+		if s.RepeatPenalty != nil {
+			name := "repeat_penalty"
+			if c.opts.Provider == ProviderVLLM {
+				name = "repetition_penalty"
+			}
+			opts = append(opts, option.WithJSONSet(name, *s.RepeatPenalty))
+		}
+	}
 	if stream {
 		opts = append(opts,
 			option.WithJSONSet("stream", true),
@@ -60,6 +78,16 @@ func (c *Client) build(req Request, stream bool) (openai.ChatCompletionNewParams
 		}
 	}
 	return p, opts
+}
+
+// local reports whether the server is one of the local ones, which read
+// top_k, min_p and a repeat penalty; a remote API may reject them.
+func (c *Client) local() bool {
+	switch c.opts.Provider {
+	case ProviderLlamaCpp, ProviderDMR, ProviderOllama, ProviderLMStudio, ProviderVLLM:
+		return true
+	}
+	return false
 }
 
 // llamaCpp reports whether the server is llama.cpp underneath.

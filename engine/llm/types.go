@@ -44,6 +44,14 @@ type Sampling struct {
 	TopP              *float64
 	MaxTokens         int
 	ParallelToolCalls *bool
+	// PresencePenalty is standard OpenAI.
+	PresencePenalty *float64
+	// TopK, MinP and RepeatPenalty are local servers' extensions (llama.cpp,
+	// vLLM, Ollama, LM Studio); never sent to the OpenAI API, which
+	// rejects them.
+	TopK          *int
+	MinP          *float64
+	RepeatPenalty *float64
 }
 
 // Request is one chat completion request.

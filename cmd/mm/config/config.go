@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mm-agent/mm/engine/llm"
 )
 
 // Config is the whole file. Zero values mean "the default" (Defaults).
@@ -66,6 +68,10 @@ type Sampling struct {
 	TopP              *float64 `yaml:"top_p"`
 	MaxTokens         int      `yaml:"max_tokens"`
 	ParallelToolCalls *bool    `yaml:"parallel_tool_calls"`
+	TopK              *int     `yaml:"top_k"`
+	MinP              *float64 `yaml:"min_p"`
+	PresencePenalty   *float64 `yaml:"presence_penalty"`
+	RepeatPenalty     *float64 `yaml:"repeat_penalty"`
 }
 
 // Reasoning controls.
@@ -369,6 +375,9 @@ func (c *Config) validate() error {
 				return fmt.Errorf("hooks.%s[%d] has no command (write command: [./my-hook.sh])", event, i)
 			}
 		}
+	}
+	if _, ok := llm.LookupProfile(c.Profile); c.Profile != "" && c.Profile != "none" && !ok {
+		return fmt.Errorf("profile %q is not one of %s (or none; leave it out to guess from the model id)", c.Profile, strings.Join(llm.ProfileNames(), ", "))
 	}
 	switch c.Reasoning.Effort {
 	case "", "none", "low", "medium", "high", "xhigh":
