@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/coder/acp-go-sdk v0.13.0
+	github.com/creack/pty v1.1.24
 	github.com/openai/openai-go/v3 v3.99.0
 	github.com/sourcegraph/conc v0.3.0
 	github.com/yuin/gopher-lua v1.1.2

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -46,15 +47,24 @@ var permissionOptions = []sdk.PermissionOption{
 	{OptionId: optRejectAlways, Name: "Always reject", Kind: sdk.PermissionOptionKindRejectAlways},
 }
 
-// Approve applies the policy (yolo, rules, earlier "always" answers) and
-// otherwise asks the editor. A cancelled prompt answers ctx's error.
+// answers maps the option ids to the answers they give.
+var answers = map[string]tools.Answer{
+	optAllowOnce: tools.AllowOnce, optAllowAlways: tools.AllowAlways,
+	optRejectOnce: tools.RejectOnce, optRejectAlways: tools.RejectAlways,
+}
+
+// Approve is the policy's one permission flow, with the question rendered
+// as session/request_permission.
 func (e *editorEnv) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	if d, ok := e.policy.Decide(req); ok {
-		return d, nil
-	}
+	return e.policy.Approve(ctx, req, e.ask)
+}
+
+// ask renders the question in the editor, reusing the tool call's id
+// (A4). A cancelled prompt answers ctx's error.
+func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
 	conn := e.s.agent.connection()
 	if conn == nil {
-		return tools.Decision{Reason: "no editor is connected to ask"}, nil
+		return 0, fmt.Errorf("%w: no editor is connected", tools.ErrNoOneToAsk)
 	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(req.CallID),
@@ -72,25 +82,15 @@ func (e *editorEnv) Approve(ctx context.Context, req tools.Approval) (tools.Deci
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return tools.Decision{}, ctx.Err()
+			return 0, ctx.Err()
 		}
-		return tools.Decision{}, err
+		return 0, err
 	}
 	if resp.Outcome.Cancelled != nil || resp.Outcome.Selected == nil {
 		if ctx.Err() != nil {
-			return tools.Decision{}, ctx.Err()
+			return 0, ctx.Err()
 		}
-		return tools.Decision{}, errors.New("the permission prompt was cancelled")
+		return 0, errors.New("the permission prompt was cancelled")
 	}
-	switch resp.Outcome.Selected.OptionId {
-	case optAllowAlways:
-		e.policy.Remember(req, true)
-		return tools.Decision{Allowed: true, Reason: "the user allowed it for this session"}, nil
-	case optAllowOnce:
-		return tools.Decision{Allowed: true, Reason: "the user allowed it"}, nil
-	case optRejectAlways:
-		e.policy.Remember(req, false)
-		return tools.Decision{Reason: "the user declined, for the rest of this session"}, nil
-	}
-	return tools.Decision{Reason: "the user declined"}, nil
+	return answers[string(resp.Outcome.Selected.OptionId)], nil // an unknown id refuses
 }

@@ -1,14 +1,19 @@
 package tools
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync"
 )
 
-// Policy decides approvals that need no question: yolo, the config's
-// permission rules, and the "always"/"never" answers given in this session.
-// Front ends consult it before asking the user and record the answers in
-// it, so ACP and line mode behave the same. Safe for concurrent use.
+// Policy is the one permission flow of mm (Approve): it decides what
+// needs no question — yolo, the config's permission rules, the
+// "always"/"never" answers given in this session — and otherwise puts the
+// question to an Asker, which front ends implement by rendering it (an
+// ACP session/request_permission, a line on the terminal). What an answer
+// means and what is remembered is decided here only, so ACP and line mode
+// behave the same. Safe for concurrent use.
 //
 // Precedence: a deny rule wins; then plan mode refuses what changes files;
 // then a "never" answer; then yolo mode; then a preToolUse hook's allow
@@ -77,6 +82,56 @@ func parseRules(ss []string) []rule {
 		rs = append(rs, rule{tool: strings.TrimSpace(tool), pattern: strings.TrimSpace(pat)})
 	}
 	return rs
+}
+
+// Answer is the user's answer to a permission question.
+type Answer int
+
+// The answers a front end can render; the zero value refuses.
+const (
+	RejectOnce Answer = iota
+	AllowOnce
+	AllowAlways  // and remember it for the session
+	RejectAlways // and remember it for the session
+)
+
+// Asker renders the question of an approval and returns the answer. It
+// returns an error wrapping ErrNoOneToAsk when there is no one to ask
+// (no editor connected, no terminal), any other error when the question
+// was cut short (ctx cancelled, the prompt cancelled).
+type Asker func(ctx context.Context, req Approval) (Answer, error)
+
+// ErrNoOneToAsk says a question cannot be put to anyone; the action is
+// then refused with a reason the model reads.
+var ErrNoOneToAsk = errors.New("this action needs the user's permission and no one can be asked")
+
+// Approve decides req: the policy when it can, else ask (nil: no one to
+// ask). The answer's "always"/"never" is remembered for the session.
+func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision, error) {
+	if d, ok := p.Decide(req); ok {
+		return d, nil
+	}
+	if ask == nil {
+		return Decision{Reason: ErrNoOneToAsk.Error() + " (run with --yes or set yolo: true)"}, nil
+	}
+	a, err := ask(ctx, req)
+	if errors.Is(err, ErrNoOneToAsk) {
+		return Decision{Reason: err.Error()}, nil
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	switch a {
+	case AllowAlways:
+		p.Remember(req, true)
+		return Decision{Allowed: true, Reason: "the user allowed it for this session"}, nil
+	case AllowOnce:
+		return Decision{Allowed: true, Reason: "the user allowed it"}, nil
+	case RejectAlways:
+		p.Remember(req, false)
+		return Decision{Reason: "the user declined, for the rest of this session"}, nil
+	}
+	return Decision{Reason: "the user declined"}, nil
 }
 
 // Decide returns the decision and true when no question is needed.

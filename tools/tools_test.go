@@ -3,6 +3,8 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -139,5 +141,57 @@ func TestReadTracker(t *testing.T) {
 	}
 	if msg := r.Check("/a", "a", []byte("y")); !strings.Contains(msg, "read it again") {
 		t.Errorf("changed: %q", msg)
+	}
+}
+
+// TestPolicyApprove: the one permission flow — what each answer decides,
+// what is remembered, and what happens when no one can be asked.
+func TestPolicyApprove(t *testing.T) {
+	ctx := context.Background()
+	req := func(key string) tools.Approval { return tools.Approval{Tool: "bash", Key: key, Subject: key} }
+	answer := func(a tools.Answer) tools.Asker {
+		return func(context.Context, tools.Approval) (tools.Answer, error) { return a, nil }
+	}
+	for _, tc := range []struct {
+		answer          tools.Answer
+		allowed, sticks bool
+		reason          string
+	}{
+		{tools.AllowOnce, true, false, "the user allowed it"},
+		{tools.AllowAlways, true, true, "the user allowed it for this session"},
+		{tools.RejectOnce, false, false, "the user declined"},
+		{tools.RejectAlways, false, true, "the user declined, for the rest of this session"},
+	} {
+		p := tools.NewPolicy(false, nil, nil)
+		d, err := p.Approve(ctx, req("make"), answer(tc.answer))
+		if err != nil || d.Allowed != tc.allowed || d.Reason != tc.reason {
+			t.Errorf("answer %d: %+v %v", tc.answer, d, err)
+		}
+		asked := false
+		d2, _ := p.Approve(ctx, req("make"), func(context.Context, tools.Approval) (tools.Answer, error) {
+			asked = true
+			return tools.AllowOnce, nil
+		})
+		if asked == tc.sticks || (tc.sticks && d2.Allowed != tc.allowed) {
+			t.Errorf("answer %d: asked again=%v, second decision %+v", tc.answer, asked, d2)
+		}
+	}
+	p := tools.NewPolicy(false, nil, nil)
+	if d, err := p.Approve(ctx, req("ls"), nil); err != nil || d.Allowed || !strings.Contains(d.Reason, "--yes") {
+		t.Errorf("nil asker: %+v %v", d, err)
+	}
+	noEditor := func(context.Context, tools.Approval) (tools.Answer, error) {
+		return 0, fmt.Errorf("%w: no editor is connected", tools.ErrNoOneToAsk)
+	}
+	if d, err := p.Approve(ctx, req("ls"), noEditor); err != nil || d.Allowed || !strings.Contains(d.Reason, "no editor") {
+		t.Errorf("no one to ask: %+v %v", d, err)
+	}
+	cut := func(context.Context, tools.Approval) (tools.Answer, error) { return tools.AllowOnce, context.Canceled }
+	if _, err := p.Approve(ctx, req("ls"), cut); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cut question gives %v", err)
+	}
+	// Yolo decides without asking.
+	if d, _ := tools.NewPolicy(true, nil, nil).Approve(ctx, req("ls"), nil); !d.Allowed {
+		t.Errorf("yolo: %+v", d)
 	}
 }

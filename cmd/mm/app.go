@@ -78,7 +78,7 @@ func explain(err error) string { return llm.Explain(err) }
 // "Always" answers given in earlier sessions of the workspace come back
 // from the state directory, and new ones go there (A4) — never into a
 // file of the repository, which a cloned project could ship.
-func (a *app) workspace(cwd string, ask workspace.Asker) (*workspace.Workspace, *tools.Policy, error) {
+func (a *app) workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error) {
 	policy := tools.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
 	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
 	if err != nil || a.store == nil {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
@@ -32,7 +34,9 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 		fmt.Fprintln(stderr, "mm: the prompt is empty")
 		return exitUsage
 	}
-	ws, _, err := a.workspace(cwd, lineAsker(f.yes, stderr))
+	ask, closeTTY := lineAsker(f.yes, stderr)
+	defer closeTTY()
+	ws, _, err := a.workspace(cwd, ask)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -89,48 +93,80 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer) (*
 	return s, exitOK
 }
 
-// lineAsker asks on the terminal when there is one; --yes allows all;
-// with neither, risky actions are refused with a reason the model reads.
-func lineAsker(yes bool, stderr io.Writer) workspace.Asker {
+// lineAsker asks on the terminal when stderr is one (whatever NO_COLOR
+// or TERM say about colours); --yes allows all; with neither, risky
+// actions are refused with a reason the model reads. The terminal is
+// opened at the first question and closed by the returned func.
+func lineAsker(yes bool, stderr io.Writer) (tools.Asker, func()) {
 	if yes {
-		return func(context.Context, tools.Approval) (bool, bool, error) { return true, false, nil }
+		return func(context.Context, tools.Approval) (tools.Answer, error) { return tools.AllowOnce, nil }, func() {}
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil || !colourOK(stderr) {
-		if tty != nil {
-			tty.Close()
+	if !isTerminal(stderr) {
+		return nil, func() {}
+	}
+	t := &ttyAsker{}
+	return t.ask, t.close
+}
+
+// ttyAsker puts permission questions on /dev/tty.
+type ttyAsker struct {
+	mu  sync.Mutex // one question at a time
+	tty *os.File
+	in  *bufio.Reader
+}
+
+// ask shows the question and reads the answer. A cancelled ctx (Ctrl-C
+// while the question waits) ends the read at once: the pending read's
+// deadline is moved to the past.
+func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tty == nil {
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return 0, fmt.Errorf("%w: no terminal (%v); run with --yes or set permissions.allow", tools.ErrNoOneToAsk, err)
 		}
-		return nil
+		t.tty, t.in = tty, bufio.NewReader(tty)
 	}
-	in := bufio.NewReader(tty)
-	return func(ctx context.Context, req tools.Approval) (bool, bool, error) {
-		for {
-			fmt.Fprintf(tty, "\nmm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title)
-			line, err := in.ReadString('\n')
-			if err != nil {
-				return false, false, fmt.Errorf("read the answer: %w", err)
-			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
-			case "y", "yes":
-				return true, false, nil
-			case "a", "always":
-				return true, true, nil
-			case "n", "no", "":
-				return false, false, nil
-			case "v", "never":
-				return false, true, nil
-			}
+	t.tty.SetReadDeadline(time.Time{})
+	stop := context.AfterFunc(ctx, func() { t.tty.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	for {
+		fmt.Fprintf(t.tty, "\nmm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title)
+		line, err := t.in.ReadString('\n')
+		if ctx.Err() != nil {
+			fmt.Fprintln(t.tty)
+			t.in.Reset(t.tty) // drop a half-typed answer
+			return 0, ctx.Err()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read the answer: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return tools.AllowOnce, nil
+		case "a", "always":
+			return tools.AllowAlways, nil
+		case "n", "no", "":
+			return tools.RejectOnce, nil
+		case "v", "never":
+			return tools.RejectAlways, nil
 		}
 	}
 }
 
-func colourOK(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
-		return false
+func (t *ttyAsker) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tty != nil {
+		t.tty.Close()
+		t.tty = nil
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// colourOK says whether w is a terminal that wants colours.
+func colourOK(w io.Writer) bool {
+	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
 // lineRenderer renders engine events for a terminal or a script.

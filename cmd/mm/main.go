@@ -281,7 +281,8 @@ func redact(secret string) func([]string, slog.Attr) slog.Attr {
 	}
 }
 
-func isTerminal(r io.Reader) bool {
+// isTerminal says whether r (or a writer) is a terminal.
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false

@@ -29,12 +29,15 @@ func newFixture(t *testing.T) *fixture {
 	env, err := workspace.New(workspace.Options{
 		Cwd:    f.dir,
 		Policy: tools.NewPolicy(false, nil, nil),
-		Ask: func(_ context.Context, a tools.Approval) (bool, bool, error) {
+		Ask: func(_ context.Context, a tools.Approval) (tools.Answer, error) {
 			f.asked = append(f.asked, a)
 			if f.onAsk != nil {
 				f.onAsk()
 			}
-			return f.allow, false, nil
+			if !f.allow {
+				return tools.RejectOnce, nil
+			}
+			return tools.AllowOnce, nil
 		},
 	})
 	if err != nil {

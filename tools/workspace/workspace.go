@@ -14,10 +14,6 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// Asker puts a question to the user; it returns allowed and whether the
-// answer should be remembered for the session ("always"/"never").
-type Asker func(ctx context.Context, req tools.Approval) (allowed, remember bool, err error)
-
 // Options configure a Workspace.
 type Options struct {
 	// Cwd is the session's working directory; it must be absolute.
@@ -26,9 +22,10 @@ type Options struct {
 	Roots []string
 	// Policy decides without asking when it can; nil asks every time.
 	Policy *tools.Policy
-	// Ask is called when the policy cannot decide; nil refuses, with a
-	// reason telling the model the action needs permission.
-	Ask Asker
+	// Ask renders the question when the policy cannot decide; nil
+	// refuses, with a reason telling the model the action needs
+	// permission.
+	Ask tools.Asker
 	// Files is the view of files; nil means Disk.
 	Files tools.Files
 }
@@ -91,29 +88,7 @@ func (Disk) WriteFile(_ context.Context, path string, data []byte, mode fs.FileM
 	return fileedit.WriteAtomic(path, data, mode)
 }
 
-// Approve implements tools.Env: the policy first, then the question.
+// Approve implements tools.Env through the one permission flow.
 func (w *Workspace) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	return Decide(ctx, w.opts.Policy, w.opts.Ask, req)
-}
-
-// Decide applies policy then asks; it is shared with front ends that wrap
-// a Workspace with their own way of asking.
-func Decide(ctx context.Context, p *tools.Policy, ask Asker, req tools.Approval) (tools.Decision, error) {
-	if d, ok := p.Decide(req); ok {
-		return d, nil
-	}
-	if ask == nil {
-		return tools.Decision{Reason: "this action needs the user's permission and no one can be asked (run with --yes or set yolo: true)"}, nil
-	}
-	allowed, remember, err := ask(ctx, req)
-	if err != nil {
-		return tools.Decision{}, err
-	}
-	if remember {
-		p.Remember(req, allowed)
-	}
-	if !allowed {
-		return tools.Decision{Reason: "the user declined"}, nil
-	}
-	return tools.Decision{Allowed: true, Reason: "the user allowed it"}, nil
+	return w.opts.Policy.Approve(ctx, req, w.opts.Ask)
 }
