@@ -188,6 +188,13 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 			return sdk.SessionUpdate{}, false
 		}
 		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.Used, Size: e.Size}}, true
+	case engine.ContextStep:
+		// What is in context changed (masked, compacted, shrunk): the
+		// editor's meter shows the new size at once (E28).
+		if e.Size <= 0 {
+			return sdk.SessionUpdate{}, false
+		}
+		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.After, Size: e.Size}}, true
 	}
 	return sdk.SessionUpdate{}, false
 }

@@ -48,6 +48,12 @@ func (t *textCallStop) Error() string { return "tool call written as text" }
 // write preflight (T5). Text reaches the user as it is decided.
 func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	s := t.s
+	if err := t.fit(ctx, withTools, 0); err != nil {
+		return generation{err: err}
+	}
+	if ctx.Err() != nil {
+		return generation{err: ctx.Err()}
+	}
 	req := s.request(withTools)
 	if withTools {
 		if note := s.opts.budget().Reminder(t.calls); note != "" && len(req.Messages) > 1 {
@@ -127,7 +133,8 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 			}
 		}
 	}
-	t.count(ctx, resp, err)
+	t.gens++
+	t.count(ctx, req, resp, err)
 	g.resp, g.content = resp, shown.String()
 	var (
 		tc *textCallStop
@@ -151,7 +158,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 }
 
 // count adds the call's usage to the turn and reports it.
-func (t *turn) count(ctx context.Context, resp llm.Response, err error) {
+func (t *turn) count(ctx context.Context, req llm.Request, resp llm.Response, err error) {
 	t.prompt += resp.Usage.PromptTokens
 	t.completion += resp.Usage.CompletionTokens
 	t.cached += resp.Usage.CachedTokens
@@ -159,10 +166,9 @@ func (t *turn) count(ctx context.Context, resp llm.Response, err error) {
 		return
 	}
 	t.s.addTotals(resp.Usage)
-	size := 0
-	if t.s.opts.ContextWindow != nil {
-		size = t.s.opts.ContextWindow(context.WithoutCancel(ctx))
-	}
+	t.s.calibrate(req, resp.Usage.PromptTokens)
+	t.cacheCheck(resp.Usage)
+	size := t.s.window(ctx)
 	t.emit(Usage{
 		Used:   resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
 		Size:   size,

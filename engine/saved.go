@@ -41,6 +41,7 @@ func (s *Session) Restore(r *store.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.history = append(s.history[:0:0], r.History...)
+	s.cs.restart(s.history)
 	s.callSeq = max(s.callSeq, r.CallSeq)
 	s.sv.title, s.sv.created, s.sv.mode = r.Title, r.Created, r.Mode
 	s.sv.replay = append([]store.Entry(nil), r.Replay...)

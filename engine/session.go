@@ -69,6 +69,11 @@ type Options struct {
 	Rewrite func(prompt string) Rewrite
 	// Hooks are the team's external commands (E32); nil runs none.
 	Hooks *hooks.Runner
+	// Context configures masking, compaction and output bounds (E25–E27).
+	Context ContextOptions
+	// LearnWindow, when set, is told the window an overflow error revealed,
+	// so that the server's connector (and other sessions) learn it too.
+	LearnWindow func(int)
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 
@@ -106,6 +111,7 @@ type Session struct {
 	total   TurnEnd             // session totals (Prompt, Completion, Cached)
 	sv      saved               // what is stored beside the history (saved.go)
 	st      steering            // model, thought level, notes (saved.go)
+	cs      ctxState            // context budgeting (context.go)
 
 	emitMu sync.Mutex
 }
@@ -137,11 +143,14 @@ func (s *Session) History() []llm.Message {
 	return append([]llm.Message(nil), s.history...)
 }
 
-// SetHistory replaces the conversation (a loaded session).
+// SetHistory replaces the conversation (a loaded session). Turn
+// boundaries are found again from the user's prompts; nothing is masked
+// until the next step.
 func (s *Session) SetHistory(h []llm.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.history = append([]llm.Message(nil), h...)
+	s.cs.restart(s.history)
 }
 
 // Totals returns the session's token counts so far.
@@ -183,10 +192,11 @@ func (s *Session) addTotals(u llm.Usage) {
 	s.total.Cached += u.CachedTokens
 }
 
-func (s *Session) append(m llm.Message) {
+func (s *Session) append(m llm.Message) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.history = append(s.history, m)
+	return len(s.history) - 1
 }
 
 func (s *Session) nextCallID() string {
@@ -208,17 +218,27 @@ func (s *Session) firstUserMessage() bool {
 	return true
 }
 
-// userMessage wraps the prompt: the first one of a session carries the
-// workspace and the project context, so the system prompt stays
-// byte-identical across sessions (E13).
+// userMessage wraps the prompt: queued notes (a mode change) first; the
+// first message of a session also carries the workspace and the project
+// context, so the system prompt stays byte-identical across sessions
+// (E13).
 func (s *Session) userMessage(prompt string) string {
 	var b strings.Builder
 	for _, n := range s.takeNotes() {
 		b.WriteString(n + "\n\n")
 	}
-	if !s.firstUserMessage() {
-		return b.String() + prompt
+	if s.firstUserMessage() {
+		b.WriteString(s.header())
 	}
+	b.WriteString(prompt)
+	return b.String()
+}
+
+// header is what the first user message starts with: the workspace and
+// the project context (AGENTS.md, truncated to 4,000 characters), then a
+// blank line; "" when there is neither. A compaction keeps it at the head.
+func (s *Session) header() string {
+	var b strings.Builder
 	if s.opts.Env != nil {
 		b.WriteString("Workspace: " + s.opts.Env.Cwd() + "\n")
 	}
@@ -230,12 +250,9 @@ func (s *Session) userMessage(prompt string) string {
 		b.WriteString("Project context:\n" + pc + "\n")
 	}
 	if b.Len() == 0 {
-		return prompt
+		return ""
 	}
-	if !strings.HasSuffix(b.String(), "\n\n") {
-		b.WriteString("\n")
-	}
-	b.WriteString(prompt)
+	b.WriteString("\n")
 	return b.String()
 }
 

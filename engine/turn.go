@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/tools"
@@ -41,6 +42,9 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 		}
 		t.emit(end)
 	}()
+	if strings.TrimSpace(prompt) == "/compact" {
+		return t.compactCommand(ctx)
+	}
 	return t.run(ctx, prompt)
 }
 
@@ -66,6 +70,9 @@ type turn struct {
 	textCalls   guard.Retries // E18, in a row
 	streamRetry bool          // E11: the in-stream error retry was used
 	warmer      bool          // E22: the next call samples warmer
+	gens        int           // model calls made in this turn
+	overflows   int           // overflow recoveries in this turn (E27)
+	cacheWarned bool          // the cache-drop warning was given (E28)
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
@@ -81,7 +88,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	if done != nil {
 		return *done
 	}
-	s.append(llm.Message{Role: llm.RoleUser, Content: s.userMessage(prompt)})
+	s.turnStarted(s.append(llm.Message{Role: llm.RoleUser, Content: s.userMessage(prompt)}))
 	for step := 0; ; step++ {
 		if step == s.opts.MaxTurns {
 			return t.lastChance(ctx)
@@ -112,6 +119,19 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			}
 			g.resp.ToolCalls, g.content = []llm.ToolCall{*converted}, ""
 		case g.err != nil:
+			var fe *fitError
+			if errors.As(g.err, &fe) {
+				t.struggle(guard.ServerError(fe.line))
+				return t.fail(fe.line)
+			}
+			if _, _, over := llm.ContextOverflow(g.err); over && strings.TrimSpace(g.content) == "" {
+				// E27: shrink to fit and send again; not a step of the turn.
+				if end, stop := t.overflow(ctx, g.err, true); stop {
+					return end
+				}
+				step--
+				continue
+			}
 			t.keepPartial(g.content)
 			var se *llm.StreamError
 			if errors.As(g.err, &se) && !t.streamRetry {
@@ -369,7 +389,7 @@ func (t *turn) skipCalls(calls []llm.ToolCall) {
 
 // request builds the next request: one system message, then the history.
 func (s *Session) request(withTools bool) llm.Request {
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.opts.SystemPrompt}}, s.History()...)
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: s.opts.SystemPrompt}}, s.sendable()...)
 	effort, kwargs := s.reasoning()
 	req := llm.Request{
 		Model:              s.Model(),
@@ -442,6 +462,9 @@ func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd
 }
 
 func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
+	// E25: one output never takes more than its share of the window, even
+	// when the tool's own bound was set before the window was known.
+	res.Text = compact.Cap(res.Text, t.s.maxOutput(context.Background()))
 	status := ToolCompleted
 	if res.IsError {
 		status = ToolFailed

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/lspbridge"
@@ -149,16 +150,15 @@ func (a *app) bashEnv() bash.EnvPolicy {
 	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: []string{a.cfg.APIKey}}
 }
 
-// maxOutput is E25: explicit config, else 15 % of the window × 3.5
-// characters per token clamped to [2,000, 16,000], else 16,000.
+// maxOutput is the tools' own bound (E25): explicit config, else derived
+// from the window known now (configured, or probed already), else 16,000.
+// The engine caps every output again once a probed window is known.
 func (a *app) maxOutput() int {
 	if a.cfg.MaxOutput > 0 {
 		return a.cfg.MaxOutput
 	}
-	if a.cfg.ContextWindow > 0 {
-		return min(max(int(float64(a.cfg.ContextWindow)*0.15*3.5), 2000), 16000)
-	}
-	return 16000
+	n, _ := a.conn.Window()
+	return compact.MaxOutput(n)
 }
 
 // session builds an engine session whose tools run in env, stored under
@@ -188,6 +188,15 @@ func (a *app) session(id, cwd string, env tools.Env) *engine.Session {
 		PreviewLines:    a.cfg.PreviewLines,
 		ContextWindow:   func(context.Context) int { n, _ := a.conn.Window(); return n },
 		ToolBudget:      int(a.cfg.ToolBudget),
+
+		Context: engine.ContextOptions{
+			Off:              !config.On(a.cfg.Context.Enabled, true),
+			KeepLastTurns:    a.cfg.Context.KeepLastTurns,
+			MaskAfterTurns:   a.cfg.Context.MaskAfterTurns,
+			SummaryMaxTokens: a.cfg.Context.SummaryMaxTokens,
+			MaxOutput:        a.cfg.MaxOutput,
+		},
+		LearnWindow: a.conn.Learn,
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,

@@ -255,6 +255,9 @@ func (r *lineRenderer) render(e engine.Event) {
 		r.line(planList(e))
 	case engine.Usage:
 		r.usage = e
+	case engine.ContextStep:
+		r.usage.Used, r.usage.Size = e.After, e.Size
+		r.line(r.paint(dim, fmt.Sprintf("mm: context %s: %d → %d tokens", e.Step, e.Before, e.After)))
 	case engine.TurnEnd:
 		if r.answered {
 			fmt.Fprintln(r.out)
@@ -337,6 +340,10 @@ type jsonEventFields struct {
 	Prompt     int            `json:"prompt,omitempty"`
 	Completion int            `json:"completion,omitempty"`
 	Cached     int            `json:"cached,omitempty"`
+	Step       string         `json:"step,omitempty"`
+	Before     int            `json:"before,omitempty"`
+	After      int            `json:"after,omitempty"`
+	Turns      int            `json:"turns,omitempty"`
 }
 
 type jsonLocation struct {
@@ -381,6 +388,8 @@ func jsonEvent(e engine.Event) *jsonEventFields {
 			v.Entries = append(v.Entries, jsonPlan{Content: p.Content, Status: p.Status, Priority: p.Priority})
 		}
 		return v
+	case engine.ContextStep:
+		return &jsonEventFields{Type: "context", Step: e.Step, Before: e.Before, After: e.After, Size: e.Size, Turns: e.Turns}
 	case engine.Usage:
 		return &jsonEventFields{Type: "usage", Used: e.Used, Size: e.Size, Prompt: e.Prompt, Completion: e.Completion, Cached: e.Cached}
 	case engine.Struggle:

@@ -165,3 +165,23 @@ func contentText(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// render lays a request out the way a chat template does — the tools
+// (which templates put in the system part), then each message in order —
+// so that cached_tokens counts the prefix a real KV cache would reuse:
+// the JSON body puts "tools" after "messages", which a byte comparison of
+// bodies would wrongly count as changed.
+func render(rec *Recorded) []byte {
+	var b strings.Builder
+	for _, t := range rec.Tools {
+		b.WriteString("<tool>" + t.Name + "\n" + t.Description + "\n" + string(t.Parameters) + "</tool>\n")
+	}
+	for _, m := range rec.Messages {
+		b.WriteString("<|" + m.Role + "|>" + m.Content)
+		for _, c := range m.ToolCalls {
+			b.WriteString("<call>" + c.Name + " " + c.Arguments + "</call>")
+		}
+		b.WriteString("<|end|>\n")
+	}
+	return []byte(b.String())
+}

@@ -23,7 +23,7 @@ type Server struct {
 	next     int         // index of the next step to answer
 	attempts map[int]int // failed attempts already served per step (Times)
 	reqs     []Recorded
-	prevBody []byte // the last request body, for cached_tokens
+	prevPrompt []byte // the last request's rendered prompt, for cached_tokens
 	started  map[int]chan struct{}
 	stalled  map[int]chan struct{}
 	released map[int]chan struct{}
@@ -276,8 +276,9 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 	s.reqs = append(s.reqs, *rec)
 
 	prompt := rec.PromptTokens
-	cached := min(prompt, commonPrefix(s.prevBody, body)/4)
-	s.prevBody = body
+	rendered := render(rec)
+	cached := min(prompt, commonPrefix(s.prevPrompt, rendered)/4)
+	s.prevPrompt = rendered
 	p := plan{ans: answer{
 		step: st, stepIndex: i, id: fmt.Sprintf("chatcmpl-fakellm-%d", n),
 		model: rec.Model, includeUsage: rec.IncludeUsage, returnProgress: rec.ReturnProgress,

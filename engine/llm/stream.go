@@ -15,7 +15,11 @@ import (
 func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) error) (Response, error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	wd := startWatchdog(c.clock, c.first, c.idle, cancel)
+	first, idle := c.first, c.idle
+	if f := req.WatchdogScale; f > 1 {
+		first, idle = time.Duration(float64(first)*f), time.Duration(float64(idle)*f)
+	}
+	wd := startWatchdog(c.clock, first, idle, cancel)
 	defer wd.stop()
 
 	a := newAssembler()

@@ -24,7 +24,9 @@ func fast(srv *fakellm.Server) llm.Options {
 }
 
 func hello() llm.Request {
-	return llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+	// ReturnProgress as the engine sends it: llama.cpp reports prompt
+	// reading only when asked.
+	return llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, ReturnProgress: true}
 }
 
 // run streams one request against a fresh server for the scenario file.

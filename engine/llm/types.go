@@ -66,6 +66,10 @@ type Request struct {
 	ChatTemplateKwargs map[string]any
 	// ReturnProgress asks llama.cpp for prompt_progress chunks (E9).
 	ReturnProgress bool
+	// WatchdogScale multiplies both watchdog timeouts for this call; 0 or
+	// 1 keeps them. A summary call reads a long transcript and writes a
+	// long answer: it gets 2 (E27).
+	WatchdogScale float64
 }
 
 // Delta is one piece of a streamed answer, delivered in order.
