@@ -253,8 +253,9 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 				}
 			}
 		}
-		// 2. Summarise old turns, then all but this one.
-		if after > hi {
+		// 2. When masking cannot reach the goal, what is left is the
+		// conversation itself: summarise old turns, then all but this one.
+		if after > goal {
 			for _, keep := range []int{s.opts.Context.keep(), 1} {
 				n, err := t.compactTurns(ctx, keep, hi)
 				if err != nil {

@@ -18,6 +18,9 @@ type Recorded struct {
 	// Step is the index in Scenario.Steps of the step that answered, or -1
 	// when the scenario was exhausted or the prompt was refused.
 	Step int
+	// Reply is the index in Scenario.Replies that answered, when Step is
+	// -1 and a reply matched.
+	Reply int
 	// Refused is set when the prompt did not fit the window (n_ctx) and
 	// the server answered llama.cpp's 400 exceed_context_size_error.
 	Refused bool

@@ -28,6 +28,19 @@ type Scenario struct {
 	// Models lists the ids served by GET /v1/models. Empty means
 	// ["fake-model"].
 	Models []string `yaml:"models"`
+	// Replies answer the requests whose last message contains their
+	// When, before and without using the steps: the scripted model's
+	// answer to a kind of question that may come at any point (a summary
+	// request during a long session).
+	Replies []Reply `yaml:"replies"`
+}
+
+// Reply is a step given to any request whose last message contains When.
+type Reply struct {
+	When string `yaml:"when"`
+	Step Step   `yaml:"step"`
+	// Times bounds how often it answers; 0 is every time.
+	Times int `yaml:"times"`
 }
 
 // Step answers one request (or, with a failure that has Times > 0, the
@@ -227,6 +240,14 @@ func (sc Scenario) validate() error {
 	for i, st := range sc.Steps {
 		if err := st.validate(); err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	for i, r := range sc.Replies {
+		if r.When == "" {
+			return fmt.Errorf("reply %d: no when", i+1)
+		}
+		if err := r.Step.validate(); err != nil {
+			return fmt.Errorf("reply %d: %w", i+1, err)
 		}
 	}
 	return nil

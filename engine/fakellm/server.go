@@ -19,14 +19,15 @@ type Server struct {
 	sc Scenario
 	ts *httptest.Server
 
-	mu       sync.Mutex
-	next     int         // index of the next step to answer
-	attempts map[int]int // failed attempts already served per step (Times)
-	reqs     []Recorded
+	mu         sync.Mutex
+	next       int         // index of the next step to answer
+	attempts   map[int]int // failed attempts already served per step (Times)
+	replied    map[int]int // answers given per reply (Times)
+	reqs       []Recorded
 	prevPrompt []byte // the last request's rendered prompt, for cached_tokens
-	started  map[int]chan struct{}
-	stalled  map[int]chan struct{}
-	released map[int]chan struct{}
+	started    map[int]chan struct{}
+	stalled    map[int]chan struct{}
+	released   map[int]chan struct{}
 
 	done      chan struct{} // closed by Close: hanging handlers return
 	closeOnce sync.Once
@@ -54,6 +55,7 @@ func newServer(sc Scenario) *Server {
 	return &Server{
 		sc:       sc,
 		attempts: map[int]int{},
+		replied:  map[int]int{},
 		started:  map[int]chan struct{}{},
 		stalled:  map[int]chan struct{}{},
 		released: map[int]chan struct{}{},
@@ -261,6 +263,22 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.reqs) + 1
+	if r, ok := s.reply(rec); ok {
+		rec.Step = -1
+		rec.Reply = r
+		s.reqs = append(s.reqs, *rec)
+		rendered := render(rec)
+		cached := min(rec.PromptTokens, commonPrefix(s.prevPrompt, rendered)/4)
+		s.prevPrompt = rendered
+		a := answer{step: s.sc.Replies[r].Step, stepIndex: -1 - r, id: fmt.Sprintf("chatcmpl-fakellm-%d", n),
+			model: rec.Model, includeUsage: rec.IncludeUsage, returnProgress: rec.ReturnProgress,
+			promptTokens: rec.PromptTokens, cachedTokens: cached}
+		if a.model == "" {
+			a.model = s.modelIDs()[0]
+		}
+		a.withError = a.step.StreamError != nil
+		return plan{ans: a, httpError: a.step.HTTPError}
+	}
 	if s.next >= len(s.sc.Steps) && s.sc.Loop && len(s.sc.Steps) > 0 {
 		s.next = 0
 		clear(s.attempts)
@@ -314,6 +332,18 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 		s.attempts[i] = a + 1
 	}
 	return p
+}
+
+// reply finds the reply answering rec, under the lock.
+func (s *Server) reply(rec *Recorded) (int, bool) {
+	last := rec.Last().Content
+	for i, r := range s.sc.Replies {
+		if strings.Contains(last, r.When) && (r.Times == 0 || s.replied[i] < r.Times) {
+			s.replied[i]++
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func commonPrefix(a, b []byte) int {

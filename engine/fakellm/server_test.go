@@ -444,3 +444,22 @@ func TestPromptLargerThanWindowRefused(t *testing.T) {
 		t.Fatalf("recorded %+v", reqs)
 	}
 }
+
+// A reply answers any request whose last message matches, without using
+// a step, as often as Times allows.
+func TestReplies(t *testing.T) {
+	srv := fakellm.NewServer(mustParse(t, "steps:\n  - content: first\n  - content: second\nreplies:\n  - {when: summarise, step: {content: notes}, times: 1}\n"))
+	defer srv.Close()
+	ask := func(text string) string {
+		_, body := answer(t, srv, strings.Replace(streamReq, `"hi"`, `"`+text+`"`, 1))
+		return body
+	}
+	for _, c := range []struct{ ask, want string }{{"hi", "first"}, {"please summarise", "notes"}, {"summarise again", "second"}} {
+		if b := ask(c.ask); !strings.Contains(b, c.want) {
+			t.Fatalf("%q answered %s, want %q", c.ask, b, c.want)
+		}
+	}
+	if r := srv.Requests(); r[1].Step != -1 || r[1].Reply != 0 || r[2].Step != 1 {
+		t.Fatalf("recorded steps %d %d %d", r[0].Step, r[1].Step, r[2].Step)
+	}
+}
