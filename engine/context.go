@@ -675,5 +675,6 @@ func (t *turn) cacheCheck(u llm.Usage) {
 // isPrompt tells a user's prompt from mm's own notes (which also go as
 // user messages): turn boundaries of a loaded history.
 func isPrompt(m llm.Message) bool {
-	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "[error:") && !strings.HasPrefix(m.Content, "[mm:")
+	return m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "[error: you wrote a tool call as text") &&
+		!strings.HasPrefix(m.Content, "[mm: you reached the limit of")
 }
