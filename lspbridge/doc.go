@@ -22,7 +22,9 @@
 //   - Waiting is on events, never on sleeps: the server's own "diagnostics
 //     done" progress when it reports one (gopls with
 //     verboseWorkDoneProgress), else the edited version's diagnostics
-//     followed by a short quiet period. Every wait is bounded by
+//     followed by a short quiet period; for a server that reports open
+//     files only and answers textDocument/diagnostic (pyright), the
+//     checked files' diagnostics pulled. Every wait is bounded by
 //     Config.Wait and an unanswered wait says "diagnostics incomplete",
 //     never "no problems".
 //   - The delta compares diagnostics by file, severity, code, source and

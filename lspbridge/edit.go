@@ -34,9 +34,10 @@ type snapGroup struct {
 	scanned bool
 	scan    importerScan
 	opened  []string
-	// baseOthers are the importers' diagnostics before the edit, pulled;
-	// nil when the server does not answer pulls (its pushes are used).
-	baseOthers map[string][]Diagnostic
+	// basePulled are the diagnostics before the edit of the edited files
+	// and the importers, pulled; nil when the server does not answer pulls
+	// (its pushes are used).
+	basePulled map[string][]Diagnostic
 	othersOK   bool
 }
 
@@ -180,6 +181,11 @@ func (g *snapGroup) takeBase(ctx context.Context) {
 	}
 	if !s.cfg.Workspace {
 		ps = append(ps, g.openImporters(ctx)...)
+		if s.pulls() == pullYes {
+			// The pulls below answer once the files are checked: no
+			// push to wait for.
+			ps = nil
+		}
 	}
 	g.baseOK = s.waitFor(ctx, ps)
 	if !g.baseOK {
@@ -187,7 +193,13 @@ func (g *snapGroup) takeBase(ctx context.Context) {
 	}
 	g.base = s.snapshotDiags()
 	if g.scanned {
-		g.baseOthers, g.othersOK = g.pullImporters(ctx)
+		var existed []string
+		for _, f := range g.files {
+			if f.existed {
+				existed = append(existed, f.path)
+			}
+		}
+		g.basePulled, g.othersOK = g.pull(ctx, existed)
 	}
 }
 
@@ -321,6 +333,11 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		return finish(false, why)
 	}
 	others := g.recheckImporters(ctx)
+	if g.basePulled != nil {
+		// The pulls below answer once the files are checked: no push
+		// to wait for.
+		ps = nil
+	}
 	if !s.waitFor(ctx, append(ps, others...)) {
 		if len(others) == 0 || !s.settled(ps) {
 			return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
@@ -328,9 +345,15 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		// The edited files are checked; some of their importers are not.
 		r.othersWhy = "no answer in time"
 	}
-	if g.baseOthers != nil {
+	if g.basePulled != nil {
+		var synced []string
+		for _, c := range changes {
+			if !g.file(c.Path).unknown {
+				synced = append(synced, c.Path)
+			}
+		}
 		var ok bool
-		if pulled, ok = g.pullImporters(ctx); !ok || !g.othersOK {
+		if pulled, ok = g.pull(ctx, synced); !ok || !g.othersOK {
 			r.othersWhy = "no answer in time"
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -341,16 +340,17 @@ func (s *server) pulls() pullSupport {
 	return s.pull
 }
 
-// pullImporters asks the server for each checked importer's diagnostics
-// (textDocument/diagnostic). pyright answers a pull once the file is
-// checked against all it has — even though mm does not advertise pulls,
-// which would stop its pushes — where its pushes come in stages (a first
-// one with the syntax errors only) that no quiet period tells apart from
-// the last. It returns nil when the server does not answer pulls; ok is
-// false when ctx ended before every answer came.
-func (g *snapGroup) pullImporters(ctx context.Context) (got map[string][]Diagnostic, ok bool) {
+// pull asks the server for the diagnostics (textDocument/diagnostic) of
+// edited and of each checked importer. pyright answers a pull once the
+// file is checked against all it has — even though mm does not advertise
+// pulls, which would stop its pushes — where its pushes come in stages
+// when several files are open (a first one with the syntax errors only)
+// that no quiet period tells apart from the last. It returns nil when the
+// server does not answer pulls; ok is false when ctx ended before every
+// answer came.
+func (g *snapGroup) pull(ctx context.Context, edited []string) (got map[string][]Diagnostic, ok bool) {
 	s := g.srv
-	if len(g.scan.files) == 0 || s.pulls() == pullNo {
+	if s.pulls() == pullNo {
 		return nil, true
 	}
 	p, err := s.ready(ctx)
@@ -358,7 +358,7 @@ func (g *snapGroup) pullImporters(ctx context.Context) (got map[string][]Diagnos
 		return map[string][]Diagnostic{}, false
 	}
 	got = map[string][]Diagnostic{}
-	for _, path := range g.scan.files {
+	for _, path := range append(slices.Clip(edited), g.scan.files...) {
 		var res struct {
 			Kind  string                `json:"kind"`
 			Items []protocol.Diagnostic `json:"items"`
@@ -394,7 +394,7 @@ func (g *snapGroup) pullImporters(ctx context.Context) (got map[string][]Diagnos
 // importer's text again once the edit is synced, so that it publishes
 // their diagnostics against the edit as a new version mm can wait for.
 func (g *snapGroup) recheckImporters(ctx context.Context) []*pending {
-	if g.baseOthers != nil {
+	if g.basePulled != nil {
 		return nil
 	}
 	var ps []*pending
@@ -410,23 +410,33 @@ func (g *snapGroup) recheckImporters(ctx context.Context) []*pending {
 	return ps
 }
 
-// withPulled puts the pulled diagnostics of the importers into a
-// before/after pair of diagnostics; an importer without both answers is
-// left out of the comparison.
-func (g *snapGroup) withPulled(before, after, pulled map[string][]Diagnostic) (map[string][]Diagnostic, map[string][]Diagnostic) {
-	if g.baseOthers == nil {
-		return before, after
+// withPulled makes the before/after pair of diagnostics compared, when
+// the server answers pulls, the pulled ones of the checked files only —
+// the pushes of other open files may still be in flux, since nothing
+// waited for them: an edited file's on each side (the pushed one where a
+// pull went unanswered), an importer's when both sides have them — one
+// without both answers is left out of the comparison.
+func (g *snapGroup) withPulled(pushedBefore, pushedAfter, pulled map[string][]Diagnostic) (before, after map[string][]Diagnostic) {
+	if g.basePulled == nil {
+		return pushedBefore, pushedAfter
 	}
-	before, after = maps.Clone(before), maps.Clone(after)
-	for _, p := range g.scan.files {
-		b, okB := g.baseOthers[p]
-		a, okA := pulled[p]
-		if !okB || !okA {
-			delete(before, p)
-			delete(after, p)
-			continue
+	before, after = map[string][]Diagnostic{}, map[string][]Diagnostic{}
+	for _, f := range g.files {
+		before[f.path] = pushedBefore[f.path]
+		if b, ok := g.basePulled[f.path]; ok {
+			before[f.path] = b
 		}
-		before[p], after[p] = b, a
+		after[f.path] = pushedAfter[f.path]
+		if a, ok := pulled[f.path]; ok {
+			after[f.path] = a
+		}
+	}
+	for _, p := range g.scan.files {
+		b, okB := g.basePulled[p]
+		a, okA := pulled[p]
+		if okB && okA {
+			before[p], after[p] = b, a
+		}
 	}
 	return before, after
 }
