@@ -23,8 +23,16 @@ type Options struct {
 	Workspace func(cwd string) (tools.Env, *tools.Policy, error)
 	// Engine builds the engine session of an ACP session (new, or about to
 	// be restored from the store) with this id; its tools run in env (the
-	// editor-aware environment built by this package).
-	Engine func(id, cwd string, env tools.Env) (*engine.Session, error)
+	// editor-aware environment built by this package), extra are the
+	// tools of its MCP servers.
+	Engine func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error)
+	// MCP connects the MCP servers of a session (the client's, from
+	// session/new, load or resume, and mm's own config's), bounded in
+	// time. It returns their tools (given to Engine as extra), the lines
+	// to show the user (a server that failed), and close, called when the
+	// session closes or mm exits. Nil: the client's servers are refused
+	// with a note.
+	MCP func(ctx context.Context, cwd string, servers []sdk.McpServer) (ts []tools.Tool, notes []string, close func())
 	// Store holds the saved sessions (session/list, load, resume); nil
 	// keeps none and those methods are not advertised.
 	Store *store.Store
@@ -96,6 +104,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	}
 	caps := sdk.AgentCapabilities{
 		PromptCapabilities: promptCapabilities,
+		McpCapabilities:    sdk.McpCapabilities{Http: a.opts.MCP != nil},
 		SessionCapabilities: sdk.SessionCapabilities{
 			Close: &sdk.SessionCloseCapabilities{},
 		},
@@ -124,7 +133,7 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 // answer (A5).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	id := sdk.SessionId(store.NewID())
-	s, err := a.open(id, p.Cwd, nil)
+	s, err := a.open(ctx, id, p.Cwd, nil, p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -216,6 +225,7 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	if !s.close(closeWait) {
 		a.log.Warn("session closed while its turn still runs", "session", p.SessionId, "waited", closeWait)
 	}
+	s.release()
 	a.log.Info("session closed", "session", p.SessionId)
 	return sdk.CloseSessionResponse{}, nil
 }
@@ -256,6 +266,13 @@ func (a *Agent) cancelTurns() {
 func (a *Agent) closeAll() {
 	a.wg.Wait()
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	ss := make([]*session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		ss = append(ss, s)
+	}
 	clear(a.sessions)
+	a.mu.Unlock()
+	for _, s := range ss {
+		s.release()
+	}
 }

@@ -32,6 +32,12 @@ type session struct {
 
 	thoughtShown bool // the thought level picker was offered (turn goroutine)
 
+	// notes are shown at the start of the first prompt (an MCP server
+	// that failed to start); closeMCP ends the session's MCP servers.
+	notes    []string
+	closeMCP func()
+	released sync.Once
+
 	mu      sync.Mutex
 	current *turnCtl       // the latest prompt's turn; nil when idle
 	closed  bool           // session/close was called: no new turn starts
@@ -106,6 +112,16 @@ func (s *session) close(wait time.Duration) bool {
 	}
 }
 
+// release ends what the session holds outside mm (its MCP servers),
+// once.
+func (s *session) release() {
+	s.released.Do(func() {
+		if s.closeMCP != nil {
+			s.closeMCP()
+		}
+	})
+}
+
 // run plays one turn, rendering every event as a session update. Updates
 // are sent on a context detached from the turn's, so the final ones still
 // reach the client after a cancel (A7).
@@ -113,6 +129,13 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	s.agent.wg.Add(1)
 	defer s.agent.wg.Done()
 	send := context.WithoutCancel(ctx)
+	s.mu.Lock()
+	notes := s.notes
+	s.notes = nil
+	s.mu.Unlock()
+	for _, n := range notes {
+		s.update(send, sdk.UpdateAgentMessageText(StruggleNote(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})))
+	}
 	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
 		if u, ok := render(e); ok {
 			s.update(send, u)

@@ -18,7 +18,7 @@ const listPage = 50
 
 // open builds a session in cwd under id, restored from rec when given,
 // and registers it.
-func (a *Agent) open(id sdk.SessionId, cwd string, rec *store.Record) (*session, error) {
+func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
 	if err := a.configError(); err != nil {
 		return nil, err
 	}
@@ -40,8 +40,16 @@ func (a *Agent) open(id sdk.SessionId, cwd string, rec *store.Record) (*session,
 	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
 		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}
 	}
-	eng, err := a.opts.Engine(string(id), cwd, s.env)
+	var extra []tools.Tool
+	switch {
+	case a.opts.MCP != nil:
+		extra, s.notes, s.closeMCP = a.opts.MCP(ctx, cwd, mcp)
+	case len(mcp) > 0:
+		s.notes = []string{"MCP servers are not supported by this build of mm; their tools are not offered"}
+	}
+	eng, err := a.opts.Engine(string(id), cwd, s.env, extra)
 	if err != nil {
+		s.release()
 		return nil, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s.engine = eng
@@ -81,7 +89,7 @@ func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
 }
 
 // resume opens a stored session, or returns the open one.
-func (a *Agent) resume(id sdk.SessionId, cwd string) (*session, error) {
+func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []sdk.McpServer) (*session, error) {
 	if err := a.configError(); err != nil {
 		return nil, err
 	}
@@ -89,7 +97,7 @@ func (a *Agent) resume(id sdk.SessionId, cwd string) (*session, error) {
 	if err != nil || s != nil {
 		return s, err
 	}
-	s, err = a.open(id, cwd, rec)
+	s, err = a.open(ctx, id, cwd, rec, mcp)
 	if err == nil {
 		a.log.Info("session restored", "session", id, "cwd", cwd, "messages", len(rec.History))
 	}
@@ -100,7 +108,7 @@ func (a *Agent) resume(id sdk.SessionId, cwd string) (*session, error) {
 // as updates — user messages, answers, mm's notes, tool calls with their
 // final status, output and diffs — before the answer (A2).
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	s, err := a.resume(p.SessionId, p.Cwd)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -115,7 +123,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // ResumeSession is session/resume: the session is restored without
 // replaying it (the client kept its view).
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	s, err := a.resume(p.SessionId, p.Cwd)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}

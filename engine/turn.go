@@ -477,6 +477,9 @@ func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
 		}
 		t.emit(Plan{Entries: entries})
 	}
+	if res.Warning != "" {
+		t.emit(Struggle{Level: Warning, Kind: "tool", Text: res.Warning})
+	}
 	t.s.append(llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: res.Text})
 }
 

@@ -61,6 +61,10 @@ type Result struct {
 	// Plan, when set, replaces the model's todo list (the plan tool, T8);
 	// front ends show it.
 	Plan []PlanEntry
+	// Warning, when set, is one line for the user (a ⚠ note), not for the
+	// model: something outside the model's reach broke (an MCP server
+	// crashed or hung).
+	Warning string
 }
 
 // PlanEntry is one step of the model's todo list.

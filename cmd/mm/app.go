@@ -110,7 +110,7 @@ func (a *app) thoughtLevels(context.Context) []string {
 
 // registry is the one table of tools offered to the model (T2): a tool
 // is declared only when it can serve.
-func (a *app) registry(cwd string) *tools.Registry {
+func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
 	maxTokens := a.cfg.Sampling.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
@@ -137,7 +137,7 @@ func (a *app) registry(cwd string) *tools.Registry {
 	if config.On(a.cfg.PlanTool, true) {
 		ts = append(ts, plan.New())
 	}
-	return tools.NewRegistry(ts...)
+	return tools.NewRegistry(append(ts, extra...)...)
 }
 
 // bashEnv is the environment policy of bash commands (issue 9): the
@@ -164,7 +164,7 @@ func (a *app) maxOutput() int {
 // session builds an engine session whose tools run in env, stored under
 // id after every turn; the language servers of cwd read files through
 // env's view from now on.
-func (a *app) session(id, cwd string, env tools.Env) *engine.Session {
+func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engine.Session {
 	a.filesFor(cwd).use(env)
 	a.conn.Warm() // the server and its window, in the background (E14)
 	// Only what the config says explicitly: the profile, then mm's
@@ -177,7 +177,7 @@ func (a *app) session(id, cwd string, env tools.Env) *engine.Session {
 		Model:          a.model,
 		KeepReasoning:  a.model.keepReasoning,
 		ModelName:      "", // filled by the connector once the server is known
-		Tools:          a.registry(cwd),
+		Tools:          a.registry(cwd, extra...),
 		Env:            env,
 		SystemPrompt:   a.cfg.SystemPrompt,
 		ProjectContext: projectContext(cwd),

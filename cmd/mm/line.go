@@ -45,7 +45,12 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	if !f.json {
 		a.notice = func(s string) { r.line(r.paint(dim, s)) }
 	}
-	sess, code := a.lineSession(f, ws, stderr)
+	set := a.mcpConnect(ctx, cwd, nil)
+	defer set.Close()
+	for _, n := range set.Notes {
+		r.render(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})
+	}
+	sess, code := a.lineSession(f, ws, stderr, set.Tools())
 	if code != exitOK {
 		return code
 	}
@@ -62,9 +67,9 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 
 // lineSession is a new session, or the stored one --resume/--continue
 // names (C2, E29).
-func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer) (*engine.Session, int) {
+func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, extra []tools.Tool) (*engine.Session, int) {
 	if f.resume == "" && !f.cont {
-		return a.session(store.NewID(), ws.Cwd(), ws), exitOK
+		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
 	}
 	if a.store == nil {
 		fmt.Fprintln(stderr, "mm: no saved sessions: set HOME or XDG_STATE_HOME so mm has a state directory")
@@ -80,7 +85,7 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer) (*
 	switch {
 	case errors.Is(err, store.ErrNotFound) && f.resume == "":
 		fmt.Fprintln(stderr, "mm: no saved session in "+ws.Cwd()+" — starting a new one")
-		return a.session(store.NewID(), ws.Cwd(), ws), exitOK
+		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
 		fmt.Fprintf(stderr, "mm: no saved session %s — run mm -p --continue \"…\" for the newest one of this workspace\n", f.resume)
 		return nil, exitUsage
@@ -88,7 +93,7 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer) (*
 		fmt.Fprintln(stderr, "mm: cannot read the session:", err)
 		return nil, exitFailed
 	}
-	s := a.session(rec.ID, ws.Cwd(), ws)
+	s := a.session(rec.ID, ws.Cwd(), ws, extra...)
 	s.Restore(rec)
 	return s, exitOK
 }

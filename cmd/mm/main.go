@@ -205,9 +205,10 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
 			return a.workspace(cwd, nil)
 		},
-		Engine: func(id, cwd string, env tools.Env) (*engine.Session, error) {
-			return a.session(id, cwd, env), nil
+		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {
+			return a.session(id, cwd, env, extra...), nil
 		},
+		MCP:           a.acpMCP,
 		Store:         a.store,
 		Models:        a.conn.Models,
 		ThoughtLevels: a.thoughtLevels,

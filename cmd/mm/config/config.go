@@ -54,6 +54,9 @@ type Config struct {
 	Agents           map[string]string `yaml:"agents"`
 	Hooks            Hooks             `yaml:"hooks"`
 	LSP              map[string]LSP    `yaml:"lsp"`
+	// MCPServers are connected for every session, like the editor's
+	// (the same shape as ACP's session/new mcpServers).
+	MCPServers []MCPServer `yaml:"mcpServers"`
 
 	// APIKey is read from MM_API_KEY or the variable named by APIKeyEnv;
 	// never from the file.
@@ -153,6 +156,24 @@ type LSP struct {
 	Command     []string `yaml:"command"`
 	RootMarkers []string `yaml:"rootMarkers"`
 	Extensions  []string `yaml:"extensions"`
+}
+
+// MCPServer is one MCP server: a command (stdio, the default type) or a
+// url (type: http).
+type MCPServer struct {
+	Name    string      `yaml:"name"`
+	Type    string      `yaml:"type"`
+	Command string      `yaml:"command"`
+	Args    []string    `yaml:"args"`
+	Env     []NameValue `yaml:"env"`
+	URL     string      `yaml:"url"`
+	Headers []NameValue `yaml:"headers"`
+}
+
+// NameValue is an environment variable or an HTTP header.
+type NameValue struct {
+	Name  string `yaml:"name"`
+	Value string `yaml:"value"`
 }
 
 // Duration accepts "30s", "3m".
@@ -354,6 +375,9 @@ func (c *Config) applyEnv() {
 var Providers = []string{"llamacpp", "dmr", "ollama", "lmstudio", "vllm", "openai"}
 
 func (c *Config) validate() error {
+	if err := validateMCP(c.MCPServers); err != nil {
+		return err
+	}
 	if c.Provider != "" {
 		ok := false
 		for _, p := range Providers {
@@ -393,4 +417,26 @@ func On(b *bool, def bool) bool {
 		return def
 	}
 	return *b
+}
+
+func validateMCP(servers []MCPServer) error {
+	seen := map[string]bool{}
+	for i, s := range servers {
+		switch {
+		case strings.TrimSpace(s.Name) == "":
+			return fmt.Errorf("mcpServers[%d] needs a name", i)
+		case seen[s.Name]:
+			return fmt.Errorf("mcpServers: two servers are named %q", s.Name)
+		case s.Type == "sse":
+			return fmt.Errorf("mcpServers.%s: type sse is not supported yet — use type: http (streamable HTTP) or a command", s.Name)
+		case s.Type != "" && s.Type != "stdio" && s.Type != "http":
+			return fmt.Errorf("mcpServers.%s: type %q is not one of stdio, http", s.Name, s.Type)
+		case s.Type == "http" && s.URL == "":
+			return fmt.Errorf("mcpServers.%s: type http needs a url", s.Name)
+		case s.Type != "http" && s.Command == "":
+			return fmt.Errorf("mcpServers.%s needs a command (or type: http and a url)", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
 }

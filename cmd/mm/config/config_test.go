@@ -131,3 +131,32 @@ func TestUnknownKeyIsOneShortLine(t *testing.T) {
 		}
 	}
 }
+
+func TestMCPServers(t *testing.T) {
+	for _, tt := range []struct{ yaml, err string }{
+		{yaml: "mcpServers:\n  - {name: files, command: /bin/mcp-files, args: [--ro], env: [{name: TOKEN, value: x}]}\n  - {name: web, type: http, url: http://127.0.0.1:9000/mcp, headers: [{name: Authorization, value: Bearer y}]}\n"},
+		{yaml: "mcpServers:\n  - {command: /bin/x}\n", err: "mcpServers[0] needs a name"},
+		{yaml: "mcpServers:\n  - {name: a, type: sse, url: http://x}\n", err: "type sse is not supported yet"},
+		{yaml: "mcpServers:\n  - {name: a, type: http}\n", err: "type http needs a url"},
+		{yaml: "mcpServers:\n  - {name: a}\n", err: "mcpServers.a needs a command"},
+		{yaml: "mcpServers:\n  - {name: a, command: x}\n  - {name: a, command: y}\n", err: `two servers are named "a"`},
+		{yaml: "mcpServers:\n  - {name: a, command: x, cwd: /tmp}\n", err: "cwd"},
+	} {
+		path := filepath.Join(t.TempDir(), "agent.yaml")
+		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path)
+		if tt.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.yaml, err)
+			} else if len(c.MCPServers) != 2 || c.MCPServers[1].Headers[0].Value != "Bearer y" || c.MCPServers[0].Env[0].Name != "TOKEN" {
+				t.Errorf("decoded %+v", c.MCPServers)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("%s: error = %v, want %q", tt.yaml, err, tt.err)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/tools/mcp/mcptest"
+)
+
+var (
+	mcpServerOnce sync.Once
+	mcpServerBin  string
+	mcpServerErr  error
+)
+
+// mcpServer builds the tiny stdio MCP server of the tests (the SDK's
+// server side), once.
+func mcpServer(t *testing.T) string {
+	t.Helper()
+	mcpServerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mm-mcpserver-")
+		if err != nil {
+			mcpServerErr = err
+			return
+		}
+		mcpServerBin = filepath.Join(dir, "mcpserver")
+		out, err := exec.Command("go", "build", "-o", mcpServerBin, "../../tools/mcp/testdata/mcpserver").CombinedOutput()
+		if err != nil {
+			mcpServerErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if mcpServerErr != nil {
+		t.Fatal("building the MCP server:", mcpServerErr)
+	}
+	return mcpServerBin
+}
+
+func stdioServer(name, command string, args ...string) sdk.McpServer {
+	return sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: name, Command: command, Args: append([]string{}, args...), Env: []sdk.EnvVariable{}}}
+}
+
+// lastToolResult is the tool message of the model's last request.
+func lastToolResult(t *testing.T, reqs []fakellm.Recorded) string {
+	t.Helper()
+	msgs := reqs[len(reqs)-1].Messages
+	m := msgs[len(msgs)-1]
+	if m.Role != "tool" {
+		t.Fatalf("the last message is %s, not a tool result", m.Role)
+	}
+	return m.Content
+}
+
+// TestACPMCPStdio (A1): the editor's stdio MCP server is connected, its
+// tool is offered as greeter_echo, the call asks permission, its result
+// reaches the model's next request, a server that cannot start is one ⚠
+// line, and session/close leaves no server process.
+func TestACPMCPStdio(t *testing.T) {
+	bin := mcpServer(t)
+	srv := scenario(t, "mcp_echo")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
+		stdioServer("greeter", bin),
+		stdioServer("broken", bin, "-fail"),
+	})
+	servers := children(p.cmd.Process.Pid, "mcpserver")
+	if len(servers) == 0 {
+		t.Fatal("no MCP server child of mm")
+	}
+	if _, err := p.prompt(ctx, id, "echo something"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if !hasTool(reqs[0].Tools, "greeter_echo") || hasTool(reqs[0].Tools, "broken_echo") {
+		t.Errorf("tools offered: %+v", reqs[0].Tools)
+	}
+	if got := lastToolResult(t, reqs); got != "echo: hello from the model" {
+		t.Errorf("the model got %q", got)
+	}
+	updates, perms := p.client.snapshot()
+	if len(perms) != 1 || !strings.Contains(*perms[0].ToolCall.Title, "greeter: echo") {
+		t.Errorf("permission requests: %+v", perms)
+	}
+	if msg := messageText(updates); !strings.Contains(msg, `⚠ MCP server "broken" is off`) || !strings.Contains(msg, "could not start: it exited (it said: mcpserver: GREETER") {
+		t.Errorf("no ⚠ line for the server that failed:\n%s", msg)
+	}
+	if _, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range servers {
+		if alive(pid) {
+			t.Errorf("the MCP server (pid %d) outlived its session", pid)
+		}
+	}
+}
+
+// TestACPMCPHTTP (A1): an HTTP MCP server, headers included.
+func TestACPMCPHTTP(t *testing.T) {
+	server := mcptest.Server()
+	var sawAuth bool
+	var mu sync.Mutex
+	ts := httptest.NewServer(mcpsdk.NewStreamableHTTPHandler(func(r *http.Request) *mcpsdk.Server {
+		mu.Lock()
+		sawAuth = sawAuth || r.Header.Get("Authorization") == "Bearer t0ken"
+		mu.Unlock()
+		return server
+	}, nil))
+	defer ts.Close()
+	srv := scenario(t, "mcp_http")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
+		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "web", Url: ts.URL, Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer t0ken"}}}},
+	})
+	if _, err := p.prompt(ctx, id, "echo over http"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastToolResult(t, srv.Requests()); got != "echo: over http" {
+		t.Errorf("the model got %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !sawAuth {
+		t.Error("the configured header was not sent")
+	}
+}
+
+// TestACPMCPCrash: a server that crashes mid-call is a repair text for
+// the model and a ⚠ note; the turn ends normally.
+func TestACPMCPCrash(t *testing.T) {
+	bin := mcpServer(t)
+	srv := scenario(t, "mcp_crash")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{stdioServer("greeter", bin)})
+	resp, err := p.prompt(ctx, id, "use the greeter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason %s", resp.StopReason)
+	}
+	if got := lastToolResult(t, srv.Requests()); !strings.Contains(got, `the MCP server "greeter" stopped`) || !strings.Contains(got, "carry on without them") {
+		t.Errorf("the model got %q", got)
+	}
+	updates, _ := p.client.snapshot()
+	if msg := messageText(updates); !strings.Contains(msg, `⚠ MCP server "greeter" stopped`) {
+		t.Errorf("no ⚠ note:\n%s", msg)
+	}
+}
+
+// TestLineModeMCPFromConfig (A2): agent.yaml's mcpServers serve line mode,
+// and the server is gone when mm exits.
+func TestLineModeMCPFromConfig(t *testing.T) {
+	bin := mcpServer(t)
+	srv := scenario(t, "mcp_echo")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
+	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "echo something", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if got := lastToolResult(t, srv.Requests()); got != "echo: hello from the model" {
+		t.Errorf("the model got %q", got)
+	}
+	if out, _ := exec.Command("pgrep", "-f", bin).Output(); len(out) > 0 {
+		t.Errorf("MCP server processes left after mm exited: %s", out)
+	}
+}
