@@ -1,6 +1,7 @@
 package skills_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,46 @@ func TestNearest(t *testing.T) {
 	}
 	if got := set.Nearest("kubernetes", 3); len(got) != 0 {
 		t.Errorf("Nearest(kubernetes) = %v, want none", got)
+	}
+}
+
+// A5: a skill folder created during the session is seen by the watcher,
+// even when the skills folder itself did not exist at the start.
+func TestWatch(t *testing.T) {
+	ws := t.TempDir()
+	dir := filepath.Join(ws, ".mm", "skills")
+	lib := skills.NewLibrary(skills.DirSource(dir), skills.Shipped())
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan struct{}, 8)
+	done := make(chan error, 1)
+	_, _, gen := lib.Current()
+	go func() { done <- lib.Watch(ctx, gen, func() { changed <- struct{}{} }) }()
+	defer func() { cancel(); <-done }()
+	// until writes the file again each second until a change is reported
+	// (the watcher goroutine may not have set its watches yet).
+	until := func(what, path, text string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			write(t, path, text)
+			select {
+			case <-changed:
+				return
+			case <-time.After(time.Second):
+			case <-deadline:
+				t.Fatalf("no change reported after %s", what)
+			}
+		}
+	}
+	until("creating .mm/skills/greet/SKILL.md", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet.", "steps"))
+	if set, _, _ := lib.Current(); len(set.Names()) != 8 {
+		t.Fatalf("names after the add: %v", set.Names())
+	}
+	for len(changed) > 0 {
+		<-changed
+	}
+	until("editing greet", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet someone by name.", "steps"))
+	if s, _ := func() (skills.Skill, bool) { set, _, _ := lib.Current(); return set.Lookup("greet") }(); s.Description != "Greet someone by name." {
+		t.Errorf("greet = %+v", s)
 	}
 }

@@ -201,7 +201,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // runACP serves the editor with sessions built by a.
 func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+	ctx, stop := context.WithCancel(ctx)
+	defer a.waitSkillWatches()
+	defer stop()
+	var agent *acp.Agent // set before serving; used once sessions exist
 	return serveACP(ctx, acp.Options{
+		Commands: a.skillCommands(ctx, func(cwd string) { agent.Announce(cwd) }),
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
 			return a.workspace(cwd, nil)
 		},
@@ -212,15 +217,19 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 		Store:         a.store,
 		Models:        a.conn.Models,
 		ThoughtLevels: a.thoughtLevels,
-	}, stdin, stdout, log)
+	}, stdin, stdout, log, func(ag *acp.Agent) { agent = ag })
 }
 
 // serveACP runs the ACP agent on stdio until EOF. With only
 // opts.ConfigError set (the config is wrong), initialize is answered and
 // every request that needs a session gets the one line.
-func serveACP(ctx context.Context, opts acp.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
+func serveACP(ctx context.Context, opts acp.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger, bind ...func(*acp.Agent)) int {
 	opts.Name, opts.Version, opts.Logger = "mm", version, log
-	if err := acp.Serve(ctx, acp.New(opts), stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+	agent := acp.New(opts)
+	for _, b := range bind {
+		b(agent)
+	}
+	if err := acp.Serve(ctx, agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("acp stopped", "err", err)
 		return exitFailed
 	}

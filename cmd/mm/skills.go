@@ -1,19 +1,26 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/sourcegraph/conc/panics"
+
+	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/skills"
 )
 
-// skillLibs are the skill libraries by workspace, shared by its sessions.
+// skillLibs are the skill libraries by workspace, shared by its sessions,
+// and their watchers (ACP only: the / menu follows the skill files).
 type skillLibs struct {
-	mu   sync.Mutex
-	libs map[string]*skills.Library
+	mu      sync.Mutex
+	libs    map[string]*skills.Library
+	watched map[string]bool
+	watches sync.WaitGroup
 }
 
 // skillsFor returns the live skills of a workspace (S1), nearest first:
@@ -86,3 +93,48 @@ func (a *app) skillRewriter(lib *skills.Library) func(string) engine.Rewrite {
 		return out
 	}
 }
+
+// skillCommands is A5's one slash command per skill of the workspace, with
+// its input hint. The first call for a workspace starts watching its
+// skills folders until ctx ends: a skill added or edited during the
+// session calls announce(cwd), which sends the / menu again.
+func (a *app) skillCommands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
+	return func(cwd string) []acp.Command {
+		lib := a.skillsFor(cwd)
+		set, _, gen := lib.Current()
+		a.watchSkills(ctx, cwd, lib, gen, announce)
+		var cmds []acp.Command
+		for _, sk := range set.All() {
+			cmds = append(cmds, acp.Command{Name: sk.Name, Description: sk.Description, Hint: sk.Hint})
+		}
+		return cmds
+	}
+}
+
+func (a *app) watchSkills(ctx context.Context, cwd string, lib *skills.Library, since int, announce func(string)) {
+	a.skills.mu.Lock()
+	defer a.skills.mu.Unlock()
+	if a.skills.watched[cwd] || ctx.Err() != nil {
+		return
+	}
+	if a.skills.watched == nil {
+		a.skills.watched = map[string]bool{}
+	}
+	a.skills.watched[cwd] = true
+	a.skills.watches.Go(func() {
+		r := panics.Try(func() {
+			if err := lib.Watch(ctx, since, func() {
+				a.log.Info("skills changed", "workspace", cwd)
+				announce(cwd)
+			}); err != nil {
+				a.log.Warn("skills are not watched: the / menu changes at the next session", "err", err)
+			}
+		})
+		if r != nil {
+			a.log.Error("internal error in the skills watcher (recovered)", "panic", r.Value)
+		}
+	})
+}
+
+// waitSkillWatches joins the watchers (their ctx ended).
+func (a *app) waitSkillWatches() { a.skills.watches.Wait() }

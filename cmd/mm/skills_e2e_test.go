@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/skills"
 )
@@ -80,6 +82,40 @@ func TestSkillACP(t *testing.T) {
 	defer cancel()
 	p := startAgent(t, dir, mmEnv(t, srv))
 	id := p.session(t, ctx, dir)
+	// A5: /release-notes (with its hint) in the / menu after session/new.
+	menu := func(has string) map[string]string {
+		t.Helper()
+		var last map[string]string
+		p.client.waitUpdates(t, "a / menu with "+has, func(us []sdk.SessionUpdate) bool {
+			for _, u := range us {
+				if u.AvailableCommandsUpdate != nil {
+					last = map[string]string{}
+					for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
+						last[c.Name] = ""
+						if c.Input != nil && c.Input.Unstructured != nil {
+							last[c.Name] = c.Input.Unstructured.Hint
+						}
+					}
+				}
+			}
+			_, ok := last[has]
+			return ok
+		})
+		return last
+	}
+	commandsAfterAnswer(t, p, string(id))
+	m := menu("release-notes")
+	if m["release-notes"] != "version" || m["run-tests"] == "" {
+		t.Errorf("/ menu = %v", m)
+	}
+	if _, ok := m["compact"]; !ok {
+		t.Errorf("the built-in commands are gone from the / menu: %v", m)
+	}
+	// A skill added during the session: the menu is sent again.
+	writeFile(t, filepath.Join(dir, ".mm", "skills", "greet.md"), "---\ndescription: Greet someone.\nargument-hint: name\n---\nSay hello.\n")
+	if m := menu("greet"); m["greet"] != "name" || m["release-notes"] != "version" {
+		t.Errorf("/ menu after adding greet = %v", m)
+	}
 	resp, err := p.prompt(ctx, id, "/release-notes v1.2")
 	if err != nil || resp.StopReason != "end_turn" {
 		t.Fatalf("prompt: %v %v", resp, err)
