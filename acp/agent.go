@@ -137,6 +137,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	s.save()
 	a.log.Info("session started", "session", id, "cwd", p.Cwd)
 	return sdk.NewSessionResponse{SessionId: id, Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
 }

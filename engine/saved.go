@@ -260,6 +260,12 @@ func (s *Session) Record() *store.Record {
 	if model == "" {
 		model = s.opts.ModelName
 	}
+	turns := 0
+	for _, e := range s.sv.replay {
+		if e.Kind == store.EntryUser {
+			turns++
+		}
+	}
 	cwd := ""
 	if s.opts.Env != nil {
 		cwd = s.opts.Env.Cwd()
@@ -267,23 +273,20 @@ func (s *Session) Record() *store.Record {
 	return &store.Record{
 		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
 		Mode: s.sv.mode, Thought: s.st.thought, Created: s.sv.created, Updated: time.Now().UTC(),
-		CallSeq: s.callSeq,
+		Turns: turns, CallSeq: s.callSeq,
 		History: append([]llm.Message(nil), s.history...),
 		Replay:  append([]store.Entry(nil), s.sv.replay...),
 		Errors:  append([]store.Failure(nil), s.sv.errors...),
 	}
 }
 
-// Save writes the session to the store, when it has one and the session
-// has something to show. Turns save on their own; front ends call it
-// after changing the mode or the model.
+// Save writes the session to the store, when it has one. Turns save on
+// their own; front ends call it when a session opens (so that a client
+// may load it even before its first prompt) and after changing the mode
+// or the model.
 func (s *Session) Save() error {
 	if s.opts.Store == nil || s.opts.ID == "" {
 		return nil
 	}
-	r := s.Record()
-	if len(r.Replay) == 0 {
-		return nil
-	}
-	return s.opts.Store.Save(r)
+	return s.opts.Store.Save(s.Record())
 }

@@ -307,3 +307,64 @@ func TestACPModesAndModel(t *testing.T) {
 		}
 	}
 }
+
+// TestACPThoughtLevel is A9's thought level picker: absent while the
+// model has not reasoned, offered (config_option_update) once it has;
+// "none" sends chat_template_kwargs.enable_thinking=false to llama.cpp;
+// an unknown level lists the valid ones.
+func TestACPThoughtLevel(t *testing.T) {
+	srv := scenario(t, "thinking")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	ctx := testContext(t)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if selectOf(ns.ConfigOptions, "thought_level") != nil {
+		t.Errorf("thought level offered before the model reasoned")
+	}
+	if _, err := p.prompt(ctx, ns.SessionId, "hi"); err != nil {
+		t.Fatal(err)
+	}
+	var levels []string
+	p.client.waitUpdates(t, "config_option_update with thought_level", func(us []sdk.SessionUpdate) bool {
+		for _, u := range us {
+			if u.ConfigOptionUpdate != nil {
+				if s := selectOf(u.ConfigOptionUpdate.ConfigOptions, "thought_level"); s != nil {
+					levels = values(s)
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if !slices.Equal(levels, []string{"none", "low", "medium", "high"}) {
+		t.Errorf("levels = %v", levels)
+	}
+	set := func(v string) error {
+		_, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: ns.SessionId, ConfigId: "thought_level", Value: sdk.SessionConfigValueId(v)}})
+		return err
+	}
+	if err := set("extreme"); err == nil || !strings.Contains(err.Error(), "none, low, medium, high") {
+		t.Errorf("unknown level: %v", err)
+	}
+	if err := set("none"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.prompt(ctx, ns.SessionId, "hi again"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	var kw map[string]any
+	if reqs[0].Field("chat_template_kwargs", &kw) {
+		t.Errorf("first request already turns thinking off: %v", kw)
+	}
+	if !reqs[1].Field("chat_template_kwargs", &kw) || kw["enable_thinking"] != false {
+		t.Errorf("after none: chat_template_kwargs = %v", kw)
+	}
+}

@@ -26,6 +26,9 @@ type Record struct {
 	Thought string    `json:"thoughtLevel,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Turns is the number of prompts so far; a session without any is
+	// loadable but not listed (every editor panel opens one).
+	Turns int `json:"turns"`
 	// CallSeq is the last tool call number used, so a loaded session
 	// never reuses the id of a call the editor already shows.
 	CallSeq int `json:"callSeq"`
@@ -82,6 +85,7 @@ type Failure struct {
 // Summary is what a listing shows of a session.
 type Summary struct {
 	ID      string    `json:"id"`
+	Turns   int       `json:"turns"`
 	Title   string    `json:"title"`
 	Cwd     string    `json:"cwd"`
 	Updated time.Time `json:"updated"`

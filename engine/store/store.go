@@ -114,7 +114,7 @@ func readRecord(path string) (*Record, error) {
 }
 
 // List returns the sessions of the workspace cwd ("" for every
-// workspace), newest first. A file that cannot be read is skipped with one
+// workspace) that had at least one turn, newest first. A file that cannot be read is skipped with one
 // log line.
 func (s *Store) List(cwd string) []Summary {
 	dirs := []string{filepath.Join(s.dir, "sessions", workspaceKey(cwd))}
@@ -162,6 +162,9 @@ func (s *Store) list(dir, cwd string) []Summary {
 		}
 		if cwd != "" && filepath.Clean(sum.Cwd) != filepath.Clean(cwd) {
 			continue // a hash collision, or a file moved by hand
+		}
+		if sum.Turns == 0 {
+			continue // opened, never used
 		}
 		out = append(out, sum)
 	}

@@ -19,7 +19,7 @@ func record(id, cwd string, updated time.Time) *store.Record {
 	old := "a\n"
 	return &store.Record{
 		ID: id, Title: "t " + id, Cwd: cwd, Provider: "llamacpp", Model: "m", Mode: "ask",
-		Created: updated.Add(-time.Minute), Updated: updated, CallSeq: 2,
+		Created: updated.Add(-time.Minute), Updated: updated, Turns: 1, CallSeq: 2,
 		History: []llm.Message{{Role: llm.RoleUser, Content: "hi"}, {Role: llm.RoleAssistant, Content: "hello"}},
 		Replay: []store.Entry{{Kind: store.EntryUser, Text: "hi"}, {Kind: store.EntryTool, Tool: &store.Tool{
 			ID: "call_1", Title: "Edit a", Kind: tools.KindEdit, Status: "completed",
@@ -43,6 +43,15 @@ func TestSaveLoadList(t *testing.T) {
 			t.Fatalf("save %d: %v", i, err)
 		}
 	}
+	// A session opened and never used is loadable but not listed.
+	empty := record("sess_empty", ws, t0.Add(3*time.Hour))
+	empty.Turns, empty.Replay, empty.History = 0, nil, nil
+	if err := s.Save(empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("sess_empty"); err != nil {
+		t.Errorf("an unused session is not loadable: %v", err)
+	}
 	got, err := s.Load("sess_a")
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +73,8 @@ func TestSaveLoadList(t *testing.T) {
 
 	// Files are private and no temporary file is left behind.
 	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*"))
-	if len(files) != 3 {
-		t.Errorf("files = %v, want the three sessions only", files)
+	if len(files) != 4 {
+		t.Errorf("files = %v, want the four sessions only", files)
 	}
 	for _, f := range files {
 		fi, _ := os.Stat(f)
