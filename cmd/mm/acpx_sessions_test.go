@@ -25,18 +25,28 @@ func TestACPXSessionSurvivesRestart(t *testing.T) {
 	file := filepath.Join(dir, "hello.txt")
 	writeFile(t, file, "hello world\nsecond line\n")
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	// run runs one acpx command. acpx keeps mm in a queue owner that
+	// exits a second after its last command (--ttl 1), so each command
+	// starts a new mm; a command that meets the previous owner while it
+	// shuts down is told so with a retryable error, and is retried.
 	run := func(args ...string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, acpx, append([]string{"--cwd", dir, "--approve-all", "--format", "json", "--ttl", "1",
-			"--agent", mmBinary + " acp"}, args...)...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("acpx %v: %v\n%s", args, err, out)
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			cmd := exec.CommandContext(ctx, acpx, append([]string{"--cwd", dir, "--approve-all", "--format", "json", "--ttl", "1",
+				"--agent", mmBinary + " acp"}, args...)...)
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if strings.Contains(string(out), "QUEUE_OWNER_CLOSED") && attempt < 5 {
+				time.Sleep(time.Second) // the old owner's ttl
+				continue
+			}
+			if err != nil {
+				t.Fatalf("acpx %v: %v\n%s", args, err, out)
+			}
+			return string(out)
 		}
-		return string(out)
 	}
 	// lastJSON finds the last line that decodes into v with key present.
 	lastJSON := func(out, key string) map[string]any {
