@@ -25,7 +25,16 @@
 //     reading from the user's terminal.
 //   - Refusals (catastrophic commands, a bare `cmd &`) are checked before
 //     approval is asked. They are a safety net against a small model's
-//     slips, not a sandbox: the approval prompt is the real gate.
+//     slips, not a sandbox: the approval prompt is the real gate. They,
+//     and the approval key an "always" answer is remembered by, are
+//     decided on the syntax tree of a real bash parser
+//     (mvdan.cc/sh/v3/syntax), so every command bash would run is seen:
+//     in lists, pipelines, subshells, $(…), here-documents, bash -c and
+//     eval scripts. A line bash cannot parse is refused with the error.
+//   - Commands see mm's environment without its secrets (EnvPolicy): no
+//     variable whose name holds KEY, SECRET, TOKEN, PASSWORD or
+//     CREDENTIAL, nor the model server's API key under any name, and that
+//     key is masked in the output.
 //   - Everything the model can act on is a Result; a Go error means bash
 //     could not be started, the temporary file failed, or the context was
 //     cancelled (the process group is killed first).

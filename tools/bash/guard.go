@@ -3,8 +3,9 @@ package bash
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // refusal returns why line must not run, as a text for the model, or ""
@@ -12,6 +13,9 @@ import (
 // ("" when unknown). A catastrophic command is refused before a bare
 // background job: it matters more.
 func refusal(line, home string) string {
+	if _, err := parse(line); err != nil {
+		return "[refused: bash cannot parse this command line (" + err.Error() + ") — fix the quoting or the syntax and send it again]"
+	}
 	if why := catastrophic(line, home, 0); why != "" {
 		return "[refused: " + why + " — mm never runs this. Name exactly what you mean instead, e.g. rm -rf ./build]"
 	}
@@ -22,15 +26,24 @@ func refusal(line, home string) string {
 const maxDepth = 4
 
 // catastrophic says why line would destroy the machine or the user's data
-// beyond repair, or "".
+// beyond repair, or "". A line that does not parse is refused by the
+// caller; a script inside it (bash -c, eval) that does not parse is
+// refused here, since bash would run it up to the error.
 func catastrophic(line, home string, depth int) string {
 	if depth > maxDepth {
 		return ""
 	}
-	if isForkBomb(line) {
+	f, err := parse(line)
+	if err != nil {
+		if depth > 0 {
+			return "the script given to bash -c or eval does not parse (" + err.Error() + "), and bash would run what comes before the error"
+		}
+		return ""
+	}
+	if isForkBomb(line, f) {
 		return "this is a fork bomb"
 	}
-	for _, c := range commands(lex(line)) {
+	for _, c := range commands(line, f) {
 		if why := catastrophicCommand(c, home, depth); why != "" {
 			return why
 		}
@@ -182,17 +195,47 @@ func shellScript(args []string) (string, bool) {
 	return "", false
 }
 
-// forkBomb matches a function that pipes itself into itself in the
-// background: `:(){ :|:& };:` and its renamed variants.
-var forkBomb = regexp.MustCompile(`(?:function\s+)?([\w:.-]+)\s*(?:\(\s*\))?\s*\{\s*([\w:.-]+)\s*\|&?\s*([\w:.-]+)\s*&`)
-
-func isForkBomb(line string) bool {
-	for _, m := range forkBomb.FindAllStringSubmatch(line, -1) {
-		if m[1] == m[2] && m[2] == m[3] {
-			return true
+// isForkBomb reports whether the line defines a function that calls
+// itself in a pipeline or in the background — `:(){ :|:& };:` and its
+// renamed variants: each call spawns more, without end.
+func isForkBomb(src string, f *syntax.File) bool {
+	bomb := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		fd, ok := n.(*syntax.FuncDecl)
+		if !ok || fd.Name == nil || fd.Body == nil {
+			return !bomb
 		}
-	}
-	return false
+		name := fd.Name.Value
+		syntax.Walk(fd.Body, func(m syntax.Node) bool {
+			switch m := m.(type) {
+			case *syntax.BinaryCmd:
+				if (m.Op == syntax.Pipe || m.Op == syntax.PipeAll) && (calls(src, m.X, name) || calls(src, m.Y, name)) {
+					bomb = true
+				}
+			case *syntax.Stmt:
+				if m.Background && calls(src, m, name) {
+					bomb = true
+				}
+			}
+			return !bomb
+		})
+		return !bomb
+	})
+	return bomb
+}
+
+// calls reports whether the tree runs the command name.
+func calls(src string, root syntax.Node, name string) bool {
+	found := false
+	syntax.Walk(root, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
+			if w, ok := literal(src, c.Args[0]); ok && w == name {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // bareBackground refuses a command line that ends with `&` while the
@@ -200,88 +243,91 @@ func isForkBomb(line string) bool {
 // with its output lost and nothing to stop it by. The text gives the
 // command rewritten with nohup and a log file.
 func bareBackground(line string) string {
-	toks := lex(line)
-	for len(toks) > 0 && toks[len(toks)-1].op && (toks[len(toks)-1].text == "\n" || toks[len(toks)-1].text == ";") {
-		toks = toks[:len(toks)-1]
-	}
-	if len(toks) == 0 || !toks[len(toks)-1].op || toks[len(toks)-1].text != "&" {
+	f, err := parse(line)
+	if err != nil || len(f.Stmts) == 0 {
 		return ""
 	}
-	amp := len(toks) - 1
-	// Walk back to the start of the job's pipeline (start) and of its last
-	// command (last), stepping over subshells and brace groups whole.
-	start, last, depth, grouped := amp, amp, 0, false
-walk:
-	for ; start > 0; start-- {
-		t := toks[start-1]
-		switch {
-		case t.text == ")" || t.text == "}":
-			depth++
-			grouped = true
-		case (t.text == "(" || t.text == "{") && depth > 0:
-			depth--
-		case !t.op || depth > 0 || isRedirect(t.text):
-		case t.text == "|" || t.text == "|&":
-			if last == amp {
-				last = start
-			}
-		default:
-			break walk
+	last := f.Stmts[len(f.Stmts)-1]
+	if !last.Background {
+		return ""
+	}
+	// The job's output is that of the last command of the last pipeline
+	// of its && / || list; a redirection anywhere on the way sends it
+	// to a file.
+	job := last
+	for {
+		if redirectsStdout(line, job) {
+			return ""
 		}
-	}
-	if last == amp {
-		last = start
-	}
-	depth = 0
-	for i := last; i < amp; i++ {
-		switch t := toks[i]; {
-		case t.text == "(" || t.text == "{":
-			depth++
-		case t.text == ")" || t.text == "}":
-			depth--
-		case depth == 0 && t.op && isRedirect(t.text):
-			target := ""
-			if i+1 < amp && !toks[i+1].op {
-				target = toks[i+1].text
-			}
-			if (redirect{op: t.text, target: target}).writesStdout() {
-				return ""
-			}
+		b, ok := job.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.AndStmt && b.Op != syntax.OrStmt) {
+			break
 		}
+		job = b.Y
 	}
-	job := strings.TrimSpace(line[toks[start].pos:toks[amp].pos])
-	fix := "nohup cmd > cmd.log 2>&1 &"
-	log := "cmd.log"
-	if !grouped && start < amp {
-		log = logName(toks[start:amp])
+	pipeline := elements(job)
+	if redirectsStdout(line, pipeline[len(pipeline)-1]) {
+		return ""
+	}
+	from := int(job.Pos().Offset())
+	text := strings.TrimSpace(line[from:int(last.Semicolon.Offset())])
+	fix, log := "nohup cmd > cmd.log 2>&1 &", "cmd.log"
+	if first, ok := simple(pipeline); ok {
+		log = logName(line, first)
 		nohup := "nohup "
-		if toks[start].text == "nohup" {
+		if w, _ := literal(line, first.Args[0]); w == "nohup" {
 			nohup = ""
 		}
-		fix = strings.TrimSpace(line[:toks[start].pos] + nohup + job + " > " + log + " 2>&1 &")
+		fix = strings.TrimSpace(line[:from] + nohup + text + " > " + log + " 2>&1 &")
 	}
-	return fmt.Sprintf("[refused: `%s &` would run in the background with its output lost and no way to stop it. Run instead:\n%s\nthen read %s in a later call (tail -20 %s).]", job, fix, log, log)
+	return fmt.Sprintf("[refused: `%s &` would run in the background with its output lost and no way to stop it. Run instead:\n%s\nthen read %s in a later call (tail -20 %s).]", text, fix, log, log)
+}
+
+// elements are the commands of a pipeline, in order.
+func elements(st *syntax.Stmt) []*syntax.Stmt {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		return append(elements(b.X), elements(b.Y)...)
+	}
+	return []*syntax.Stmt{st}
+}
+
+// simple returns the first command of a pipeline made of simple commands
+// only (no subshell or group, which nohup cannot prefix).
+func simple(pipeline []*syntax.Stmt) (*syntax.CallExpr, bool) {
+	for _, st := range pipeline {
+		if c, ok := st.Cmd.(*syntax.CallExpr); !ok || len(c.Args) == 0 {
+			return nil, false
+		}
+	}
+	return pipeline[0].Cmd.(*syntax.CallExpr), true
+}
+
+func redirectsStdout(src string, st *syntax.Stmt) bool {
+	for _, r := range st.Redirs {
+		if redirOf(src, r).writesStdout() {
+			return true
+		}
+	}
+	return false
 }
 
 // logName names the log of a background job after its program.
-func logName(toks []token) string {
-	for _, t := range toks {
-		if t.op {
-			continue
+func logName(src string, c *syntax.CallExpr) string {
+	var words []string
+	for _, w := range c.Args {
+		words = append(words, wordText(src, w))
+	}
+	if words = program(words); len(words) == 0 {
+		return "job.log"
+	}
+	name := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
 		}
-		if words := program([]string{t.text}); len(words) == 0 {
-			continue
-		}
-		name := strings.Map(func(r rune) rune {
-			if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
-				return r
-			}
-			return -1
-		}, baseName(t.text))
-		if name = strings.Trim(name, "."); name != "" {
-			return name + ".log"
-		}
-		break
+		return -1
+	}, baseName(words[0]))
+	if name = strings.Trim(name, "."); name != "" {
+		return name + ".log"
 	}
 	return "job.log"
 }

@@ -49,6 +49,32 @@ func TestCatastrophic(t *testing.T) {
 		"init 0",
 		"systemctl reboot",
 		"sleep 5; shutdown now",
+		// Found only by a parser: every place bash runs a command.
+		"echo ok && (rm -rf /)",
+		"x=$(rm -rf ~)",
+		"cat <<EOF\n$(rm -rf /)\nEOF",
+		`bash -c "eval 'rm -rf /'"`,
+		`sh -c "rm -rf \$HOME"`,
+		`bash -c $'ls\nrm -rf ~'`,
+		`bash -c 'ls; if'`, // bash runs ls, then fails: a script that does not parse is refused
+		`r\m -rf /`,
+		`"rm" -rf /`,
+		"if true; then rm -rf /; fi",
+		"for i in 1; do sudo rm -rf /usr; done",
+		"while false; do :; done; until true; do rm -rf ~; done",
+		"ls | xargs rm -rf /",
+		"time rm -rf /",
+		"! rm -rf /",
+		"{ rm -rf /; }",
+		`echo "$(rm -rf /)"`,
+		"echo `rm -rf /`",
+		"diff <(rm -rf /) x",
+		"declare x=$(rm -rf /)",
+		"[[ -n $(rm -rf /) ]]",
+		"f() { rm -rf /; }; f",
+		"(cat img) > /dev/sda",
+		"case x in x) rm -rf /;; esac",
+		"f(){ f | f; }; f",
 	}
 	for _, c := range refused {
 		if why := catastrophic(c, home, 0); why == "" {
@@ -80,6 +106,13 @@ func TestCatastrophic(t *testing.T) {
 		"systemctl status nginx",
 		"f(){ echo hi; }; f",
 		"a | b & c",
+		"cat <<'EOF'\n$(rm -rf /)\nEOF",
+		"echo '$(rm -rf /)'",
+		"git log --grep='rm -rf /'",
+		"printf '%s\\n' 'shutdown now'",
+		`python3 -c 'print("rm -rf /")'`,
+		"bash -c 'rm -rf ./build'",
+		"f(){ g | h; }; f",
 	}
 	for _, c := range allowed {
 		if why := catastrophic(c, home, 0); why != "" {
@@ -89,6 +122,9 @@ func TestCatastrophic(t *testing.T) {
 }
 
 func TestRefusalText(t *testing.T) {
+	if got := refusal("echo 'unterminated", ""); !strings.HasPrefix(got, "[refused: bash cannot parse this command line") {
+		t.Errorf("unparsable: %q", got)
+	}
 	got := refusal("rm -rf /", "")
 	if !strings.HasPrefix(got, "[refused: `rm -rf /` would wipe /") || !strings.Contains(got, "mm never runs this") {
 		t.Errorf("got %q", got)
@@ -108,6 +144,10 @@ func TestBareBackground(t *testing.T) {
 		{"server 1>&2 &", "nohup server 1>&2 > server.log 2>&1 &"},
 		{"(cd web; npm start) &", "nohup cmd > cmd.log 2>&1 &"},
 		{"ls; sleep 9 &", "ls; nohup sleep 9 > sleep.log 2>&1 &"},
+		{"sleep 1 & sleep 2 &", "sleep 1 & nohup sleep 2 > sleep.log 2>&1 &"},
+		{"if true; then server; fi &", "nohup cmd > cmd.log 2>&1 &"},
+		{"a > a.log && b &", "a > a.log && nohup b > b.log 2>&1 &"},
+		{"sudo -u www ./srv &", "nohup sudo -u www ./srv > srv.log 2>&1 &"},
 	}
 	for _, c := range cases {
 		got := bareBackground(c.cmd)
@@ -130,6 +170,8 @@ func TestBareBackground(t *testing.T) {
 		"a && b",
 		"echo 'run it with &'",
 		"echo done # &",
+		"server > log 2>&1 & # started",
+		"(a && b) > ab.log &",
 		"cat > run.sh <<'EOF'\nserver &\nEOF",
 		"",
 	}
@@ -162,6 +204,28 @@ func TestApprovalKey(t *testing.T) {
 		"LD_PRELOAD=x.so ls":                 "LD_PRELOAD=x.so ls",
 		"npm start &":                        "npm start &",
 		"ls\nrm x":                           "ls\nrm x",
+		// Found only by a parser.
+		"git status; rm -rf x":      "git status; rm -rf x",
+		"(git status)":              "(git status)",
+		"git status | sh":           "git status | sh",
+		"cd sub && git status":      "git status",
+		"cd a && cd b && make test": "make test",
+		"cd $(rm x) && ls":          "cd $(rm x) && ls",
+		"bash -c 'git status'":      "bash -c 'git status'",
+		"ls | tail > out.txt":       "ls | tail > out.txt",
+		"FOO=1 git status":          "FOO=1 git status",
+		"git status # show it":      "git status",
+		"ls <(rm x)":                "ls <(rm x)",
+		"$EDITOR notes.md":          "$EDITOR notes.md",
+		"git status &":              "git status &",
+		"! git status":              "! git status",
+		"'git' status":              "git status",
+		"git \"$(rm x)\"":           "git \"$(rm x)\"",
+		"echo $((1+2))":             "echo $((1+2))",
+		"cat <<EOF | sh\nrm x\nEOF": "cat <<EOF | sh\nrm x\nEOF",
+		"cat > f <<'EOF'\nhi\nEOF":  "cat > f <<'EOF'\nhi\nEOF",
+		"git status || rm x":        "git status || rm x",
+		"echo 'unterminated":        "echo 'unterminated",
 	}
 	for in, want := range cases {
 		if got := approvalKey(in); got != want {
@@ -170,18 +234,22 @@ func TestApprovalKey(t *testing.T) {
 	}
 }
 
-func TestLex(t *testing.T) {
-	got := lex(`a 'b c' "d \"e\" $f" g\ h 2>&1 >>x | y && z # c` + "\n" + `cat <<-EOF` + "\n\tbody &\n\tEOF\nw")
+func TestCommands(t *testing.T) {
+	line := `a 'b c' "d \"e\" $f" g\ h 2>&1 >>x | y && z # c` + "\n" + `cat <<-EOF` + "\n\tbody &\n\tEOF\nw $(v ${u}) <(s)"
+	f, err := parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var parts []string
-	for _, tk := range got {
-		s := tk.text
-		if tk.op {
-			s = "<" + strings.ReplaceAll(s, "\n", `\n`) + ">"
+	for _, c := range commands(line, f) {
+		s := strings.Join(c.words, "|")
+		for _, r := range c.redirs {
+			s += " <" + r.op + r.target + ">"
 		}
 		parts = append(parts, s)
 	}
-	want := `a|b c|d "e" $f|g h|<2>&>|1|<>>>|x|<|>|y|<&&>|z|<\n>|cat|<<<->|EOF|<\n>|w`
-	if g := strings.Join(parts, "|"); g != want {
-		t.Errorf("lex:\n got %s\nwant %s", g, want)
+	want := `a|b c|d "e" $f|g h <2>&1> <>>x>; y; z; cat <<<-EOF>; w|$(v ${u})|<(s); v|${u}; s`
+	if g := strings.Join(parts, "; "); g != want {
+		t.Errorf("commands:\n got %s\nwant %s", g, want)
 	}
 }

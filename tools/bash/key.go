@@ -3,6 +3,8 @@ package bash
 import (
 	"strings"
 	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // subcommanders are programs whose first argument says what they do, so an
@@ -27,59 +29,88 @@ var filters = map[string]bool{
 // approvalKey is what an "always" answer for line is remembered by: the
 // program and, for git/go/npm-style tools, its subcommand ("git status").
 // Leading `cd dir &&` steps and pipes into read-only filters are ignored.
-// A line that does more (a list, a substitution, a pipe into another
-// program, a redirection into a file, variable assignments, a subcommand
-// hidden behind options) is keyed by the whole line, so that "always"
-// never extends to a command the user has not seen.
+// A line that does more (a list, a substitution, a subshell, a pipe into
+// another program, a redirection into a file, variable assignments, a
+// program named by an expansion, a subcommand hidden behind options) is
+// keyed by the whole line, so that "always" never extends to a command
+// the user has not seen.
 func approvalKey(line string) string {
 	whole := strings.TrimSpace(line)
-	if strings.Contains(line, "$(") || strings.Contains(line, "`") {
+	f, err := parse(line)
+	if err != nil || len(f.Stmts) != 1 || runsCode(f) {
 		return whole
 	}
-	toks := lex(line)
-	for len(toks) > 0 && toks[len(toks)-1].op && toks[len(toks)-1].text == "\n" {
-		toks = toks[:len(toks)-1]
+	steps := andList(f.Stmts[0])
+	for len(steps) > 1 && isCd(line, steps[0]) {
+		steps = steps[1:]
 	}
-	// Skip leading `cd dir &&`.
-	for len(toks) >= 3 && toks[0].text == "cd" && !toks[0].op && !toks[1].op && toks[2].op && toks[2].text == "&&" {
-		toks = toks[3:]
+	if len(steps) != 1 {
+		return whole
 	}
-	var first command
-	for i, seg := range splitPipeline(toks) {
-		if seg == nil {
+	st := steps[0]
+	var first []string
+	for i, el := range elements(st) {
+		c, ok := el.Cmd.(*syntax.CallExpr)
+		if !ok || !plainStmt(el) || len(c.Assigns) > 0 || len(c.Args) == 0 {
 			return whole
 		}
-		c := commands(seg)
-		if len(c) != 1 {
-			return whole
+		for _, r := range el.Redirs {
+			if redirOf(line, r).writesFile() {
+				return whole
+			}
+		}
+		var words []string
+		for j, w := range c.Args {
+			text, lit := literal(line, w)
+			if j == 0 && !lit {
+				return whole // the program is named by an expansion
+			}
+			if !lit {
+				text = wordText(line, w)
+			}
+			words = append(words, text)
 		}
 		if i == 0 {
-			first = c[0]
-			continue
-		}
-		if len(c[0].words) == 0 || !filters[c[0].words[0]] {
+			first = words
+		} else if !filters[words[0]] {
 			return whole
 		}
 	}
-	for _, r := range first.redirs {
-		if r.writesFile() {
-			return whole
-		}
-	}
-	w := first.words
-	if len(w) == 0 || isAssignment(w[0]) || runsOther(w[0]) {
+	w := first
+	if isAssignment(w[0]) || runsOther(w[0]) {
 		return whole
 	}
-	if !subcommanders[w[0]] {
-		return w[0]
-	}
-	if len(w) == 1 {
+	if !subcommanders[w[0]] || len(w) == 1 {
 		return w[0]
 	}
 	if strings.HasPrefix(w[1], "-") {
 		return whole
 	}
 	return w[0] + " " + w[1]
+}
+
+// andList is the steps of an `a && b && c` list, or st alone.
+func andList(st *syntax.Stmt) []*syntax.Stmt {
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && b.Op == syntax.AndStmt && plainStmt(st) && len(st.Redirs) == 0 {
+		return append(andList(b.X), andList(b.Y)...)
+	}
+	return []*syntax.Stmt{st}
+}
+
+// plainStmt reports whether a statement runs in the foreground as
+// written: not negated, not in the background, no coprocess.
+func plainStmt(st *syntax.Stmt) bool {
+	return !st.Negated && !st.Background && !st.Coprocess && !st.Disown
+}
+
+// isCd reports whether st is a plain `cd dir`.
+func isCd(src string, st *syntax.Stmt) bool {
+	c, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || !plainStmt(st) || len(st.Redirs) > 0 || len(c.Assigns) > 0 || len(c.Args) > 2 {
+		return false
+	}
+	w, ok := literal(src, c.Args[0])
+	return ok && w == "cd"
 }
 
 // runsOther reports whether a program runs a command or script given as
@@ -94,24 +125,6 @@ func runsOther(name string) bool {
 		return true
 	}
 	return isShell(baseName(name))
-}
-
-// splitPipeline splits toks at pipes; a nil segment means the line holds
-// another operator (a list, a background job, a subshell).
-func splitPipeline(toks []token) [][]token {
-	var segs [][]token
-	from := 0
-	for i, t := range toks {
-		if !t.op || isRedirect(t.text) {
-			continue
-		}
-		if t.text != "|" && t.text != "|&" {
-			return [][]token{nil}
-		}
-		segs = append(segs, toks[from:i])
-		from = i + 1
-	}
-	return append(segs, toks[from:])
 }
 
 // writesFile reports whether a redirection writes a file (other than

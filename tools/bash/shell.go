@@ -1,188 +1,28 @@
 package bash
 
-import "strings"
+import (
+	"strings"
 
-// This file is a rough bash lexer, good enough to see which programs a
-// command line runs, with which arguments and redirections. It is used to
-// refuse a few commands and to compute the approval key, never to run
-// anything: bash itself parses what runs. It removes quotes (so that
-// `echo "rm -rf /"` is an echo), skips comments and heredoc bodies (so a
-// file written with `cat > f <<EOF` is not read as commands), and treats
-// `(`, `)` and backquotes as separators, so the commands inside a
-// substitution or a subshell are seen as commands too.
+	"mvdan.cc/sh/v3/syntax"
+)
 
-// token is a word (quotes removed) or an operator.
-type token struct {
-	text string
-	op   bool
-	pos  int // byte offset of the token in the command line
+// This file reads a command line with a real bash parser
+// (mvdan.cc/sh/v3/syntax), to see which programs it runs, with which
+// arguments and redirections. It is used to refuse a few commands and to
+// compute the approval key, never to run anything: bash itself parses
+// what runs. Quotes are removed from words (`echo "rm -rf /"` is an
+// echo), comments and quoted here-document bodies are text, and the
+// commands inside pipelines, lists, subshells, groups, functions,
+// conditions, loops, $(…), `…`, <(…) and unquoted here-documents are all
+// commands too.
+
+// parse parses line as bash; the error is bash's own objection, near
+// enough.
+func parse(line string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 }
 
-// operators, longest first so that the longest match wins.
-var operators = []string{
-	"&>>", "<<<", "<<-",
-	"&&", "||", "|&", ";;", ">>", "<<", "&>", ">&", "<&", "<>", ">|",
-	";", "&", "|", "(", ")", "<", ">", "`",
-}
-
-// lexer holds the state of one lex call.
-type lexer struct {
-	s         string
-	toks      []token
-	word      strings.Builder
-	start     int // offset of the word being read, -1 when none
-	pending   []heredoc
-	wantDelim string // "<<" or "<<-" when the next word is a heredoc delimiter
-}
-
-type heredoc struct {
-	delim string
-	dash  bool // <<- : leading tabs are ignored before the delimiter
-}
-
-func lex(s string) []token {
-	l := &lexer{s: s, start: -1}
-	for i := 0; i < len(s); {
-		i = l.step(i)
-	}
-	l.flush()
-	return l.toks
-}
-
-// step reads what starts at s[i] and returns where to go on.
-func (l *lexer) step(i int) int {
-	s := l.s
-	switch c := s[i]; {
-	case c == '\\':
-		l.begin(i)
-		if i+1 < len(s) && s[i+1] != '\n' {
-			l.word.WriteByte(s[i+1])
-		}
-		return i + 2
-	case c == '\'':
-		l.begin(i)
-		j := strings.IndexByte(s[i+1:], '\'')
-		if j < 0 {
-			l.word.WriteString(s[i+1:])
-			return len(s)
-		}
-		l.word.WriteString(s[i+1 : i+1+j])
-		return i + j + 2
-	case c == '"':
-		l.begin(i)
-		for i++; i < len(s) && s[i] != '"'; i++ {
-			if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
-				i++
-				if s[i] == '\n' {
-					continue
-				}
-			}
-			l.word.WriteByte(s[i])
-		}
-		return i + 1
-	case c == '#' && l.start < 0:
-		if j := strings.IndexByte(s[i:], '\n'); j >= 0 {
-			return i + j
-		}
-		return len(s)
-	case c == ' ' || c == '\t':
-		l.flush()
-		return i + 1
-	case c == '\n':
-		l.flush()
-		l.toks = append(l.toks, token{text: "\n", op: true, pos: i})
-		i++
-		for _, h := range l.pending {
-			i = skipHeredoc(s, i, h)
-		}
-		l.pending = nil
-		return i
-	case strings.IndexByte(";&|()<>`", c) >= 0:
-		return l.operator(i)
-	default:
-		l.begin(i)
-		l.word.WriteByte(c)
-		return i + 1
-	}
-}
-
-// operator reads the operator at s[i]. Digits written right before a
-// redirection are its file descriptor: `2>` is one token.
-func (l *lexer) operator(i int) int {
-	pos, fd := i, ""
-	if c := l.s[i]; (c == '<' || c == '>') && l.start >= 0 && isDigits(l.s[l.start:i]) {
-		pos, fd = l.start, l.s[l.start:i]
-		l.word.Reset()
-		l.start = -1
-	} else {
-		l.flush()
-	}
-	op := ";"
-	for _, o := range operators {
-		if strings.HasPrefix(l.s[i:], o) {
-			op = o
-			break
-		}
-	}
-	l.toks = append(l.toks, token{text: fd + op, op: true, pos: pos})
-	if op == "<<" || op == "<<-" {
-		l.wantDelim = op
-	}
-	return i + len(op)
-}
-
-func (l *lexer) begin(i int) {
-	if l.start < 0 {
-		l.start = i
-	}
-}
-
-func (l *lexer) flush() {
-	if l.start < 0 {
-		return
-	}
-	w := l.word.String()
-	l.toks = append(l.toks, token{text: w, pos: l.start})
-	if l.wantDelim != "" {
-		l.pending = append(l.pending, heredoc{delim: w, dash: l.wantDelim == "<<-"})
-		l.wantDelim = ""
-	}
-	l.word.Reset()
-	l.start = -1
-}
-
-// skipHeredoc returns the offset just past the line that ends the heredoc
-// body starting at s[i] (the end of s when the delimiter never comes).
-func skipHeredoc(s string, i int, h heredoc) int {
-	for i < len(s) {
-		line, _, _ := strings.Cut(s[i:], "\n")
-		i += len(line) + 1
-		if h.dash {
-			line = strings.TrimLeft(line, "\t")
-		}
-		if line == h.delim {
-			break
-		}
-	}
-	return min(i, len(s))
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// isRedirect reports whether an operator token is a redirection.
-func isRedirect(op string) bool { return strings.ContainsAny(op, "<>") }
-
-// command is one simple command: its words and redirections.
+// command is one simple command: its words and redirections, as text.
 type command struct {
 	words  []string
 	redirs []redirect
@@ -190,37 +30,182 @@ type command struct {
 
 type redirect struct{ op, target string }
 
-// commands splits tokens into simple commands. Every operator that is not
-// a redirection ends one, so pipelines, lists, subshells and substitutions
-// all come out as their parts.
-func commands(toks []token) []command {
-	var (
-		cmds []command
-		cur  command
-	)
-	for i := 0; i < len(toks); i++ {
-		t := toks[i]
+// commands lists every simple command of the tree, at any depth, in
+// source order — and every redirected compound command ((…) > x) as a
+// command without words.
+func commands(src string, root syntax.Node) []command {
+	var cmds []command
+	syntax.Walk(root, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		var c command
+		for _, r := range st.Redirs {
+			c.redirs = append(c.redirs, redirOf(src, r))
+		}
+		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
+			for _, w := range call.Args {
+				c.words = append(c.words, wordText(src, w))
+			}
+		}
+		if len(c.words) > 0 || len(c.redirs) > 0 {
+			cmds = append(cmds, c)
+		}
+		return true
+	})
+	return cmds
+}
+
+func redirOf(src string, r *syntax.Redirect) redirect {
+	op := r.Op.String()
+	if r.N != nil {
+		op = r.N.Value + op
+	}
+	var target string
+	if r.Word != nil {
+		target = wordText(src, r.Word)
+	}
+	return redirect{op: op, target: target}
+}
+
+// wordText is a word with its quotes removed and escapes resolved;
+// expansions ($HOME, ${HOME}, $(…)) stay as they are written, since the
+// checks look for them by name.
+func wordText(src string, w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		partText(src, &b, p, false)
+	}
+	return b.String()
+}
+
+func partText(src string, b *strings.Builder, p syntax.WordPart, quoted bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		b.WriteString(unescape(p.Value, quoted))
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			b.WriteString(ansiC(p.Value))
+		} else {
+			b.WriteString(p.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			partText(src, b, q, true)
+		}
+	default:
+		b.WriteString(source(src, p))
+	}
+}
+
+// source is the text of n as written in src.
+func source(src string, n syntax.Node) string {
+	from, to := int(n.Pos().Offset()), int(n.End().Offset())
+	if from < 0 || to > len(src) || from > to {
+		return ""
+	}
+	return src[from:to]
+}
+
+// unescape resolves backslashes as bash does outside quotes (any
+// character) or inside double quotes ($ ` " \ and newline only).
+func unescape(s string, quoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		next := s[i+1]
 		switch {
-		case !t.op:
-			cur.words = append(cur.words, t.text)
-		case isRedirect(t.text):
-			r := redirect{op: t.text}
-			if i+1 < len(toks) && !toks[i+1].op {
-				r.target = toks[i+1].text
-				i++
-			}
-			cur.redirs = append(cur.redirs, r)
+		case next == '\n':
+			i++
+		case !quoted || strings.IndexByte("$`\"\\", next) >= 0:
+			b.WriteByte(next)
+			i++
 		default:
-			if len(cur.words) > 0 || len(cur.redirs) > 0 {
-				cmds = append(cmds, cur)
-			}
-			cur = command{}
+			b.WriteByte('\\')
 		}
 	}
-	if len(cur.words) > 0 || len(cur.redirs) > 0 {
-		cmds = append(cmds, cur)
+	return b.String()
+}
+
+// ansiC resolves the common escapes of a $'…' string (\n, \t, \e…), so
+// that `bash -c $'a\nb'` is read as two lines, as bash runs it.
+func ansiC(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
 	}
-	return cmds
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'f':
+			b.WriteByte(12)
+		case 'v':
+			b.WriteByte(11)
+		case '\\', '\'', '"', '?':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// literal is the word's text when it is plain text only (no expansion
+// of any kind), and whether it is.
+func literal(src string, w *syntax.Word) (string, bool) {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok {
+					return "", false
+				}
+			}
+		default:
+			return "", false
+		}
+	}
+	return wordText(src, w), true
+}
+
+// runsCode reports whether the tree holds a command, process or
+// arithmetic substitution anywhere: code that runs besides the visible
+// commands.
+func runsCode(root syntax.Node) bool {
+	found := false
+	syntax.Walk(root, func(n syntax.Node) bool {
+		switch n.(type) {
+		case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // writesStdout reports whether a redirection sends standard output away
@@ -237,6 +222,18 @@ func (r redirect) writesStdout() bool {
 		return !isDigits(r.target) && r.target != "-"
 	}
 	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // wrappers are commands that run their arguments as a command, with the
