@@ -33,6 +33,9 @@ type Scenario struct {
 	// answer to a kind of question that may come at any point (a summary
 	// request during a long session).
 	Replies []Reply `yaml:"replies"`
+	// Decisions answer POST /v1/systemone requests in order (a decision
+	// model); none means the route does not exist (404).
+	Decisions []Decision `yaml:"decisions"`
 }
 
 // Reply is a step given to any request whose last message contains When.

@@ -24,6 +24,8 @@ type Server struct {
 	attempts   map[int]int // failed attempts already served per step (Times)
 	replied    map[int]int // answers given per reply (Times)
 	reqs       []Recorded
+	decReqs    []DecisionRequest
+	nextDec    int    // index of the next decision to answer
 	prevPrompt []byte // the last request's rendered prompt, for cached_tokens
 	started    map[int]chan struct{}
 	stalled    map[int]chan struct{}
@@ -140,10 +142,8 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /props", s.props)
 	mux.HandleFunc("GET /health", health)
 	mux.HandleFunc("GET /v1/health", health)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		// llama-server's own answer to an unknown route.
-		writeJSON(w, http.StatusNotFound, `{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}`)
-	})
+	mux.HandleFunc("POST /v1/systemone", s.decide)
+	mux.HandleFunc("/", notFound)
 	return mux
 }
 
