@@ -13,6 +13,10 @@ type Rewrite struct {
 	Answer string
 	// Notes are one-line warnings for the user, shown before the turn.
 	Notes []string
+	// Info are one-line remarks on what was done to the prompt (skill
+	// routing's choice, or why it left the prompt alone), shown as
+	// progress.
+	Info []string
 }
 
 // prepare is the hook point before the first generation of a turn: the
@@ -27,9 +31,12 @@ func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
 	if rw == nil {
 		return prompt, nil
 	}
-	r := rw(prompt)
+	r := rw(ctx, prompt)
 	for _, n := range r.Notes {
 		t.emit(Struggle{Level: Warning, Kind: "skill", Text: n})
+	}
+	for _, n := range r.Info {
+		t.emit(Progress{Text: n})
 	}
 	if r.Answer != "" {
 		t.emit(Text{Text: r.Answer})

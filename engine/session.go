@@ -65,8 +65,10 @@ type Options struct {
 	// 24, negative turns it off.
 	ToolBudget int
 	// Rewrite, when set, rewrites each prompt before it enters history
-	// (skills' $name and /name) or answers it without a model call.
-	Rewrite func(prompt string) Rewrite
+	// (skills' $name and /name, skill routing) or answers it without a
+	// model call. It runs on the turn's context and must bound its own
+	// waits: the turn waits for it.
+	Rewrite func(ctx context.Context, prompt string) Rewrite
 	// Hooks are the team's external commands (E32); nil runs none.
 	Hooks *hooks.Runner
 	// Context configures masking, compaction and output bounds (E25–E27).

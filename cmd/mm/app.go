@@ -200,7 +200,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             a.skillRewriter(a.skillsFor(cwd)),
+		Rewrite:             a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg)),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
 

@@ -71,15 +71,25 @@ func reservedCommand(name string) bool {
 }
 
 // skillRewriter is the engine's prompt rewriter for one session: skills'
-// $name and /name (S2), and a ⚠ note per skill file skipped, once each
-// time the skill set is reloaded.
-func (a *app) skillRewriter(lib *skills.Library) func(string) engine.Rewrite {
+// $name and /name (S2), skill routing when a router is given (E34), and a
+// ⚠ note per skill file skipped, once each time the skill set is
+// reloaded.
+func (a *app) skillRewriter(lib *skills.Library, router *skillRouter) func(context.Context, string) engine.Rewrite {
 	var mu sync.Mutex
 	warned := 0
-	return func(prompt string) engine.Rewrite {
+	return func(ctx context.Context, prompt string) engine.Rewrite {
 		set, warns, gen := lib.Current()
 		r := set.Rewrite(prompt, reservedCommand)
 		out := engine.Rewrite{Prompt: r.Prompt, Answer: r.Answer}
+		// A prompt that names a skill itself is not routed: the user's
+		// choice wins (E34).
+		if router != nil && r.Answer == "" && r.Prompt == prompt && !strings.Contains(prompt, "[skill: ") {
+			var info string
+			out.Prompt, info = router.route(ctx, prompt, set)
+			if info != "" {
+				out.Info = append(out.Info, info)
+			}
+		}
 		mu.Lock()
 		if gen != warned {
 			warned = gen

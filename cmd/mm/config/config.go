@@ -50,7 +50,8 @@ type Config struct {
 	SkillsDir        string            `yaml:"skillsDir"`
 	SkillRouting     Routing           `yaml:"skillRouting"`
 	ToolRouting      ToolRouting       `yaml:"toolRouting"`
-	Decision         map[string]any    `yaml:"decision"`
+	Decision         *Decision         `yaml:"decision"`
+	Guard            *Guard            `yaml:"guard"`
 	Agents           map[string]string `yaml:"agents"`
 	Hooks            Hooks             `yaml:"hooks"`
 	LSP              map[string]LSP    `yaml:"lsp"`
@@ -63,6 +64,9 @@ type Config struct {
 	APIKey string `yaml:"-"`
 	// Source says where the config came from, for messages.
 	Source string `yaml:"-"`
+
+	// lines are the top-level keys' lines in the file, for messages.
+	lines map[string]int
 }
 
 // Sampling parameters; nil means the default.
@@ -105,18 +109,73 @@ type ContextCfg struct {
 	SummaryMaxTokens int   `yaml:"summaryMaxTokens"`
 }
 
-// Routing is skill routing through a decision agent.
+// Routing is skill routing through a decision agent (E34).
 type Routing struct {
-	Agent         string   `yaml:"agent"`
-	MinConfidence float64  `yaml:"minConfidence"`
-	Timeout       Duration `yaml:"timeout"`
+	// Agent is the decision agent's file, relative to this config file.
+	Agent string `yaml:"agent"`
+	// MinConfidence is the least Sure a choice needs (nil: 0.6).
+	MinConfidence *float64 `yaml:"minConfidence"`
+	// Timeout bounds the call (0: 2 s).
+	Timeout Duration `yaml:"timeout"`
+	// File is the agent file, loaded and checked by Load.
+	File *Config `yaml:"-"`
 }
 
-// ToolRouting drops tool groups a decision agent finds irrelevant.
+// ToolRouting drops tool groups a decision agent finds irrelevant (E35).
 type ToolRouting struct {
-	Agent     string  `yaml:"agent"`
-	DropBelow float64 `yaml:"dropBelow"`
+	Agent string `yaml:"agent"`
+	// DropBelow: a group is dropped only below this P(needed) (nil: 0.2).
+	DropBelow *float64 `yaml:"dropBelow"`
+	Timeout   Duration `yaml:"timeout"`
+	File      *Config  `yaml:"-"`
 }
+
+// Decision makes the file a decision agent (E33): the last user message
+// goes to POST /v1/systemone with these questions instead of the chat
+// model. No questions (decision: {}) means the questions are mm's own,
+// as routing writes them.
+type Decision struct {
+	Questions map[string]Question `yaml:"questions"`
+}
+
+// Question is one typed question of a decision agent.
+type Question struct {
+	Type         string `yaml:"type"` // choice, noul or score
+	Instructions string `yaml:"instructions"`
+	// Criteria: for a choice, option → description (or null); for a
+	// score, the levels, lowest first; for a noul, optional true/false
+	// descriptions.
+	Criteria any `yaml:"criteria"`
+}
+
+// Guard makes the file a guard agent (E37): a classifier asked about one
+// message, answering named risks with a probability.
+type Guard struct {
+	Risks []string `yaml:"risks"`
+	// Threshold: a risk at or above it is flagged (0: 0.5).
+	Threshold float64 `yaml:"threshold"`
+}
+
+// Kind of agent a config file defines.
+const (
+	ChatAgent     = "chat"
+	DecisionAgent = "decision"
+	GuardAgent    = "guard"
+)
+
+// Kind says what kind of agent the file defines.
+func (c *Config) Kind() string {
+	switch {
+	case c.Decision != nil:
+		return DecisionAgent
+	case c.Guard != nil:
+		return GuardAgent
+	}
+	return ChatAgent
+}
+
+// line is the line of a top-level key, 0 when absent.
+func (c *Config) line(key string) int { return c.lines[key] }
 
 // Hooks are external commands per event (E32).
 type Hooks struct {
@@ -253,6 +312,9 @@ func Load(path string) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
 	}
+	if err := c.loadAgents(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	return c, nil
 }
 
@@ -273,6 +335,20 @@ func Parse(data []byte, c *Config) error {
 	if err := dec.Decode(c); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n  ")
 		return errors.New(strings.TrimPrefix(msg, "yaml: "))
+	}
+	c.lines = map[string]int{}
+	if top := root.Content[0]; top.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			c.lines[top.Content[i].Value] = top.Content[i].Line
+		}
+	}
+	// `decision:` or `guard:` with nothing after it still says what the
+	// file is.
+	if _, ok := c.lines["decision"]; ok && c.Decision == nil {
+		c.Decision = &Decision{}
+	}
+	if _, ok := c.lines["guard"]; ok && c.Guard == nil {
+		c.Guard = &Guard{}
 	}
 	return nil
 }
@@ -408,7 +484,7 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("reasoning.effort %q is not one of none, low, medium, high, xhigh", c.Reasoning.Effort)
 	}
-	return nil
+	return c.validateAgent()
 }
 
 // On reports a switch's value, with its default.

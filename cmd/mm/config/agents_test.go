@@ -1,0 +1,94 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAgentFiles (E33, E37): a decision: or guard: block makes the file
+// that kind of agent; what cannot be is refused with the line that is
+// wrong.
+func TestAgentFiles(t *testing.T) {
+	tests := []struct {
+		name, yaml, kind, err string
+	}{
+		{"chat", "model: qwen3\n", ChatAgent, ""},
+		{"empty decision", "model: d1-3b\ndecision: {}\n", DecisionAgent, ""},
+		{"bare decision", "model: d1-3b\ndecision:\n", DecisionAgent, ""},
+		{"decision with questions", "decision:\n  questions:\n    team: {type: choice, instructions: \"Which team?\", criteria: {billing: refunds, tech: null}}\n    urgency: {type: score, criteria: [later, today, now]}\n    pii: {type: noul}\n", DecisionAgent, ""},
+		{"decision with tools off", "decision: {}\nbashTool: false\n", DecisionAgent, ""},
+		{"guard", "guard: {risks: [prompt_injection], threshold: 0.8}\n", GuardAgent, ""},
+		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
+		{"decision with a tool", "decision: {}\nmodel: d1\nbashTool: true\n", "", "line 3: bashTool: true in a decision agent (decision:, line 1)"},
+		{"decision with agents", "decision: {}\nagents: {helper: h.yaml}\n", "", "line 2: agents in a decision agent"},
+		{"bad question type", "decision:\n  questions:\n    q: {type: yesno}\n", "", `decision.questions.q: type "yesno" is not choice, noul or score`},
+		{"choice of one", "decision:\n  questions:\n    q: {type: choice, criteria: {only: x}}\n", "", "at least two options"},
+		{"score of one", "decision:\n  questions:\n    q: {type: score, criteria: [low]}\n", "", "2 to 10 levels"},
+		{"guard without risks", "guard: {threshold: 0.5}\n", "", "line 1: guard: names no risk"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.yaml")
+			os.WriteFile(path, []byte(tt.yaml), 0o644)
+			c, err := Load(path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("err = %v, want one line with %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Kind() != tt.kind {
+				t.Errorf("kind = %s, want %s", c.Kind(), tt.kind)
+			}
+		})
+	}
+}
+
+// TestRoutingAgent (E34): skillRouting.agent is found relative to the
+// config file, keeps its own server (no MM_* override), and must be a
+// decision agent.
+func TestRoutingAgent(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "router.yaml"), []byte("baseURL: http://127.0.0.1:9001/v1\nmodel: d1-3b\ndecision: {}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents", "chat.yaml"), []byte("model: qwen3\n"), 0o644)
+	main := filepath.Join(dir, "agent.yaml")
+	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
+	t.Setenv("MM_MODEL", "chat-model")
+
+	os.WriteFile(main, []byte("model: qwen3\nskillRouting: {agent: agents/router.yaml, minConfidence: 0.7, timeout: 1s}\n"), 0o644)
+	c, err := Load(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.SkillRouting.File
+	if r == nil || r.BaseURL != "http://127.0.0.1:9001/v1" || r.Model != "d1-3b" || r.Kind() != DecisionAgent {
+		t.Fatalf("router = %+v", r)
+	}
+	if *c.SkillRouting.MinConfidence != 0.7 || c.BaseURL != "http://127.0.0.1:8080/v1" {
+		t.Errorf("routing %+v, chat baseURL %s", c.SkillRouting, c.BaseURL)
+	}
+
+	os.WriteFile(main, []byte("model: qwen3\n\nskillRouting: {agent: agents/chat.yaml}\n"), 0o644)
+	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 3: skillRouting.agent agents/chat.yaml is a chat agent, not a decision agent") {
+		t.Errorf("a chat agent as router: %v", err)
+	}
+	os.WriteFile(main, []byte("toolRouting: {agent: agents/nope.yaml}\n"), 0o644)
+	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "cannot read the agent file "+filepath.Join(dir, "agents", "nope.yaml")) {
+		t.Errorf("a missing agent file: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "agents", "bad.yaml"), []byte("decision: {}\nguard: {risks: [x]}\n"), 0o644)
+	os.WriteFile(main, []byte("skillRouting: {agent: agents/bad.yaml}\n"), 0o644)
+	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "bad.yaml: line 2: guard: and decision:") {
+		t.Errorf("a broken agent file: %v", err)
+	}
+	os.WriteFile(main, []byte("skillRouting: {agent: agents/router.yaml, minConfidence: 6}\n"), 0o644)
+	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 1: skillRouting threshold 6 is not between 0 and 1") {
+		t.Errorf("minConfidence 6: %v", err)
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// routed is a decision model choosing release-notes with this confidence.
+func routed(conf float64) fakellm.Decision {
+	return fakellm.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "release-notes",
+		"probabilities": map[string]any{"release-notes": 0.9, "none": 0.1}, "confidence": conf}}}
+}
+
+// TestACPSkillRouting (E34, issue 13): over ACP, with skillRouting
+// pointing at a decision agent on its own server, the prompt reaches the
+// chat model with the skill line at 0.85, without it at 0.4, and
+// unchanged when the route is missing or the decision model is too slow,
+// each time with one 🧭 line, and the turn does not wait past the
+// timeout.
+func TestACPSkillRouting(t *testing.T) {
+	const prompt = "please write the release notes for 1.4"
+	const line = "[skill: release-notes — load it with read_skill and carry out its steps now"
+	tests := []struct {
+		name      string
+		decisions []fakellm.Decision // none: the route does not exist
+		skillLine bool
+		note      string
+	}{
+		{"confident", []fakellm.Decision{routed(0.85)}, true, "🧭 skill release-notes (0.85)"},
+		{"not confident", []fakellm.Decision{routed(0.4)}, false, "🧭 no skill routed: release-notes at 0.40 is below minConfidence 0.60"},
+		{"route missing", nil, false, "🧭 skill routing skipped: the server at %s has no /v1/systemone route (404)"},
+		{"a chat model", []fakellm.Decision{{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}, false, "🧭 skill routing skipped: d1-3b at %s is not a decision model"},
+		{"too slow", []fakellm.Decision{{Delay: hung}}, false, "🧭 skill routing skipped: the decision model at %s did not answer within 300ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			chat := scenario(t, "short_answer")
+			dec := fakellm.NewServer(fakellm.Scenario{Decisions: tt.decisions})
+			defer dec.Close()
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 300ms}\n")
+			p := startAgent(t, dir, mmEnv(t, chat))
+			ctx := testContext(t)
+			id := p.session(t, ctx, dir)
+			start := time.Now()
+			resp, err := p.prompt(ctx, id, prompt)
+			took := time.Since(start)
+			if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("prompt: %+v, %v", resp, err)
+			}
+			sent := chat.Requests()[0].Last().Content
+			// The first message starts with the workspace context.
+			if !strings.Contains(sent, prompt) || !tt.skillLine && !strings.HasSuffix(sent, prompt) {
+				t.Errorf("the prompt was changed: %q", sent)
+			}
+			if got := strings.Contains(sent, line); got != tt.skillLine {
+				t.Errorf("skill line in the chat request = %v, want %v:\n%s", got, tt.skillLine, sent)
+			}
+			note := tt.note
+			if strings.Contains(note, "%s") {
+				note = strings.Replace(note, "%s", dec.URL(), 1)
+			}
+			updates, _ := p.client.snapshot()
+			if th := thoughtText(updates); strings.Count(th, "🧭") != 1 || !strings.Contains(th, note) {
+				t.Errorf("want one 🧭 line with %q, the thoughts were:\n%s", note, th)
+			}
+			if tt.decisions != nil && len(dec.DecisionRequests()) != 1 {
+				t.Errorf("decision requests = %d, want 1", len(dec.DecisionRequests()))
+			}
+			// The decision model holds its answer for `hung`; the turn
+			// must have gone on long before (the timeout is 300 ms).
+			if took > hung/2 {
+				t.Errorf("the turn took %v: it waited for the decision model", took)
+			}
+		})
+	}
+}
+
+// TestACPSkillRoutingNotWhenNamed: a prompt that names a skill itself is
+// not routed — the user's choice wins.
+func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
+	chat := scenario(t, "short_answer")
+	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{routed(0.99)}})
+	defer dec.Close()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
+	p := startAgent(t, dir, mmEnv(t, chat))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "$run-tests for the parser"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(dec.DecisionRequests()); n != 0 {
+		t.Errorf("a prompt naming $run-tests was routed (%d decision requests)", n)
+	}
+	if sent := chat.Requests()[0].Last().Content; strings.Contains(sent, "release-notes") || !strings.Contains(sent, "[skill: run-tests") {
+		t.Errorf("chat request: %q", sent)
+	}
+}
+
+func thoughtText(us []sdk.SessionUpdate) string {
+	var b strings.Builder
+	for _, u := range us {
+		if u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil {
+			b.WriteString(u.AgentThoughtChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
