@@ -255,20 +255,24 @@ func (r report) othersChecked() string {
 	if len(r.edited) > 1 {
 		it = "them"
 	}
+	importers := func(n int) string {
+		if n == 1 {
+			return "1 file that imports " + it
+		}
+		return fmt.Sprintf("%d files that import %s", n, it)
+	}
 	why := fmt.Sprintf("(%s reports open files only)", r.server)
 	switch {
 	case r.found == 0 && r.unscanned:
 		return "other files not checked " + why
 	case r.found == 0:
-		return fmt.Sprintf("no other file imports %s", it)
+		return "no other file imports " + it
 	case r.othersWhy != "":
-		return fmt.Sprintf("the %s that import %s not checked (%s)", count(r.found, "file"), it, r.othersWhy)
+		return fmt.Sprintf("%s not checked (%s)", importers(r.found), r.othersWhy)
 	case r.others < r.found:
-		return fmt.Sprintf("the nearest %d of %d files that import %s checked, the others not %s", r.others, r.found, it, why)
-	case r.found == 1:
-		return fmt.Sprintf("1 file that imports %s checked", it)
+		return fmt.Sprintf("the nearest %d of %s checked, the others not %s", r.others, importers(r.found), why)
 	}
-	return fmt.Sprintf("%d files that import %s checked", r.found, it)
+	return importers(r.found) + " checked"
 }
 
 // editedNames names the edited files, relative to base.

@@ -2,6 +2,7 @@ package lspbridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -74,6 +75,23 @@ func openDocs(t testing.TB, m *Manager, dir, path string) []string {
 	return out
 }
 
+// serverItems asks path's server for path's diagnostics (a pull).
+func serverItems(t testing.TB, m *Manager, path string) int {
+	t.Helper()
+	s := m.serverFor(canonical(path), false)
+	p, err := s.ready(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := call(context.Background(), p, "textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": fileURI(canonical(path))}}, &res); err != nil {
+		t.Fatal(err)
+	}
+	return len(res.Items)
+}
+
 // TestPythonImporterBroken: pyright reports open files only, yet an edit
 // that breaks the modules importing the edited one reports their errors,
 // and the importers mm opened for the check are closed again.
@@ -91,6 +109,11 @@ func TestPythonImporterBroken(t *testing.T) {
 	}, []string{"no problems", "already there", "fixed"})
 	if open := openDocs(t, m, dir, greet); !slices.Equal(open, []string{"greet.py"}) {
 		t.Errorf("open documents after the check: %v, want only the edited greet.py", open)
+	}
+	// pyright's side: in openFilesOnly mode it answers a pull for a file
+	// it does not have open with nothing, and app.py has an error now.
+	if n := serverItems(t, m, filepath.Join(dir, "app.py")); n != 0 {
+		t.Errorf("pyright reports %d problems for app.py: it still has it open", n)
 	}
 
 	// Fixing the call in app.py: its error is gone, and app.py imports

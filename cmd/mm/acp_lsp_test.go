@@ -93,3 +93,44 @@ func children(pid int, name string) []int {
 	}
 	return out
 }
+
+// TestACPPythonEditReportsImporter (issue 16): through the real mm, an
+// edit of greet.py that breaks app.py's call reports app.py's error though
+// pyright reports open files only, and a bash command that fixes it
+// reports "fixed".
+func TestACPPythonEditReportsImporter(t *testing.T) {
+	if _, err := exec.LookPath("pyright-langserver"); err != nil {
+		t.Skip("pyright-langserver is not on PATH (npm install -g pyright@1.1.414, done by scripts/test): ", err)
+	}
+	srv := scenario(t, "py_importer_broken")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
+	writeFile(t, filepath.Join(dir, "greet.py"), "def greet(name):\n    return \"hello \" + name\n")
+	writeFile(t, filepath.Join(dir, "app.py"), "from greet import greet\n\nprint(greet(\"bob\"))\n")
+	// An old checkout: the files are not what the command changes.
+	old := time.Now().Add(-time.Hour)
+	for _, f := range []string{"pyproject.toml", "greet.py", "app.py"} {
+		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "greet should take a count"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) < 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	last := func(i int) string { msgs := reqs[i].Messages; return msgs[len(msgs)-1].Content }
+	t.Logf("edit result:\n%s\nbash result:\n%s", last(2), last(3))
+	if got := last(2); !strings.Contains(got, `app.py:3:7: Argument missing for parameter "times"`) || !strings.Contains(got, "1 file that imports it checked") || strings.Contains(got, "no problems") {
+		t.Errorf("the edit's result lacks app.py's error:\n%s", got)
+	}
+	if got := last(3); !strings.Contains(got, "fixed: 1") || !strings.Contains(got, "pyright: no problems in greet.py; 1 file that imports it checked") {
+		t.Errorf("the command's result does not say the break is fixed:\n%s", got)
+	}
+}
