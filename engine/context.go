@@ -75,6 +75,9 @@ type ctxState struct {
 	ratio float64
 	// reportsCached: the server reported cached tokens at least once.
 	reportsCached bool
+	// lastPrompt is the prompt tokens of the last request: what the
+	// server's cache holds for the next one.
+	lastPrompt int
 	// expectBreak: the next request's prefix changed on purpose (a step,
 	// a summary call); its cache drop is not a warning.
 	expectBreak bool
@@ -241,13 +244,23 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 		return nil
 	}
 	mid := t.gens > 0 || target > 0
-	after, step, turns := before, "", 0
+	after, last := before, ""
+	done := func(step string, turns int) {
+		now := size()
+		s.mu.Lock()
+		s.cs.steps++
+		s.cs.expectBreak = true
+		s.mu.Unlock()
+		s.opts.Logger.Info("context step", "step", step, "before", after, "after", now, "window", w, "turns", turns, "mid_turn", mid)
+		t.emit(ContextStep{Step: step, Before: after, After: now, Size: w, Turns: turns})
+		after, last = now, step
+	}
 	if !s.opts.Context.Off {
 		// 1. Mask what is older than maskAfterTurns, then, if that is not
 		// enough, everything but this turn's outputs: one step each time.
 		for _, n := range []int{s.opts.Context.maskAfter(), 1} {
 			if m := s.maskOlderThan(n); m > 0 {
-				after, step, turns = size(), "masked", turns+m
+				done("masked", m)
 				if after <= goal {
 					break
 				}
@@ -263,7 +276,7 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 					break
 				}
 				if n > 0 {
-					after, step, turns = size(), "compacted", n
+					done("compacted", n)
 					if after <= hi {
 						break
 					}
@@ -272,33 +285,19 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 		}
 	}
 	// 3. Cut this turn's outputs until the request fits.
-	if after > hi {
-		if s.shrink(func() int { return size() }, hi) {
-			after, step = size(), "shrunk"
-		}
+	if after > hi && s.shrink(size, hi) {
+		done("shrunk", 0)
 	}
-	if step == "" {
-		return nil
-	}
-	s.mu.Lock()
-	s.cs.steps++
-	s.cs.expectBreak = true
-	s.mu.Unlock()
-	s.opts.Logger.Info("context step", "step", step, "before", before, "after", after, "window", w, "turns", turns, "mid_turn", mid)
-	t.emit(ContextStep{Step: step, Before: before, After: after, Size: w, Turns: turns})
-	if mid && target == 0 && (step == "compacted" || step == "shrunk") {
+	if mid && target == 0 && (last == "compacted" || last == "shrunk") {
 		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: fmt.Sprintf("context %d%% full — %s %s → %s tokens to go on",
-			min(999, before*100/w), stepWords(step, turns), compact.Thousands(before), compact.Thousands(after))})
+			min(999, before*100/w), stepWords(last), compact.Thousands(before), compact.Thousands(after))})
 	}
 	return nil
 }
 
-func stepWords(step string, turns int) string {
-	switch step {
-	case "compacted":
-		return fmt.Sprintf("summarised %d earlier turn%s,", turns, plural(turns))
-	case "masked":
-		return fmt.Sprintf("elided old outputs of %d turn%s,", turns, plural(turns))
+func stepWords(step string) string {
+	if step == "compacted" {
+		return "summarised earlier turns,"
 	}
 	return "cut this turn's outputs,"
 }
@@ -653,23 +652,24 @@ func (s *Session) roomOf(ctx context.Context) int {
 }
 
 // cacheCheck warns once a turn when the server re-read most of a prompt
-// whose prefix mm kept stable (E28): the cached share fell below half.
+// whose prefix mm kept stable (E28): the cached tokens fell below half of
+// what the previous request had put in the cache. (Against the whole
+// prompt, every large tool output would look like a broken prefix.)
 func (t *turn) cacheCheck(u llm.Usage) {
 	s := t.s
 	s.mu.Lock()
 	if u.CachedTokens > 0 {
 		s.cs.reportsCached = true
 	}
-	expected := s.cs.expectBreak
-	s.cs.expectBreak = false
-	reports := s.cs.reportsCached
+	expected, reports, prev := s.cs.expectBreak, s.cs.reportsCached, s.cs.lastPrompt
+	s.cs.expectBreak, s.cs.lastPrompt = false, u.PromptTokens
 	s.mu.Unlock()
-	if expected || !reports || t.cacheWarned || u.PromptTokens < 1024 || 2*u.CachedTokens >= u.PromptTokens {
+	if expected || !reports || t.cacheWarned || prev < 1024 || 2*u.CachedTokens >= prev {
 		return
 	}
 	t.cacheWarned = true
-	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "cache", Text: fmt.Sprintf("prompt cache: only %d%% of the prompt was reused — the server re-read %s tokens (another client on the same slot, or the prefix changed)",
-		u.CachedTokens*100/u.PromptTokens, compact.Thousands(u.PromptTokens-u.CachedTokens))})
+	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "cache", Text: fmt.Sprintf("prompt cache: only %s of the %s tokens already read were reused — the server read them again (another client on the same slot, or the prefix changed)",
+		compact.Thousands(u.CachedTokens), compact.Thousands(prev))})
 }
 
 // isPrompt tells a user's prompt from mm's own notes (which also go as

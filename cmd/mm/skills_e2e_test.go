@@ -172,4 +172,13 @@ func TestFixedPromptCost(t *testing.T) {
 	if size > 7000 {
 		t.Errorf("fixed prompt is %d characters, budget 7,000 (P1)", size)
 	}
+	// Without the skills' catalog (read_skill), the default session stays
+	// within 6,000 characters: the budget the catalog is added to.
+	for _, tl := range req.Tools {
+		if tl.Name == "read_skill" {
+			if bare := size - len(tl.Name) - len(tl.Description) - len(tl.Parameters); bare > 6000 {
+				t.Errorf("fixed prompt without the skill catalog is %d characters, budget 6,000 (P1)", bare)
+			}
+		}
+	}
 }

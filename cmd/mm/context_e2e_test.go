@@ -1,0 +1,260 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// readTurns is a session where each turn reads f<NN>.txt then answers;
+// the scripted model also answers mm's summary request whenever it comes.
+func readTurns(n, nCtx int, extra ...fakellm.Step) fakellm.Scenario {
+	var steps []fakellm.Step
+	for i := 1; i <= n; i++ {
+		steps = append(steps,
+			fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("f%02d.txt", i)}}}},
+			fakellm.Step{Content: fmt.Sprintf("f%02d.txt lists a fox's days.", i)},
+		)
+	}
+	return fakellm.Scenario{NCtx: nCtx, Steps: append(steps, extra...), Replies: []fakellm.Reply{{
+		When: "Write the updated notes now.",
+		Step: fakellm.Step{Content: "- The user reads f01.txt onwards, one file a turn; each lists a fox's days."},
+	}}}
+}
+
+// foxFiles writes f01..fNN of about size bytes each.
+func foxFiles(t *testing.T, dir string, n, size int) {
+	for i := 1; i <= n; i++ {
+		var b strings.Builder
+		for l := 1; b.Len() < size; l++ {
+			fmt.Fprintf(&b, "%03d day %d of the fox in file %02d: it ran through the field and back home.\n", l, l, i)
+		}
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), b.String())
+	}
+}
+
+// onlyURL is mmEnv with nothing but the base URL, as the README's Zed
+// snippet sets: no provider, no model, no window.
+func onlyURL(t *testing.T, srv *fakellm.Server, extra ...string) []string {
+	var env []string
+	for _, kv := range mmEnv(t, srv, extra...) {
+		if !strings.HasPrefix(kv, "MM_PROVIDER=") && !strings.HasPrefix(kv, "MM_MODEL=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func refused(srv *fakellm.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Refused {
+			n++
+		}
+	}
+	return n
+}
+
+// The issue's first contact, through the editor: an 8,192-token
+// llama-server, only its URL configured, ten short turns that each read a
+// ~7 KB file. Every turn is answered, the server never refuses a request,
+// and the editor's meter knows the window (learnt from /props).
+func TestACPTenReadsInAnEightKWindow(t *testing.T) {
+	sc := readTurns(10, 8192)
+	sc.Models = []string{"qwen3-4b"}
+	srv := fakellm.NewServer(sc)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 10, 7000)
+	p := startAgent(t, dir, onlyURL(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	for i := 1; i <= 10; i++ {
+		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
+		if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("turn %d: %v %v", i, resp.StopReason, err)
+		}
+	}
+	if n := refused(srv); n != 0 {
+		t.Fatalf("%d requests refused by the server", n)
+	}
+	updates, _ := p.client.snapshot()
+	sized := 0
+	for _, u := range updates {
+		if u.UsageUpdate != nil {
+			if u.UsageUpdate.Size != 8192 {
+				t.Fatalf("usage_update size %d, want the probed 8192", u.UsageUpdate.Size)
+			}
+			sized++
+		}
+	}
+	if sized < 10 {
+		t.Fatalf("%d usage updates for 10 turns", sized)
+	}
+	if m := srv.Requests()[0].Model; m != "qwen3-4b" {
+		t.Errorf("model %q, want the served one", m)
+	}
+}
+
+// /compact over ACP after four turns: one summary call, a reply with the
+// numbers, the next request smaller and carrying the summary.
+func TestACPCompactCommand(t *testing.T) {
+	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 4, 3000)
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	for i := 1; i <= 4; i++ {
+		if _, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(srv.Requests())
+	big := srv.Requests()[before-1].PromptTokens
+	upd, _ := p.client.snapshot()
+	resp, err := p.prompt(ctx, id, "/compact")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/compact: %v %v", resp.StopReason, err)
+	}
+	after, _ := p.client.snapshot()
+	reply := messageText(after[len(upd):])
+	if !strings.Contains(reply, "compacted: ") || !strings.Contains(reply, " tokens") {
+		t.Fatalf("/compact replied %q", reply)
+	}
+	if reqs := srv.Requests()[before:]; len(reqs) != 1 || reqs[0].Step != -1 {
+		t.Fatalf("/compact made %d requests, want one summary call", len(reqs))
+	}
+	if _, err := p.prompt(ctx, id, "And now?"); err != nil {
+		t.Fatal(err)
+	}
+	next := srv.Requests()[len(srv.Requests())-1]
+	if next.PromptTokens >= big || !strings.Contains(next.Messages[1].Content, "each lists a fox's days") {
+		t.Fatalf("next request %d tokens (was %d); first message %q", next.PromptTokens, big, next.Messages[1].Content)
+	}
+}
+
+// A configured window larger than the server's: the refused request is
+// shrunk and sent again, the turn answers, the next turn is not refused,
+// and the user saw one ⚠ line about it.
+func TestACPOverflowFromWrongWindow(t *testing.T) {
+	srv := fakellm.NewServer(readTurns(3, 8192))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 3, 20000)
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(cfg, []byte("contextWindow: 32768\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	for i := 1; i <= 3; i++ {
+		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
+		if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("turn %d: %v %v", i, resp.StopReason, err)
+		}
+	}
+	if n := refused(srv); n != 1 {
+		t.Fatalf("%d refused requests, want only the one that taught mm the window", n)
+	}
+	updates, _ := p.client.snapshot()
+	if text := messageText(updates); !strings.Contains(text, "context overflow: the server's window is 8,192 tokens (not 32,768)") {
+		t.Fatalf("no overflow note in %q", text)
+	}
+}
+
+// Line mode: the same overflow recovery in `mm -p` (the configured
+// window is too large for the server's).
+func TestLineOverflowRecovers(t *testing.T) {
+	srv := fakellm.NewServer(readTurns(1, 4096))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 1, 14000)
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(cfg, []byte("contextWindow: 32768\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "What is in f01.txt?", "--yes")
+	if code != 0 || !strings.Contains(out, "lists a fox's days") {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "context overflow: the server's window is 4,096 tokens (not 32,768)") || refused(srv) != 1 {
+		t.Fatalf("refused %d; no overflow line on stderr:\n%s", refused(srv), stderr)
+	}
+}
+
+// Line mode /compact: the workspace's saved session, continued with
+// --continue, is compacted; the next turn carries the summary.
+func TestLineCompactCommand(t *testing.T) {
+	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 4, 3000)
+	env := mmEnv(t, srv)
+	for i := 1; i <= 4; i++ {
+		args := []string{"-p", fmt.Sprintf("What is in f%02d.txt?", i), "--yes"}
+		if i > 1 {
+			args = append(args, "--continue")
+		}
+		if out, stderr, code := runMM(t, dir, env, "", args...); code != 0 || !strings.Contains(out, "lists a fox's days") {
+			t.Fatalf("turn %d: exit %d, stdout %q, stderr:\n%s", i, code, out, stderr)
+		}
+	}
+	out, stderr, code := runMM(t, dir, env, "", "-p", "/compact", "--continue")
+	if code != 0 || !strings.HasPrefix(out, "compacted: ") {
+		t.Fatalf("/compact: exit %d, stdout %q, stderr:\n%s", code, out, stderr)
+	}
+	out, stderr, code = runMM(t, dir, env, "", "-p", "And now?", "--continue")
+	if code != 0 || !strings.Contains(out, "after the compaction") {
+		t.Fatalf("after /compact: exit %d, %q\n%s", code, out, stderr)
+	}
+	last := srv.Requests()[len(srv.Requests())-1]
+	if !strings.Contains(last.Messages[1].Content, "each lists a fox's days") {
+		t.Fatalf("the summary did not survive in the saved session: %q", last.Messages[1].Content)
+	}
+}
+
+// E14 without blocking a turn: a server whose /props never answers does
+// not delay the first answer (the window is probed in the background).
+func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	target, _ := url.Parse(srv.RootURL())
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	hold := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/props" {
+			select { // a llama-server stuck answering /props
+			case <-hold:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	t.Cleanup(func() { close(hold) })
+	dir := t.TempDir()
+	env := append(mmEnv(t, nil), "MM_BASE_URL="+front.URL+"/v1")
+	p := startAgent(t, dir, env)
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	resp, err := p.prompt(ctx, id, "hi")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt while /props hangs: %v %v", resp.StopReason, err)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Fatalf("%d model requests", len(srv.Requests()))
+	}
+}
