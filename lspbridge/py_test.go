@@ -237,3 +237,39 @@ func replaceIn(t testing.TB, path, old, new string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPythonRenameChecksImporters: a rename edits every file that uses
+// the symbol; the files that import the module without using it are
+// checked with them, and closed after.
+func TestPythonRenameChecksImporters(t *testing.T) {
+	need(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	third := filepath.Join(dir, "third.py")
+	if err := os.WriteFile(third, []byte("import greet\n\nNAME: str = greet.__name__\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestManager(t, dir)
+	ctx := context.Background()
+	greet := filepath.Join(dir, "greet.py")
+	changes, err := m.Rename(ctx, Position{Path: greet, Symbol: "greet"}, "salute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var edited []string
+	for _, c := range changes {
+		edited = append(edited, relTo(dir, c.Path))
+	}
+	if !slices.Equal(edited, []string{"app.py", "greet.py", "other.py"}) {
+		t.Fatalf("rename edits %v, want app.py, greet.py, other.py", edited)
+	}
+	got, err := m.Apply(ctx, changes, func(path string, _, data []byte) error { return writeAtomic(path, data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after rename:\n%s", got)
+	wantAll(t, got, []string{"pyright: no problems in 3 edited files; 1 file that imports them checked"}, []string{"introduced"})
+	open := openDocs(t, m, dir, greet)
+	if slices.Contains(open, "third.py") {
+		t.Errorf("open documents after the rename: %v, third.py was opened for the check only", open)
+	}
+}
