@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/skills"
+)
+
+// readmeBlock returns the first fenced block of kind lang after marker in
+// the README.
+func readmeBlock(t *testing.T, marker, lang string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), marker)
+	if !ok {
+		t.Fatalf("README lacks %q", marker)
+	}
+	_, block, ok := strings.Cut(after, "```"+lang+"\n")
+	if !ok {
+		t.Fatalf("no ```%s block after %q", lang, marker)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	return block
+}
+
+// The README's hook example really denies an rm, and its skill example
+// really parses: the front door does not lie.
+func TestReadmeExamples(t *testing.T) {
+	s, err := skills.Parse([]byte(readmeBlock(t, "**Writing one.**", "markdown")), "x")
+	if err != nil || s.Name != "release-notes" || s.Hint != "version, e.g. v1.2" || len(s.Keywords) != 2 {
+		t.Errorf("the README's skill example: %+v, %v", s, err)
+	}
+
+	srv := scenario(t, "hook_deny_rm")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	hook := filepath.Join(dir, ".mm", "hooks", "no-rm.sh")
+	writeFile(t, hook, readmeBlock(t, "An example, `.mm/hooks/no-rm.sh`", "sh"))
+	os.Chmod(hook, 0o755)
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
+	_, stderr, _ := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "delete hello.txt")
+	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
+		t.Errorf("the README's hook let rm run:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "a hook denied bash: deleting files is forbidden here") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
