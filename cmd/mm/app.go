@@ -200,7 +200,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg)),
+		Rewrite:             a.rewriter(cwd),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
 
@@ -208,6 +208,15 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 		ID:     id,
 		Served: func() (string, string) { return a.conn.Provider(), a.conn.Model() },
 	})
+}
+
+// rewriter is the prompt rewriter of a session: skills and skill routing
+// for a chat agent; a decision agent answers every prompt itself (E33).
+func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
+	if a.cfg.Kind() == config.DecisionAgent {
+		return newDecisionAgent(a.cfg).rewriter()
+	}
+	return a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg))
 }
 
 // projectContext reads AGENTS.md, else CLAUDE.md, at the workspace root.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
@@ -33,6 +34,9 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	if strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "mm: the prompt is empty")
 		return exitUsage
+	}
+	if a.cfg.Kind() == config.DecisionAgent {
+		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr)
 	}
 	ask, closeTTY := lineAsker(f.yes, stderr)
 	defer closeTTY()

@@ -26,7 +26,7 @@ func (c *Config) validateAgent() error {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"agents", len(c.Agents) > 0}, {"skillRouting", c.SkillRouting.Agent != ""}, {"toolRouting", c.ToolRouting.Agent != ""}} {
+		}{{"agents", len(c.Agents) > 0}, {"mcpServers", len(c.MCPServers) > 0}, {"skillRouting", c.SkillRouting.Agent != ""}, {"toolRouting", c.ToolRouting.Agent != ""}} {
 			if k.set {
 				return fmt.Errorf("line %d: %s in a decision agent (decision:, line %d) — a decision agent has no chat turn to route or tools to offer; remove it", c.line(k.key), k.key, c.line("decision"))
 			}

@@ -23,6 +23,7 @@ func TestAgentFiles(t *testing.T) {
 		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
 		{"decision with a tool", "decision: {}\nmodel: d1\nbashTool: true\n", "", "line 3: bashTool: true in a decision agent (decision:, line 1)"},
 		{"decision with agents", "decision: {}\nagents: {helper: h.yaml}\n", "", "line 2: agents in a decision agent"},
+		{"decision with MCP servers", "decision: {}\nmcpServers: [{name: fs, command: mcp-fs}]\n", "", "line 2: mcpServers in a decision agent"},
 		{"bad question type", "decision:\n  questions:\n    q: {type: yesno}\n", "", `decision.questions.q: type "yesno" is not choice, noul or score`},
 		{"choice of one", "decision:\n  questions:\n    q: {type: choice, criteria: {only: x}}\n", "", "at least two options"},
 		{"score of one", "decision:\n  questions:\n    q: {type: score, criteria: [low]}\n", "", "2 to 10 levels"},

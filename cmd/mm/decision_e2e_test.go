@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+const routerYAML = `model: d1-3b
+decision:
+  questions:
+    team: {type: choice, instructions: "Which team handles this?", criteria: {billing: refunds and invoices, tech: null}}
+    urgency: {type: score, instructions: "How urgent?", criteria: [later, today, now]}
+    pii: {type: noul, instructions: "Does it contain personal data?"}
+`
+
+var supportAnswer = fakellm.Decision{Answers: map[string]any{
+	"team":    map[string]any{"type": "choice", "choice": "billing", "probabilities": map[string]any{"billing": 0.9, "tech": 0.1}, "confidence": 0.8},
+	"urgency": map[string]any{"type": "score", "score": 1.2, "legend": map[string]any{"0": "later", "1": "today", "2": "now"}, "probabilities": map[string]any{"0": 0.1, "1": 0.6, "2": 0.3}, "confidence": 0.4},
+	"pii":     map[string]any{"type": "noul", "noul": 0.03},
+}}
+
+// TestLineDecisionAgent (E33): mm -p -c router.yaml prints the server's
+// JSON as is; the state is the prompt alone, with the file's questions.
+func TestLineDecisionAgent(t *testing.T) {
+	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
+	defer dec.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "router.yaml")
+	writeFile(t, cfg, "baseURL: "+dec.URL()+"\n"+routerYAML)
+	env := mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=") // the file's server and model
+	stdout, stderr, code := runMM(t, dir, env, "", "-c", cfg, "-p", "I was charged twice for one order")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("stdout is not the one JSON answer: %q", stdout)
+	}
+	if got["model"] != "d1-3b" || got["answers"].(map[string]any)["team"].(map[string]any)["choice"] != "billing" || got["usage"] == nil {
+		t.Errorf("stdout = %s", stdout)
+	}
+	req := dec.DecisionRequests()[0]
+	if string(req.State) != `"I was charged twice for one order"` || len(req.Questions) != 3 {
+		t.Errorf("request: %s", req.Body)
+	}
+	// A chat model behind the file: one line, exit 1.
+	stdout, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "again")
+	if code != 1 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "is not a decision model") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// decision: {} has no questions to ask on its own.
+	writeFile(t, cfg, "baseURL: "+dec.URL()+"\ndecision: {}\n")
+	if _, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "has no questions") {
+		t.Errorf("no questions: exit %d, %q", code, stderr)
+	}
+	// An agent file that is both kinds is refused at start, with its line.
+	writeFile(t, cfg, "decision: {}\nguard: {risks: [harm]}\n")
+	if _, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "line 2: guard: and decision: (line 1)") {
+		t.Errorf("both: exit %d, %q", code, stderr)
+	}
+}
+
+// TestACPDecisionAgent (E33): in an editor, a decision agent answers one
+// line per question, then the JSON; nothing reaches a chat model.
+func TestACPDecisionAgent(t *testing.T) {
+	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{supportAnswer}})
+	defer dec.Close()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)
+	p := startAgent(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL="))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "I was charged twice for one order"); err != nil {
+		t.Fatal(err)
+	}
+	updates, _ := p.client.snapshot()
+	text := messageText(updates)
+	for _, want := range []string{"pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, text)
+		}
+	}
+	if n := len(dec.Requests()); n != 0 {
+		t.Errorf("%d chat requests reached the server", n)
+	}
+}
