@@ -142,3 +142,49 @@ func TestWindowSmallerThanFixedPrompt(t *testing.T) {
 		t.Fatalf("%d requests sent into a window that cannot hold the prompt", len(srv.Requests()))
 	}
 }
+
+// A second compaction merges the previous summary (sent as the notes so
+// far), it does not summarise the summary as if it were a turn.
+func TestCompactMergesPreviousSummary(t *testing.T) {
+	// The script has five read turns; the session plays three, then the
+	// test plays the last two itself between the two compactions (f04 and
+	// f05 do not exist: the model is told so, which is fine here).
+	sc := longScenario(longOpts{turns: 5, nCtx: 32768})
+	sc.Replies = []fakellm.Reply{
+		{When: summaryAsk, Times: 1, Step: fakellm.Step{Content: "- FIRST NOTES"}},
+		{When: summaryAsk, Step: fakellm.Step{Content: "- FIRST NOTES\n- SECOND NOTES"}},
+	}
+	res := runLongSessionWith(t, longOpts{turns: 3, fileSize: 2000, nCtx: 32768}, sc)
+	s, srv := res.session, res.srv
+	ctx := context.Background()
+	if end := s.Run(ctx, "/compact", func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatal(end)
+	}
+	for i := 4; i <= 5; i++ {
+		if end := s.Run(ctx, fmt.Sprintf("What is in f%02d.txt?", i), func(engine.Event) {}); end.Reason != engine.EndTurn {
+			t.Fatalf("turn %d: %+v", i, end)
+		}
+	}
+	if end := s.Run(ctx, "/compact", func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatal(end)
+	}
+	var asks []string
+	for _, r := range srv.Requests() {
+		if r.Step == -1 && !r.Refused {
+			asks = append(asks, r.Last().Content)
+		}
+	}
+	if len(asks) != 2 {
+		t.Fatalf("%d summary calls, want 2", len(asks))
+	}
+	if strings.Contains(asks[0], "Notes so far") || !strings.Contains(asks[1], "Notes so far") || !strings.Contains(asks[1], "- FIRST NOTES") {
+		t.Fatalf("second summary request does not merge the first:\n%s", asks[1])
+	}
+	if strings.Contains(asks[1], "USER: [Summary of the earlier conversation") || strings.Count(asks[1], "FIRST NOTES") != 1 {
+		t.Fatalf("the previous summary was re-summarised as a turn:\n%s", asks[1])
+	}
+	h := s.History()
+	if !strings.Contains(h[0].Content, "SECOND NOTES") || strings.Count(h[0].Content, "[Summary of the earlier conversation") != 1 {
+		t.Fatalf("head after two compactions: %q", h[0].Content)
+	}
+}

@@ -281,6 +281,16 @@ func TestLongSessionPrefixStableBetweenSteps(t *testing.T) {
 	if len(res.stepAt) == 0 || len(res.stepAt)*2 > 40 || res.breaks > len(res.stepAt) {
 		t.Fatalf("%d requests after a context step, %d prefix breaks over 40 turns: want a few steps, not one every turn or two", len(res.stepAt), res.breaks)
 	}
+	// The compaction ran mid-turn (after a read): the user was told (E23).
+	full := 0
+	for _, e := range res.events {
+		if st, ok := e.(engine.Struggle); ok && st.Kind == "context" && strings.Contains(st.Text, "% full — summarised earlier turns") {
+			full++
+		}
+	}
+	if res.summaries > 0 && full == 0 {
+		t.Error("a mid-turn compaction without its ⚠ context N% full note")
+	}
 	t.Logf("40 turns: %d steps, %d prefix breaks, %d summaries, biggest prompt %d, re-prefilled %d tokens", res.steps, res.breaks, res.summaries, res.biggest, res.reprefill)
 }
 

@@ -155,3 +155,33 @@ func TestWatchdogFakeClockStalls(t *testing.T) {
 		t.Fatalf("err = %v, want a first-token stall", err)
 	}
 }
+
+// A summary call (WatchdogScale 2) gets twice the timeouts: the same gap
+// that stalls a normal call does not stall it (E27).
+func TestWatchdogScaleDoublesTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		scale float64
+		stall bool
+	}{{0, true}, {2, false}} {
+		sc, _ := fakellm.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
+		srv := fakellm.NewServer(sc)
+		o := fast(srv)
+		o.FirstTokenTimeout, o.IdleTimeout = time.Second, time.Second
+		c := llm.New(o)
+		clk := &llm.FakeClock{}
+		llm.UseClock(c, clk)
+		req := hello()
+		req.WatchdogScale = tc.scale
+		r, err := c.Stream(context.Background(), req, func(d llm.Delta) error {
+			if d.Progress != nil && d.Progress.Processed == d.Progress.Total {
+				clk.Advance(1500 * time.Millisecond)
+			}
+			return nil
+		})
+		srv.Close()
+		var se *llm.StallError
+		if stalled := errors.As(err, &se); stalled != tc.stall {
+			t.Fatalf("scale %v: stalled=%v (%v, %q), want %v", tc.scale, stalled, err, r.Content, tc.stall)
+		}
+	}
+}
