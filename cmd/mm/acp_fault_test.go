@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// oneLine checks a failed prompt answers the JSON-RPC error whose message
+// is one actionable line: no JSON, no stack, no newline.
+func oneLine(t *testing.T, err error) string {
+	t.Helper()
+	var re *sdk.RequestError
+	if !errors.As(err, &re) {
+		t.Fatalf("prompt error = %v, want the one-line JSON-RPC error", err)
+	}
+	if re.Message == "" || strings.ContainsAny(re.Message, "{\n") || strings.Contains(re.Message, "goroutine") {
+		t.Errorf("the error is not one actionable line: %q", re.Message)
+	}
+	return re.Message
+}
+
+// TestFaultServerKilledMidStream: the model server dies while it streams
+// (its connections cut, nothing listening after). The prompt ends with one
+// line after the retries, the words already streamed were delivered,
+// stdout carries only JSON-RPC, and mm exits cleanly afterwards.
+func TestFaultServerKilledMidStream(t *testing.T) {
+	srv := scenario(t, "stall_mid_answer")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	done := p.promptAsync(t, id, "Explain everything")
+	waitSignal(t, "the answer stalls", srv.StepStalled(0))
+	p.client.waitUpdates(t, "the first words", func(us []sdk.SessionUpdate) bool {
+		return strings.Contains(messageText(us), "Here is the")
+	})
+	srv.Close()
+	r := waitResult(t, "the prompt whose server died", done)
+	if r.err == nil {
+		t.Fatalf("prompt = %+v; want a failed turn", r.resp)
+	}
+	line := oneLine(t, r.err)
+	t.Logf("the user read: %s", line)
+	for _, l := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("stdout carried a non-JSON line: %q", l)
+		}
+	}
+}
+
+// TestFault5xxStorm: every try of a call answers 503; mm retries a bounded
+// number of times, then ends the turn with one line, and the session
+// serves the next prompt once the server is back.
+func TestFault5xxStorm(t *testing.T) {
+	srv := scenario(t, "storm_503")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	_, err := p.prompt(ctx, id, "hello?")
+	line := oneLine(t, err)
+	if !strings.Contains(strings.ToLower(line), "load") && !strings.Contains(line, "503") {
+		t.Errorf("the line does not say what the server answered: %q", line)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("model requests = %d, want 4 (the call and three retries)", n)
+	}
+	resp, err := p.prompt(ctx, id, "and now?")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("the next prompt = %+v, %v", resp, err)
+	}
+	updates, _ := p.client.snapshot()
+	if !strings.Contains(messageText(updates), "Recovered and answering.") {
+		t.Errorf("the answer after the storm was not shown: %q", messageText(updates))
+	}
+}
+
+// TestFaultSlowDrip: a server that sends a word every 500 ms for 5 s, with
+// the idle watchdog at 3 s: the watchdog measures the gaps, not the whole
+// answer, so the answer arrives whole and in order.
+func TestFaultSlowDrip(t *testing.T) {
+	srv := scenario(t, "slow_drip")
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	writeFile(t, cfg, "watchdogTimeout: 3s\n")
+	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	resp, err := p.prompt(ctx, id, "count to ten, slowly")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v", resp, err)
+	}
+	updates, _ := p.client.snapshot()
+	if got := messageText(updates); got != "one two three four five six seven eight nine ten" {
+		t.Errorf("shown %q", got)
+	}
+}
+
+// TestFaultEOFMidTurn: the editor goes away while the permission prompt
+// of an edit is open. mm exits 0, the file is byte-identical, the stored
+// session is valid JSON holding the prompt, and nothing of mm's process
+// group is left.
+func TestFaultEOFMidTurn(t *testing.T) {
+	srv := scenario(t, "read_edit_answer")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hello.txt")
+	original := "hello world\r\nsecond line\n"
+	writeFile(t, file, original)
+	state := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
+	p.client.hold = make(chan struct{}) // the user never answers
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	p.promptAsync(t, id, "change hello to goodbye")
+	waitSignal(t, "the permission prompt", p.client.asked)
+	p.stdin.Close()
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		if err != nil {
+			t.Errorf("mm exited with %v", err)
+		}
+	case <-time.After(hung):
+		t.Fatal("mm did not exit after EOF")
+	}
+	if got := readFile(t, file); got != original {
+		t.Errorf("the file changed: %q", got)
+	}
+	if err := syscall.Kill(-p.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("mm's process group is still alive after it exited (kill -0: %v)", err)
+	}
+	sessions, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", "*.json"))
+	if len(sessions) != 1 {
+		t.Fatalf("stored sessions = %v, want one", sessions)
+	}
+	b, err := os.ReadFile(sessions[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(b) || !strings.Contains(string(b), "change hello to goodbye") {
+		t.Errorf("the stored session is not whole:\n%s", b)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(leftovers) != 1 {
+		t.Errorf("the workspace holds more than the file (a temp file of an interrupted write?): %v", leftovers)
+	}
+}
