@@ -65,6 +65,15 @@ type Agent struct {
 	sessions map[sdk.SessionId]*session
 
 	wg sync.WaitGroup // running turns
+
+	// eof is closed once stdin ended: no answer from the client can
+	// arrive any more, so calls that would wait for one give up.
+	eof     chan struct{}
+	eofOnce sync.Once
+}
+
+func (a *Agent) inputEnded() {
+	a.eofOnce.Do(func() { close(a.eof) })
 }
 
 // New returns an Agent; serve it with Serve.
@@ -76,7 +85,7 @@ func New(opts Options) *Agent {
 	if opts.Name == "" {
 		opts.Name = "mm"
 	}
-	return &Agent{opts: opts, log: log, sessions: map[sdk.SessionId]*session{}}
+	return &Agent{opts: opts, log: log, sessions: map[sdk.SessionId]*session{}, eof: make(chan struct{})}
 }
 
 var _ sdk.Agent = (*Agent)(nil)

@@ -17,9 +17,11 @@ import (
 // reusing the tool call's id (A4).
 type editorEnv struct {
 	tools.Env
-	files  tools.Files
-	policy *tools.Policy
-	s      *session
+	files tools.Files
+	// terminal: the client advertised terminal/* (bash runs there).
+	terminal bool
+	policy   *tools.Policy
+	s        *session
 }
 
 // ReadFile implements tools.Files through the session's view.

@@ -38,6 +38,8 @@ type session struct {
 	closeMCP func()
 	released sync.Once
 
+	terminals map[string]string // tool call id → its terminal (under mu)
+
 	mu      sync.Mutex
 	current *turnCtl       // the latest prompt's turn; nil when idle
 	closed  bool           // session/close was called: no new turn starts
@@ -137,9 +139,16 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		s.update(send, sdk.UpdateAgentMessageText(StruggleNote(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})))
 	}
 	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
-		if u, ok := render(e); ok {
-			s.update(send, u)
+		u, ok := render(e)
+		if !ok {
+			return
 		}
+		if f, done := e.(engine.ToolFinished); done && u.ToolCallUpdate != nil {
+			if id := s.terminalOf(f.ID); id != "" {
+				u.ToolCallUpdate.Content = append([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)}, u.ToolCallUpdate.Content...)
+			}
+		}
+		s.update(send, u)
 	})
 	// A9: the thought level picker appears once the model has reasoned.
 	if !s.thoughtShown && len(s.thoughtLevels(send)) > 0 {

@@ -36,6 +36,7 @@ func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *sto
 	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
 	a.mu.Lock()
 	fsCaps := a.client.Fs
+	s.env.terminal = a.client.Terminal
 	a.mu.Unlock()
 	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
 		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}

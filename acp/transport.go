@@ -66,6 +66,7 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 	var err error
 	select {
 	case err = <-filterDone:
+		a.inputEnded()
 		a.cancelTurns()
 		if !reqs.wait(drainWait) {
 			a.log.Warn("stdin closed with requests still unanswered", "waited", drainWait)

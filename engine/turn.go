@@ -512,3 +512,14 @@ func (c *callEnv) Approve(ctx context.Context, req tools.Approval) (tools.Decisi
 func (c *callEnv) Progress(text string) {
 	c.emit(ToolUpdated{ID: c.id, Progress: text})
 }
+
+// RunInTerminal forwards to the front end's terminals (tools.Terminals)
+// with the call's id, so the terminal shows in this call.
+func (c *callEnv) RunInTerminal(ctx context.Context, cmd tools.Command) (tools.Exit, error) {
+	t, ok := c.Env.(tools.Terminals)
+	if !ok {
+		return tools.Exit{}, tools.ErrNoTerminal
+	}
+	cmd.CallID = c.id
+	return t.RunInTerminal(ctx, cmd)
+}

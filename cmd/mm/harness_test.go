@@ -204,6 +204,18 @@ type testClient struct {
 	// disk, as in an editor).
 	fsCalls []string
 	buffers map[string]string
+
+	// The editor's terminals (real processes), and the terminal/* calls
+	// in order ("create", "wait", "output", "kill", "release").
+	terms     map[string]*clientTerminal
+	termCalls []string
+}
+
+// clientTerminal is a command the editor runs and shows.
+type clientTerminal struct {
+	cmd  *exec.Cmd
+	out  *recorder
+	done chan struct{} // closed when the command exited
 }
 
 func newTestClient() *testClient {
@@ -297,20 +309,110 @@ func (c *testClient) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest
 	c.buffers[r.Path] = r.Content
 	return sdk.WriteTextFileResponse{}, nil
 }
-func (c *testClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, errNotOffered
+func (c *testClient) termCall(what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.termCalls = append(c.termCalls, what)
 }
-func (c *testClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, errNotOffered
+
+func (c *testClient) term(id string) (*clientTerminal, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.terms[id]
+	if t == nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": "unknown terminal " + id})
+	}
+	return t, nil
 }
-func (c *testClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, errNotOffered
+
+// CreateTerminal runs the command for real, as an editor does.
+func (c *testClient) CreateTerminal(_ context.Context, r sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	c.termCall("create")
+	cmd := exec.Command(r.Command, r.Args...)
+	if r.Cwd != nil {
+		cmd.Dir = *r.Cwd
+	}
+	cmd.Env = os.Environ()
+	for _, e := range r.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	out := &recorder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	t := &clientTerminal{cmd: cmd, out: out, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(t.done) }()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terms == nil {
+		c.terms = map[string]*clientTerminal{}
+	}
+	id := fmt.Sprintf("term-%d", len(c.terms)+1)
+	c.terms[id] = t
+	return sdk.CreateTerminalResponse{TerminalId: id}, nil
 }
-func (c *testClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, errNotOffered
+
+func (c *testClient) KillTerminal(_ context.Context, r sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	c.termCall("kill")
+	t, err := c.term(r.TerminalId)
+	if err != nil {
+		return sdk.KillTerminalResponse{}, err
+	}
+	syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	<-t.done
+	return sdk.KillTerminalResponse{}, nil
 }
-func (c *testClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, errNotOffered
+
+func (c *testClient) TerminalOutput(_ context.Context, r sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	c.termCall("output")
+	t, err := c.term(r.TerminalId)
+	if err != nil {
+		return sdk.TerminalOutputResponse{}, err
+	}
+	resp := sdk.TerminalOutputResponse{Output: t.out.String()}
+	select {
+	case <-t.done:
+		resp.ExitStatus = exitStatus(t.cmd.ProcessState)
+	default:
+	}
+	return resp, nil
+}
+
+func (c *testClient) ReleaseTerminal(_ context.Context, r sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	c.termCall("release")
+	t, err := c.term(r.TerminalId)
+	if err != nil {
+		return sdk.ReleaseTerminalResponse{}, err
+	}
+	syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	c.mu.Lock()
+	delete(c.terms, r.TerminalId)
+	c.mu.Unlock()
+	return sdk.ReleaseTerminalResponse{}, nil
+}
+
+func (c *testClient) WaitForTerminalExit(ctx context.Context, r sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	c.termCall("wait")
+	t, err := c.term(r.TerminalId)
+	if err != nil {
+		return sdk.WaitForTerminalExitResponse{}, err
+	}
+	select {
+	case <-t.done:
+	case <-ctx.Done():
+		return sdk.WaitForTerminalExitResponse{}, ctx.Err()
+	}
+	st := exitStatus(t.cmd.ProcessState)
+	return sdk.WaitForTerminalExitResponse{ExitCode: st.ExitCode, Signal: st.Signal}, nil
+}
+
+func exitStatus(ps *os.ProcessState) *sdk.TerminalExitStatus {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &sdk.TerminalExitStatus{Signal: sdk.Ptr(ws.Signal().String())}
+	}
+	return &sdk.TerminalExitStatus{ExitCode: sdk.Ptr(ps.ExitCode())}
 }
 
 // describe renders updates one per line, for order assertions and logs.

@@ -108,7 +108,42 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 		}
 		return tools.Errorf("[not run: %s. The command did not run; do not retry it as is — ask the user what to do, or do it another way]", reason), nil
 	}
+	if t, ok := env.(tools.Terminals); ok {
+		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout))
+		if !errors.Is(err, tools.ErrNoTerminal) {
+			return res, err
+		}
+	}
 	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout))
+}
+
+// inTerminal runs line in the front end's terminal, where the user
+// watches it live (T4); the model gets the same text as from exec. The
+// terminal's environment is the editor's, with quietEnv added: mm cannot
+// drop variables from it, only mask the key in the output.
+func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration) (tools.Result, error) {
+	began := time.Now()
+	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: quietEnv, Timeout: timeout, OutputLimit: 2 * endBytes})
+	if err != nil {
+		return tools.Result{}, err
+	}
+	elapsed := time.Since(began)
+	text := r.opts.Env.mask(output{head: clean([]byte(x.Output))}.render(r.opts.MaxOutput))
+	if x.Truncated {
+		text = fmt.Sprintf("[… the start of the output was cut: the terminal keeps the last %s …]\n", humanBytes(2*endBytes)) + text
+	}
+	if strings.TrimSpace(text) == "" {
+		text = "(no output)"
+	}
+	text = strings.TrimRight(text, "\n") + "\n"
+	switch {
+	case x.TimedOut:
+		return tools.Result{Text: text + timeoutAdvice(timeout), IsError: true}, nil
+	case x.Code < 0 && x.Signal != "":
+		return tools.Result{Text: text + fmt.Sprintf("[killed by %s · %.1fs]", x.Signal, elapsed.Seconds()), IsError: true}, nil
+	}
+	sigpipe := x.Code == 141 && strings.Contains(line, "|")
+	return tools.Result{Text: text + status(x.Code, elapsed, sigpipe), IsError: x.Code != 0 && !sigpipe}, nil
 }
 
 // timeout is the call's limit: the model's, capped, or the default.
