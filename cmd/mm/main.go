@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -26,8 +27,35 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…"; left
+// empty, it is the module version from the build info (`go install
+// github.com/mm-agent/mm/cmd/mm@v1.2.0` gives v1.2.0), else the VCS
+// revision, else "dev" (a plain go build in a checkout).
+var version = ""
+
+// mmVersion is what --version and ACP initialize's agentInfo say.
+func mmVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}
 
 // Exit codes (C2).
 const (
@@ -119,7 +147,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	if f.version {
-		fmt.Fprintln(stdout, "mm", version)
+		fmt.Fprintln(stdout, "mm", mmVersion())
 		return exitOK
 	}
 	mode := "acp"
@@ -224,7 +252,7 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 // opts.ConfigError set (the config is wrong), initialize is answered and
 // every request that needs a session gets the one line.
 func serveACP(ctx context.Context, opts acp.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger, bind ...func(*acp.Agent)) int {
-	opts.Name, opts.Version, opts.Logger = "mm", version, log
+	opts.Name, opts.Version, opts.Logger = "mm", mmVersion(), log
 	agent := acp.New(opts)
 	for _, b := range bind {
 		b(agent)
