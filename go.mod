@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/chzyer/readline v1.5.1
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1

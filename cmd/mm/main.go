@@ -1,6 +1,6 @@
 // Command mm is an editor-native coding agent for small local models.
 //
-//	mm            ACP agent on stdio when stdin is not a terminal
+//	mm            on a terminal: the REPL; else the ACP agent on stdio
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
 //	mm doctor     checks the set-up, one line per check (--json for scripts)
@@ -171,8 +171,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
 		return exitUsage
+	case isTerminal(stdin) && isTerminal(stdout):
+		mode = "repl"
 	case isTerminal(stdin):
-		fmt.Fprintln(stderr, "mm: stdin is a terminal — run `mm -p \"your request\"`, or register `mm acp` as an agent server in your editor (see README)")
+		fmt.Fprintln(stderr, "mm: stdin is a terminal but stdout is not — run `mm -p \"your request\"`, or `mm` alone on a terminal for the REPL")
 		return exitUsage
 	}
 
@@ -221,8 +223,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer a.closeLSP()
 	defer a.conn.Close()
 
-	if mode == "line" {
+	switch mode {
+	case "line":
 		return runLine(ctx, a, f, cwd, stdin, stdout, stderr)
+	case "repl":
+		return runREPL(ctx, a, cwd)
 	}
 	return runACP(ctx, a, stdin, stdout, log)
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chzyer/readline"
+
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
+)
+
+// repl is `mm` on a terminal (C3): a prompt line with editing and
+// history, each turn streamed by the line-mode renderer, permissions
+// asked inline, Ctrl-C cancelling the turn (twice: exiting), Ctrl-D or
+// /exit leaving.
+type repl struct {
+	a   *app
+	cwd string
+	rl  *readline.Instance
+	out io.Writer
+
+	sess  *engine.Session
+	extra []tools.Tool // the MCP servers' tools
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running turn, nil between turns
+	lastC  time.Time          // the last Ctrl-C, for "twice exits"
+}
+
+// replCommand is one slash command of the REPL; it returns false to exit.
+type replCommand struct {
+	help string
+	run  func(r *repl, ctx context.Context, args string) bool
+}
+
+// notYet answers a command whose feature is not built yet: the one place
+// to hook it when it lands.
+func notYet(what string) func(*repl, context.Context, string) bool {
+	return func(r *repl, _ context.Context, _ string) bool {
+		fmt.Fprintf(r.out, "mm: /%s is not available yet\n", what)
+		return true
+	}
+}
+
+// replCommands is the table of slash commands. Anything else starting
+// with / goes to the session, where skills answer /name (S2).
+var replCommands = map[string]replCommand{
+	"help": {"this list", nil}, // run by command: it lists this table
+	"exit": {"leave mm (also Ctrl-D)", func(*repl, context.Context, string) bool { return false }},
+	"new": {"start a new conversation", func(r *repl, _ context.Context, _ string) bool {
+		r.newSession()
+		fmt.Fprintln(r.out, "mm: new conversation")
+		return true
+	}},
+	"compact": {"summarise the conversation to free the context", notYet("compact")},
+	"mode":    {"MODE — switch the permission mode", notYet("mode")},
+	"model": {"[NAME] — show or switch the model", func(r *repl, _ context.Context, args string) bool {
+		if args != "" {
+			r.sess.SetModel(args)
+		}
+		m := r.sess.Model()
+		if m == "" {
+			m = "the server's first model"
+		}
+		fmt.Fprintln(r.out, "mm: model:", m)
+		return true
+	}},
+	"skills": {"list the skills", func(r *repl, ctx context.Context, _ string) bool {
+		r.turn(ctx, "/skills")
+		return true
+	}},
+	"skill": {"NAME [params] — run a skill", func(r *repl, ctx context.Context, args string) bool {
+		if args == "" {
+			fmt.Fprintln(r.out, "mm: /skill NAME [params] — /skills lists them")
+			return true
+		}
+		r.turn(ctx, "$"+args)
+		return true
+	}},
+}
+
+// runREPL runs the REPL on the terminal until /exit, Ctrl-D or a second
+// Ctrl-C.
+func runREPL(ctx context.Context, a *app, cwd string) int {
+	cfg := &readline.Config{Prompt: "mm> ", InterruptPrompt: "^C", EOFPrompt: "", HistorySearchFold: true}
+	if dir, err := stateDir(); err == nil && os.MkdirAll(dir, 0o755) == nil {
+		cfg.HistoryFile = filepath.Join(dir, "history")
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mm: cannot open the terminal:", err)
+		return exitUsage
+	}
+	defer rl.Close()
+	r := &repl{a: a, cwd: cwd, rl: rl, out: rl.Stdout()}
+	a.notice = func(s string) { fmt.Fprintln(r.out, dim+s+reset) }
+	mcp := a.mcpConnect(ctx, cwd, nil)
+	defer mcp.Close()
+	for _, n := range mcp.Notes {
+		fmt.Fprintln(r.out, "mm: ⚠ "+n)
+	}
+	r.extra = mcp.Tools()
+	r.newSession()
+
+	// Ctrl-C during a turn arrives as SIGINT (the terminal is not in raw
+	// mode then): it cancels the turn; a second one exits. main's
+	// interrupt context must not see it, or the whole REPL would end.
+	signal.Reset(os.Interrupt)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			if r.interrupt() {
+				rl.Close()
+				os.Exit(130)
+			}
+		}
+	}()
+
+	fmt.Fprintln(r.out, dim+"mm "+mmVersion()+" — /help for commands, Ctrl-D to leave"+reset)
+	for ctx.Err() == nil {
+		rl.SetPrompt("mm> ")
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			if r.interrupt() {
+				return exitOK
+			}
+			if strings.TrimSpace(line) == "" {
+				fmt.Fprintln(r.out, dim+"(Ctrl-C again, Ctrl-D or /exit to leave)"+reset)
+			}
+			continue
+		}
+		if err != nil { // io.EOF: Ctrl-D
+			return exitOK
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if !r.command(ctx, line) {
+			return exitOK
+		}
+	}
+	return exitOK
+}
+
+// command runs a slash command or a turn; false means exit.
+func (r *repl) command(ctx context.Context, line string) bool {
+	if name, args, _ := strings.Cut(strings.TrimPrefix(line, "/"), " "); strings.HasPrefix(line, "/") {
+		if name == "help" {
+			r.help()
+			return true
+		}
+		if c, ok := replCommands[name]; ok {
+			return c.run(r, ctx, strings.TrimSpace(args))
+		}
+	}
+	r.turn(ctx, line)
+	return true
+}
+
+func (r *repl) help() {
+	names := make([]string, 0, len(replCommands))
+	for n := range replCommands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintf(r.out, "  /%-8s %s\n", n, replCommands[n].help)
+	}
+	fmt.Fprintln(r.out, "  Ctrl-C cancels the turn (twice: leave), Ctrl-D leaves; $skill or /skill-name runs a skill")
+}
+
+func (r *repl) newSession() {
+	ws, _, err := r.a.workspace(r.cwd, r.ask)
+	if err != nil {
+		fmt.Fprintln(r.out, "mm:", err)
+		return
+	}
+	r.sess = r.a.session(store.NewID(), r.cwd, ws, r.extra...)
+}
+
+// interrupt handles one Ctrl-C: it cancels the running turn, or, at the
+// prompt, reports whether this is the second in a row (exit).
+func (r *repl) interrupt() (exit bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	second := time.Since(r.lastC) < 3*time.Second
+	r.lastC = time.Now()
+	if r.cancel != nil {
+		if second {
+			return true
+		}
+		r.cancel()
+		fmt.Fprintln(r.out, "\nmm: cancelling — Ctrl-C again to leave")
+		return false
+	}
+	return second
+}
+
+// turn plays one prompt through the session, rendered as line mode does.
+func (r *repl) turn(ctx context.Context, prompt string) {
+	ctx, cancel := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.cancel = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancel = nil
+		r.mu.Unlock()
+		cancel()
+	}()
+	lr := &lineRenderer{out: r.out, err: r.out, colour: colourOK(os.Stdout), atStart: true}
+	inAnswer := false // the cursor is in the streamed answer
+	r.sess.Run(ctx, prompt, func(e engine.Event) {
+		// One terminal for answer and activity: the answer starts on its
+		// own line, and what follows it knows where the cursor is.
+		text, isText := e.(engine.Text)
+		switch {
+		case isText && text.Text == "":
+			return
+		case isText && !inAnswer && !lr.atStart:
+			fmt.Fprintln(r.out)
+		case !isText && inAnswer:
+			lr.answered = false // its newline is written here
+			if !lr.atStart {
+				fmt.Fprintln(r.out)
+			}
+			lr.atStart = true
+		}
+		lr.render(e)
+		inAnswer = isText
+		if isText {
+			lr.atStart, lr.inThink = strings.HasSuffix(text.Text, "\n"), false
+		}
+	})
+}
+
+// ask is the inline permission prompt: the turn waits here, on the same
+// line editor, for y / a / n / v; Ctrl-C refuses and cancels the turn.
+func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+	for ctx.Err() == nil {
+		r.rl.SetPrompt(fmt.Sprintf("mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title))
+		line, err := r.rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			r.interrupt() // cancels the turn
+			return tools.RejectOnce, context.Canceled
+		}
+		if err != nil {
+			return tools.RejectOnce, fmt.Errorf("read the answer: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			return tools.AllowOnce, nil
+		case "a", "always":
+			return tools.AllowAlways, nil
+		case "n", "no":
+			return tools.RejectOnce, nil
+		case "v", "never":
+			return tools.RejectAlways, nil
+		}
+	}
+	return tools.RejectOnce, ctx.Err()
+}

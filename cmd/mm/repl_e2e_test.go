@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// term is mm running on a real pseudo-terminal, as a user starts it.
+type term struct {
+	t    *testing.T
+	f    *os.File
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	more chan struct{} // a token per read
+	seen int           // offset up to which waitFor has matched
+	done chan struct{} // closed when mm has exited, with err set
+	err  error
+}
+
+func startTerm(t *testing.T, dir string, env []string) *term {
+	t.Helper()
+	cmd := exec.Command(mmBinary)
+	cmd.Dir, cmd.Env = dir, append(env, "TERM=xterm")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &term{t: t, f: f, more: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := f.Read(b)
+			tm.mu.Lock()
+			tm.buf.Write(b[:n])
+			tm.mu.Unlock()
+			select {
+			case tm.more <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { tm.err = cmd.Wait(); close(tm.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-tm.done:
+		default:
+			syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+			<-tm.done
+		}
+		f.Close()
+		if t.Failed() {
+			t.Logf("terminal:\n%s", tm.screen())
+		}
+	})
+	return tm
+}
+
+func (tm *term) screen() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.buf.String()
+}
+
+// waitFor waits until s appears after what was matched before.
+func (tm *term) waitFor(s string) {
+	tm.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		tm.mu.Lock()
+		i := strings.Index(tm.buf.String()[tm.seen:], s)
+		if i >= 0 {
+			tm.seen += i + len(s)
+		}
+		tm.mu.Unlock()
+		if i >= 0 {
+			return
+		}
+		select {
+		case <-tm.more:
+		case <-deadline:
+			tm.t.Fatalf("%q did not appear", s)
+		}
+	}
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if _, err := tm.f.WriteString(s); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+// TestREPLOnATerminal: `mm` with no argument on a terminal opens the
+// prompt; a turn asks permission inline and is answered, Ctrl-C cancels a
+// streaming answer and the prompt comes back, /exit leaves with 0.
+func TestREPLOnATerminal(t *testing.T) {
+	srv := scenario(t, "repl")
+	dir := t.TempDir()
+	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+
+	tm.waitFor("mm> ")
+	tm.send("write hi to out.txt\r")
+	tm.waitFor("thinking…") // the thought, streamed dimmed
+	tm.waitFor("\x1b[2mbash.")
+	tm.waitFor("? [y]es / [a]lways / [n]o / ne[v]er: ")
+	tm.send("y\r")
+	tm.waitFor("Wrote out.txt.")
+	tm.waitFor("end_turn")
+	if b, err := os.ReadFile(filepath.Join(dir, "out.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("out.txt = %q, %v: the allowed command did not run", b, err)
+	}
+	tm.waitFor("mm> ")
+
+	tm.send("tell me more\r")
+	select { // the answer is streaming, and stuck
+	case <-srv.StepStalled(2):
+	case <-time.After(20 * time.Second):
+		t.Fatal("the third answer never started")
+	}
+	tm.waitFor("Here ")
+	tm.send("\x03") // Ctrl-C
+	tm.waitFor("cancelling")
+	tm.waitFor("mm> ")
+
+	tm.send("/compact\r")
+	tm.waitFor("not available yet")
+	tm.send("/exit\r")
+	select {
+	case <-tm.done:
+		if tm.err != nil {
+			t.Errorf("mm exited with %v, want 0", tm.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mm did not exit after /exit")
+	}
+	if srv.Remaining() != 0 {
+		t.Errorf("%d scenario steps left", srv.Remaining())
+	}
+}
