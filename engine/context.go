@@ -334,15 +334,28 @@ func (t *turn) fitByCount(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
-	if unmasked > 2*o.maskAfter() && s.maskOlderThan(o.maskAfter()) > 0 {
+	before := s.estimate(s.request(true))
+	step := func(name string, n int) {
+		after := s.estimate(s.request(true))
 		s.mu.Lock()
 		s.cs.steps++
 		s.cs.expectBreak = true
 		s.mu.Unlock()
+		s.opts.Logger.Info("context step (window unknown)", "step", name, "before", before, "after", after, "turns", n)
+		t.emit(ContextStep{Step: name, Before: before, After: after, Turns: n})
+		before = after
+	}
+	if unmasked > 2*o.maskAfter() {
+		if n := s.maskOlderThan(o.maskAfter()); n > 0 {
+			step("masked", n)
+		}
 	}
 	if turns > 4*o.keep() {
-		if _, err := t.compactTurns(ctx, o.keep(), 0); err != nil {
+		n, err := t.compactTurns(ctx, o.keep(), 0)
+		if err != nil {
 			t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: "compaction failed: " + err.Error() + " — the conversation is kept as it was"})
+		} else if n > 0 {
+			step("compacted", n)
 		}
 	}
 }

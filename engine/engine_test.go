@@ -169,7 +169,7 @@ func TestPrefixStability(t *testing.T) {
 	}
 }
 
-func rawMessages(t *testing.T, body []byte) []json.RawMessage {
+func rawMessages(t testing.TB, body []byte) []json.RawMessage {
 	var ms []json.RawMessage
 	if err := json.Unmarshal(rawField(t, body, "messages"), &ms); err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func rawMessages(t *testing.T, body []byte) []json.RawMessage {
 	return ms
 }
 
-func rawField(t *testing.T, body []byte, key string) json.RawMessage {
+func rawField(t testing.TB, body []byte, key string) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(body, &m); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +30,8 @@ type longOpts struct {
 	configured int
 	everyTurn  bool
 	keep       int
+	// unknown: a generic OpenAI API that says nothing of its window.
+	unknown bool
 }
 
 // longResult is what the long session measured, from what the server
@@ -86,7 +87,11 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 	}
 	srv := fakellm.NewServer(sc)
 	tb.Cleanup(srv.Close)
-	conn := llm.NewConnector(llm.ConnectorOptions{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model",
+	provider := llm.ProviderLlamaCpp
+	if o.unknown {
+		provider = llm.ProviderOpenAI
+	}
+	conn := llm.NewConnector(llm.ConnectorOptions{Provider: provider, BaseURL: srv.URL(), Model: "fake-model",
 		ContextWindow: o.configured, RetryDelays: []time.Duration{}})
 	tb.Cleanup(conn.Close)
 	if o.configured == 0 {
@@ -134,7 +139,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 			continue
 		}
 		res.biggest = max(res.biggest, r.PromptTokens)
-		rendered := renderPrompt(r)
+		rendered := renderPrompt(tb, r)
 		res.reprefill += r.PromptTokens - commonLen(prevRendered, rendered)/4
 		prevRendered = rendered
 		if r.Step == -1 {
@@ -165,7 +170,7 @@ func chatRequests(srv *fakellm.Server) int {
 // extends reports whether next's messages start with all of prev's, byte
 // for byte, with the same tools: the server's KV cache reuses all of it.
 func extends(tb testing.TB, prev, next fakellm.Recorded) bool {
-	pm, nm := rawMessagesOf(tb, prev.Body), rawMessagesOf(tb, next.Body)
+	pm, nm := rawMessages(tb, prev.Body), rawMessages(tb, next.Body)
 	if len(nm) < len(pm) {
 		return false
 	}
@@ -174,35 +179,15 @@ func extends(tb testing.TB, prev, next fakellm.Recorded) bool {
 			return false
 		}
 	}
-	return bytes.Equal(rawFieldOf(prev.Body, "tools"), rawFieldOf(next.Body, "tools"))
-}
-
-func rawMessagesOf(tb testing.TB, body []byte) []json.RawMessage {
-	var m struct {
-		Messages []json.RawMessage `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		tb.Fatal(err)
-	}
-	return m.Messages
-}
-
-func rawFieldOf(body []byte, key string) json.RawMessage {
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(body, &m)
-	return m[key]
+	return bytes.Equal(rawField(tb, prev.Body, "tools"), rawField(tb, next.Body, "tools"))
 }
 
 // renderPrompt lays a request out as a template would (tools, then the
 // messages), to count the prefix a KV cache shares with the previous one.
-func renderPrompt(r fakellm.Recorded) []byte {
+func renderPrompt(tb testing.TB, r fakellm.Recorded) []byte {
 	var b bytes.Buffer
-	b.Write(rawFieldOf(r.Body, "tools"))
-	var m struct {
-		Messages []json.RawMessage `json:"messages"`
-	}
-	_ = json.Unmarshal(r.Body, &m)
-	for _, msg := range m.Messages {
+	b.Write(rawField(tb, r.Body, "tools"))
+	for _, msg := range rawMessages(tb, r.Body) {
 		b.Write(msg)
 	}
 	return b.Bytes()
@@ -359,4 +344,23 @@ func TestBigReadsStayBounded(t *testing.T) {
 		t.Fatalf("stored history holds %d bytes after 30 big reads", stored)
 	}
 	t.Logf("biggest prompt %d tokens, %d steps, %d summaries, stored history %d bytes", res.biggest, res.steps, res.summaries, stored)
+}
+
+// With the window unknown (a generic OpenAI API), masking falls back on
+// turn counts (E14): old outputs still become stubs, in steps.
+func TestUnknownWindowMasksByCount(t *testing.T) {
+	res := runLongSession(t, longOpts{turns: 10, fileSize: 2000, nCtx: 65536, unknown: true})
+	if res.answered != 10 {
+		t.Fatalf("answered %d", res.answered)
+	}
+	last := res.srv.Requests()[len(res.srv.Requests())-1]
+	stubs := 0
+	for _, m := range last.Messages {
+		if m.Role == "tool" && strings.HasPrefix(m.Content, "[output of read_file") {
+			stubs++
+		}
+	}
+	if stubs == 0 || res.steps == 0 || res.steps > 3 {
+		t.Fatalf("%d stubs, %d steps over 10 turns with an unknown window", stubs, res.steps)
+	}
 }
