@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -57,19 +58,24 @@ type importerScan struct {
 // findImporters scans s's root for the files of its language that import
 // one of edited. The edited files themselves are never among them.
 func (s *server) findImporters(ctx context.Context, edited []string) importerScan {
-	var match func(path string, text []byte) bool
+	// A file's imports are read once per version of it (importCache); match
+	// tells whether they name an edited file.
+	var extract func([]byte) []string
+	var match func(path string, names []string) bool
 	if s.lang == "python" {
 		targets := make([][]string, 0, len(edited))
 		for _, e := range edited {
 			targets = append(targets, pyModule(s.root, e))
 		}
-		match = func(path string, text []byte) bool { return pyImportsAny(s.root, path, text, targets) }
+		extract = pyImportedNames
+		match = func(path string, names []string) bool { return pyNamesAny(s.root, path, names, targets) }
 	} else {
 		stems := make([]string, 0, len(edited))
 		for _, e := range edited {
 			stems = append(stems, strings.TrimSuffix(filepath.Base(e), filepath.Ext(e)))
 		}
-		match = func(_ string, text []byte) bool { return mentionsImport(text, stems) }
+		extract = importLines
+		match = func(_ string, lines []string) bool { return mentionsAny(lines, stems) }
 	}
 	exts := map[string]bool{}
 	for _, e := range s.cfg.Extensions {
@@ -78,13 +84,14 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 	var sc importerScan
 	n := 0
 	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || ctx.Err() != nil {
-			return filepath.SkipDir
-		}
-		if n++; n > maxScan {
+		if ctx.Err() != nil || n >= maxScan {
 			sc.truncated = true
 			return filepath.SkipAll
 		}
+		if err != nil {
+			return filepath.SkipDir
+		}
+		n++
 		name := d.Name()
 		if d.IsDir() {
 			if p != s.root && skipDir(name) {
@@ -95,7 +102,7 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 		if !exts[filepath.Ext(name)] || slices.Contains(edited, p) {
 			return nil
 		}
-		if text, err := readSource(p); err == nil && match(p, text) {
+		if names, ok := s.imports.get(p, d, extract); ok && match(p, names) {
 			sc.files = append(sc.files, p)
 		}
 		return nil
@@ -155,6 +162,47 @@ func pyModule(root, path string) []string {
 	return parts
 }
 
+// importCache keeps what each file of a root imports, by path, for as
+// long as the file's size and modification time stay the same: an edit
+// after the first then costs one stat per file, not one read. (A rewrite
+// of the same size within one clock tick goes unseen until the next.)
+type importCache struct {
+	mu sync.Mutex
+	m  map[string]importEntry
+}
+
+type importEntry struct {
+	mod   time.Time
+	size  int64
+	names []string
+}
+
+// get returns the imports of path, read with extract when not cached.
+func (c *importCache) get(path string, d fs.DirEntry, extract func([]byte) []string) ([]string, bool) {
+	info, err := d.Info()
+	if err != nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	e, ok := c.m[path]
+	c.mu.Unlock()
+	if ok && e.mod.Equal(info.ModTime()) && e.size == info.Size() {
+		return e.names, true
+	}
+	text, err := readSource(path)
+	if err != nil {
+		return nil, false
+	}
+	e = importEntry{mod: info.ModTime(), size: info.Size(), names: extract(text)}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]importEntry{}
+	}
+	c.m[path] = e
+	c.mu.Unlock()
+	return e.names, true
+}
+
 // pyImportsAny reports whether the Python source text of path imports one
 // of targets. An imported name matches a target when it is the target's
 // full dotted path or a tail of it (a src/ layout, a path added to
@@ -162,11 +210,16 @@ func pyModule(root, path string) []string {
 // false "no problems". Relative imports are resolved against path's
 // package.
 func pyImportsAny(root, path string, text []byte, targets [][]string) bool {
+	return pyNamesAny(root, path, pyImportedNames(text), targets)
+}
+
+// pyNamesAny is pyImportsAny for the names pyImportedNames found.
+func pyNamesAny(root, path string, names []string, targets [][]string) bool {
 	pkg := pyModule(root, filepath.Join(filepath.Dir(path), "__init__.py"))
 	if filepath.Dir(path) == root {
 		pkg = nil
 	}
-	for _, name := range pyImportedNames(text) {
+	for _, name := range names {
 		comps := pyResolve(pkg, name)
 		for _, t := range targets {
 			if len(comps) > 0 && len(comps) <= len(t) && slices.Equal(comps, t[len(t)-len(comps):]) {
@@ -260,12 +313,25 @@ var importWords = regexp.MustCompile(`\b(import|require|include|use|from)\b`)
 // mentionsImport is the scan for any other language: a line with an
 // import word and the edited file's name without its extension as a word.
 func mentionsImport(text []byte, stems []string) bool {
+	return mentionsAny(importLines(text), stems)
+}
+
+// importLines are the lines of text with an import word.
+func importLines(text []byte) []string {
+	var out []string
 	for line := range bytes.Lines(text) {
-		if !importWords.Match(line) {
-			continue
+		if importWords.Match(line) {
+			out = append(out, string(line))
 		}
+	}
+	return out
+}
+
+// mentionsAny reports whether one of the import lines names a stem.
+func mentionsAny(lines []string, stems []string) bool {
+	for _, line := range lines {
 		for _, st := range stems {
-			if st != "" && wordIn(line, st) {
+			if st != "" && wordIn([]byte(line), st) {
 				return true
 			}
 		}

@@ -1,7 +1,10 @@
 package lspbridge
 
 import (
+	"context"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -61,5 +64,34 @@ func TestDistance(t *testing.T) {
 		if got := distance(edited, filepath.FromSlash(p)); got != want {
 			t.Errorf("distance to %s: %d, want %d", p, got, want)
 		}
+	}
+}
+
+// TestFindImporters: the scan finds the importers, nearest first, bounded,
+// and sees a file that stopped importing the module (the cache follows
+// the file).
+func TestFindImporters(t *testing.T) {
+	dir := fixture(t, "py/greet")
+	manyImporters(t, dir, 30)
+	s := &server{lang: "python", root: dir, cfg: ServerConfig{Extensions: []string{".py"}}}
+	greet := filepath.Join(dir, "greet.py")
+	sc := s.findImporters(context.Background(), []string{greet})
+	if sc.found != 32 || len(sc.files) != maxImporters || sc.truncated {
+		t.Fatalf("found %d, kept %d, truncated %v; want 32, %d, false", sc.found, len(sc.files), sc.truncated, maxImporters)
+	}
+	if got := []string{relTo(dir, sc.files[0]), relTo(dir, sc.files[1])}; !slices.Equal(got, []string{"app.py", "other.py"}) {
+		t.Errorf("nearest first: %v, want app.py and other.py", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.py"), []byte("MESSAGE = 'no import any more'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc = s.findImporters(context.Background(), []string{greet})
+	if sc.found != 31 || slices.Contains(sc.files, filepath.Join(dir, "app.py")) {
+		t.Errorf("after app.py dropped its import: found %d, files %v", sc.found, sc.files)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if sc := s.findImporters(ctx, []string{greet}); !sc.truncated {
+		t.Errorf("a scan cut short by ctx is not said to be partial")
 	}
 }

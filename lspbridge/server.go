@@ -99,6 +99,8 @@ type server struct {
 	outstanding []*pending
 	// pull is whether the server answers textDocument/diagnostic.
 	pull pullSupport
+	// imports caches the import scan of the root's files (importers.go).
+	imports importCache
 
 	// sendMu keeps the count of a notification and its sending together,
 	// so the n-th notification sent is the n-th the server reports on.
