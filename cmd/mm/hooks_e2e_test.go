@@ -20,6 +20,7 @@ case "$input" in
 esac`,
 		"slow.sh":    "sleep 20",
 		"garbage.sh": "echo 'yes please'",
+		"rec.sh":     `cat > "$(dirname "$0")/payload.json"`,
 		"allow.sh":   `echo '{"decision":"allow","context":"allowed by the team hook"}'`,
 		"frozen.sh":  "echo 'the repository is frozen for the release' >&2; exit 2",
 		"rewrite.sh": `echo '{"prompt":"write hi to out.txt, politely"}'`,
@@ -67,7 +68,7 @@ func TestHookDeniesRmACP(t *testing.T) {
 func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 	srv := scenario(t, "hook_ignored")
 	dir := t.TempDir()
-	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n")
+	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n    - {command: [./.mm/rec.sh]}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -81,6 +82,12 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" {
 		t.Errorf("out.txt = %q: the call did not go on", b)
+	}
+	payload, _ := os.ReadFile(filepath.Join(dir, ".mm", "payload.json"))
+	for _, want := range []string{`"event":"preToolUse"`, `"sessionId":"` + string(id) + `"`, `"cwd":"` + dir + `"`, `"tool":"bash"`, `"arguments":{"command":"echo hi \u003e out.txt"}`} {
+		if !strings.Contains(string(payload), want) {
+			t.Errorf("the hook's stdin %s lacks %s", payload, want)
+		}
 	}
 	text := messageText(us)
 	for _, want := range []string{"⚠ hook ./.mm/slow.sh timed out after 300ms — ignored", "⚠ hook ./.mm/garbage.sh printed something that is not one JSON object"} {
