@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -99,10 +100,16 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 		return s, err
 	}
 	s, err = a.open(ctx, id, cwd, rec, mcp)
-	if err == nil {
-		a.log.Info("session restored", "session", id, "cwd", cwd, "messages", len(rec.History))
+	if err != nil {
+		return nil, err
 	}
-	return s, err
+	a.log.Info("session restored", "session", id, "cwd", cwd, "messages", len(rec.History))
+	// The model chosen in the thread may be gone from the server since.
+	if models := s.models(ctx); len(models) > 0 && rec.Model != "" && !slices.Contains(models, rec.Model) {
+		a.log.Info("the session's model is no longer served; using the default", "model", rec.Model)
+		s.engine.SetModel("")
+	}
+	return s, nil
 }
 
 // LoadSession is session/load: the whole stored conversation is replayed

@@ -144,3 +144,41 @@ func TestSaveFailureIsANote(t *testing.T) {
 func sOpts(t *testing.T, srv *fakellm.Server) engine.Model {
 	return llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}})
 }
+
+// TestFailureRecordedWithItsModel: a failed turn is stored with the model
+// and provider that produced it (E29), and a cancelled one is still saved.
+func TestFailureRecordedWithItsModel(t *testing.T) {
+	st := store.Open(t.TempDir(), nil)
+	s, _ := newSession(t, script(
+		fakellm.Step{HTTPError: &fakellm.HTTPError{Status: 400, Body: `{"error":{"message":"bad request from the test"}}`}},
+	), func(o *engine.Options) {
+		o.Store, o.ID = st, "sess_f"
+		o.Served = func() (string, string) { return "llamacpp", "fake-model" }
+	})
+	s.SetModel("big-model")
+	var r recorder
+	end := s.Run(context.Background(), "break", r.emit)
+	if end.Reason != engine.Failed {
+		t.Fatalf("end = %+v", end)
+	}
+	rec, err := st.Load("sess_f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Errors) != 1 || rec.Errors[0].Model != "big-model" || rec.Errors[0].Provider != "llamacpp" || rec.Errors[0].Text != end.Err {
+		t.Errorf("errors = %+v (turn: %q)", rec.Errors, end.Err)
+	}
+	if rec.Model != "big-model" {
+		t.Errorf("record model = %q", rec.Model)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if end := s.Run(ctx, "cancelled prompt", r.emit); end.Reason != engine.Cancelled {
+		t.Fatalf("end = %+v", end)
+	}
+	rec, _ = st.Load("sess_f")
+	if rec.Turns != 2 {
+		t.Errorf("the cancelled turn was not saved: turns = %d", rec.Turns)
+	}
+}
