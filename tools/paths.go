@@ -40,8 +40,17 @@ func Resolve(env Env, p string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("[error: " + p + " is outside the workspace (" + strings.Join(env.Roots(), ", ") + ") — use a path inside it]")
+	return "", outsideError("[error: " + p + " is outside the workspace (" + strings.Join(env.Roots(), ", ") + ") — use a path inside it]")
 }
+
+// ErrOutside marks Resolve's refusal of a path outside the workspace.
+var ErrOutside = errors.New("outside the workspace")
+
+// outsideError is that refusal, worded for the model.
+type outsideError string
+
+func (e outsideError) Error() string { return string(e) }
+func (e outsideError) Unwrap() error { return ErrOutside }
 
 // Rel gives path relative to the session's cwd when it is inside it, for
 // short messages; otherwise the absolute path.

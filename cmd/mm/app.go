@@ -200,7 +200,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             a.rewriter(cwd),
+		Rewrite:             withMentions(env, a.rewriter(cwd)),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
 
@@ -217,6 +217,27 @@ func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite 
 		return newDecisionAgent(a.cfg).rewriter()
 	}
 	return a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg))
+}
+
+// withMentions attaches the prompt's @path mentions (E31, A11) after the
+// skill rewrite: "[attached file: /abs/path]" lines for the model, a note
+// for the user when a mention is outside the workspace or missing.
+func withMentions(env tools.Env, next func(context.Context, string) engine.Rewrite) func(context.Context, string) engine.Rewrite {
+	return func(ctx context.Context, prompt string) engine.Rewrite {
+		r := engine.Rewrite{Prompt: prompt}
+		if next != nil {
+			r = next(ctx, prompt)
+		}
+		if r.Answer != "" {
+			return r
+		}
+		lines, notes := tools.Mentions(env, prompt)
+		if len(lines) > 0 {
+			r.Prompt = strings.TrimRight(r.Prompt, "\n") + "\n" + strings.Join(lines, "\n")
+		}
+		r.Notes = append(r.Notes, notes...)
+		return r
+	}
 }
 
 // projectContext reads AGENTS.md, else CLAUDE.md, at the workspace root.

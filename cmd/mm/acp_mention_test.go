@@ -1,0 +1,38 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestACPMentions (E31, A11): @path in the prompt text becomes an
+// "[attached file: /abs/path]" line for the model; a missing file and a
+// path outside the workspace are one line each, for the model and the
+// user.
+func TestACPMentions(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "summarize @hello.txt, @gone.txt and @/etc/hosts"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Requests()[0].Messages
+	user := msgs[len(msgs)-1].Content
+	for _, want := range []string{
+		"[attached file: " + filepath.Join(dir, "hello.txt") + "]",
+		"[@gone.txt does not exist in the workspace — not attached]",
+		"[@/etc/hosts is outside the workspace — not attached]",
+	} {
+		if !strings.Contains(user, want) {
+			t.Errorf("the model's prompt lacks %q:\n%s", want, user)
+		}
+	}
+	updates, _ := p.client.snapshot()
+	if msg := messageText(updates); !strings.Contains(msg, "@gone.txt does not exist") || !strings.Contains(msg, "@/etc/hosts is outside the workspace") {
+		t.Errorf("the user was not told:\n%s", msg)
+	}
+}

@@ -1,0 +1,74 @@
+package tools
+
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
+// Mentions finds the @path mentions of a prompt (E31, A11): "@main.go",
+// "see @src/app.py." An @ counts only at the start of a word (not in
+// an e-mail address or a Markdown link's text, whose link the editor
+// sends as a resource). It returns the lines to append for the model
+// — "[attached file: /abs/path]" for a file of the workspace, and one
+// line for a mention outside it or of a path that does not exist — and
+// the same problems as notes for the user. A word without "/" or "." that
+// names nothing ("@here") is not a mention.
+func Mentions(env Env, prompt string) (lines, notes []string) {
+	seen := map[string]bool{}
+	for _, m := range mentionWords(prompt) {
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		abs, err := Resolve(env, m)
+		if err != nil {
+			if errors.Is(err, ErrOutside) {
+				lines = append(lines, "[@"+m+" is outside the workspace — not attached]")
+				notes = append(notes, "@"+m+" is outside the workspace; it was not attached")
+			}
+			continue
+		}
+		fi, err := os.Stat(abs)
+		switch {
+		case err != nil && !strings.ContainsAny(m, "/."):
+			continue // a word, not a path
+		case err != nil:
+			lines = append(lines, "[@"+m+" does not exist in the workspace — not attached]")
+			notes = append(notes, "@"+m+" does not exist; it was not attached")
+		case fi.IsDir():
+			lines = append(lines, "[attached directory: "+abs+"]")
+		default:
+			if strings.Contains(prompt, "[attached file: "+abs+"]") {
+				continue
+			}
+			lines = append(lines, "[attached file: "+abs+"]")
+		}
+	}
+	return lines, notes
+}
+
+// mentionWords returns the paths written after an @ that starts a word.
+func mentionWords(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		if s[i] != '@' || (i > 0 && !strings.ContainsRune(" \t\n(\"'`", rune(s[i-1]))) {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && isPathByte(s[j]) {
+			j++
+		}
+		w := strings.TrimRight(s[i+1:j], ".,;:!?")
+		if w != "" {
+			out = append(out, w)
+		}
+		i = j - 1
+	}
+	return out
+}
+
+func isPathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("._-/~+", c) >= 0 || c >= 0x80
+}
