@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ const (
 // and gopls' delta is computed against the buffer: the buffer's own error
 // was already there, not introduced by the edit.
 func TestACPEditorFiles(t *testing.T) {
-	if _, err := exec.LookPath("gopls"); err != nil {
-		t.Skip("gopls is not on PATH (go install golang.org/x/tools/gopls@v0.23.0, done by scripts/test): ", err)
-	}
+	needTool(t, "gopls", "go install golang.org/x/tools/gopls@v0.23.0")
 	srv := scenario(t, "edit_buffer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")

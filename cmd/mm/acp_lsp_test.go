@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,9 +16,7 @@ import (
 // that introduces a type error gets gopls' error in its result, in the same
 // model round trip; after mm exits no gopls is left.
 func TestACPEditReportsGoplsError(t *testing.T) {
-	if _, err := exec.LookPath("gopls"); err != nil {
-		t.Skip("gopls is not on PATH (go install golang.org/x/tools/gopls@v0.23.0, done by scripts/test): ", err)
-	}
+	needTool(t, "gopls", "go install golang.org/x/tools/gopls@v0.23.0")
 	srv := scenario(t, "go_type_error")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")

@@ -15,10 +15,7 @@ import (
 // TestACPXReadEditAnswer runs the real acpx CLI (a client nobody here
 // wrote) against the real mm and asserts on its NDJSON frames.
 func TestACPXReadEditAnswer(t *testing.T) {
-	acpx, err := exec.LookPath("acpx")
-	if err != nil {
-		t.Skip("acpx is not installed (npm install -g acpx@0.19.1, done by scripts/test): ", err)
-	}
+	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

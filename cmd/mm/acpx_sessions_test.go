@@ -16,10 +16,7 @@ import (
 // title from mm's session/list, and a prompt after one more restart sends
 // the model the earlier conversation.
 func TestACPXSessionSurvivesRestart(t *testing.T) {
-	acpx, err := exec.LookPath("acpx")
-	if err != nil {
-		t.Skip("acpx is not installed (npm install -g acpx@0.19.1, done by scripts/test): ", err)
-	}
+	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
 	srv := scenario(t, "session_restart")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")
