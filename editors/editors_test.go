@@ -257,7 +257,6 @@ func (client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitReques
 	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
 }
 
-
 // parseAgentServers reads the Zed-style map {"mm": {command, args, env}}
 // under key (Zed and JetBrains: agent_servers; the VS Code ACP Client:
 // acp.agents), with encoding/json: no comments, no trailing commas.

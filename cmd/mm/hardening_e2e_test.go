@@ -2,11 +2,16 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
 )
 
 // TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
@@ -118,4 +123,86 @@ func TestLogMasksTheKey(t *testing.T) {
 	if strings.Contains(got, "sk-secret-value-42") || strings.Count(got, "[redacted]") != 2 || !strings.Contains(got, "n=3") {
 		t.Errorf("log:\n%s", got)
 	}
+}
+
+// TestLineWriteFaultLeavesOriginal (issue 9, fault tests): a write that
+// fails — the file-size limit reached as on a full disk (EFBIG, which
+// stops root too), or a read-only directory — leaves the original file
+// byte-identical, no temporary file behind, and the model is told the
+// file is unchanged.
+func TestLineWriteFaultLeavesOriginal(t *testing.T) {
+	for _, fault := range []string{"file size limit", "read-only directory"} {
+		t.Run(fault, func(t *testing.T) {
+			big := varied(100_000)
+			srv := fakellm.NewServer(fakellm.Scenario{NCtx: 262144, Steps: []fakellm.Step{
+				{ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f.txt"}}}},
+				{ToolCalls: []fakellm.ToolCall{{Name: "write_file", Args: map[string]any{"path": "f.txt", "content": big}}}},
+				{Content: "I could not write it."},
+			}})
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			original := "the original\ncontent\n"
+			writeFile(t, filepath.Join(dir, "f.txt"), original)
+			script := `exec "$0" "$@"`
+			if fault == "file size limit" {
+				script = `trap '' XFSZ; ulimit -f 64; exec "$0" "$@"` // 64 KiB
+			} else {
+				readOnlyDir(t, dir)
+			}
+			cmd := exec.Command("bash", "-c", script, mmBinary, "-p", "rewrite f.txt", "--yes")
+			cmd.Dir, cmd.Env = dir, mmEnv(t, srv)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Logf("mm: %v\n%s", err, out)
+			}
+			if got := readFile(t, filepath.Join(dir, "f.txt")); got != original {
+				t.Errorf("the original changed (%d bytes)", len(got))
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the directory holds %v, want f.txt alone", names)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3; output:\n%s", len(reqs), out)
+			}
+			msgs := reqs[2].Messages
+			if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "could not write f.txt") || !strings.Contains(last, "the file is unchanged") {
+				t.Errorf("the model was not told: %q", last)
+			}
+		})
+	}
+}
+
+// readOnlyDir makes dir refuse new entries: by its mode for a normal user;
+// root ignores modes, so there the directory is made immutable with
+// chattr when the file system allows it.
+func readOnlyDir(t *testing.T, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("running as root and chattr +i is unavailable: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
+}
+
+// varied is n bytes of text that never repeats itself, as a real file
+// would not (the runaway guard stops a call whose arguments loop).
+func varied(n int) string {
+	var b strings.Builder
+	x := uint64(1)
+	for i := 0; b.Len() < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		fmt.Fprintf(&b, "line %d: value %x of %x\n", i, x>>20, x%99991)
+	}
+	return b.String()
 }
