@@ -96,9 +96,7 @@ func children(pid int, name string) []int {
 // pyright reports open files only, and a bash command that fixes it
 // reports "fixed".
 func TestACPPythonEditReportsImporter(t *testing.T) {
-	if _, err := exec.LookPath("pyright-langserver"); err != nil {
-		t.Skip("pyright-langserver is not on PATH (npm install -g pyright@1.1.414, done by scripts/test): ", err)
-	}
+	needTool(t, "pyright-langserver", "npm install -g pyright@1.1.414")
 	srv := scenario(t, "py_importer_broken")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
