@@ -178,3 +178,23 @@ func TestLoopFailingInARow(t *testing.T) {
 		t.Fatalf("a success resets the count: %+v", rec.got)
 	}
 }
+
+// TestLoopIgnoresDurations: a command repeated with the same result is a
+// loop even when its reported run time differs (bash's status line; it
+// made the e2e loop test flaky on a loaded machine).
+func TestLoopIgnoresDurations(t *testing.T) {
+	d := NewLoopDetector(LoopOptions{})
+	var v LoopVerdict
+	for i, took := range []string{"0.0s", "0.1s", "1.3s"} {
+		v = d.Record(ToolCall{Tool: "bash", Input: `{"command":"cat missing.txt"}`, Output: "cat: missing.txt: No such file\n[exit code: 1 · " + took + "]", IsError: true})
+		if i < 2 && v.Level != 0 {
+			t.Fatalf("call %d: %+v", i+1, v)
+		}
+	}
+	if v.Level != Warning {
+		t.Errorf("third identical call (times differ) = %+v, want a loop warning", v)
+	}
+	if d.Record(ToolCall{Tool: "bash", Input: `{"command":"cat missing.txt"}`, Output: "12 files\n[exit code: 0 · 0.2s]"}).Level != 0 {
+		t.Error("a different result is still a loop")
+	}
+}
