@@ -182,3 +182,42 @@ func TestFixedPromptCost(t *testing.T) {
 		}
 	}
 }
+
+// S1: every place skills are found, nearest first on a clash: the
+// workspace's .mm/skills, .claude/skills and .agents/skills, skillsDir
+// (relative to the config file), ~/.config/mm/skills, the shipped ones.
+func TestSkillSources(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	env := mmEnv(t, srv)
+	var home string
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "HOME="); ok {
+			home = v
+		}
+	}
+	sk := func(desc string) string { return "---\ndescription: " + desc + "\n---\nsteps\n" }
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillsDir: ../team-skills\n")
+	writeFile(t, filepath.Join(dir, ".mm", "skills", "deploy.md"), sk("From .mm."))
+	writeFile(t, filepath.Join(dir, ".claude", "skills", "lint", "SKILL.md"), sk("From .claude."))
+	writeFile(t, filepath.Join(dir, ".agents", "skills", "fmt.md"), sk("From .agents."))
+	writeFile(t, filepath.Join(dir, "team-skills", "triage.md"), sk("From skillsDir."))
+	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "fmt.md"), sk("From home, loses to .agents."))
+	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "run-tests.md"), sk("From home, wins over the shipped one."))
+	stdout, stderr, code := runMM(t, dir, env, "", "-p", "/skills")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("/skills lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stderr, "skipped") {
+		t.Errorf("a skill was skipped:\n%s", stderr)
+	}
+	if strings.Contains(stdout, "loses to") {
+		t.Errorf("the farther fmt won:\n%s", stdout)
+	}
+}
