@@ -63,7 +63,10 @@ var replCommands = map[string]replCommand{
 		fmt.Fprintln(r.out, "mm: new conversation")
 		return true
 	}},
-	"compact": {"summarise the conversation to free the context", notYet("compact")},
+	"compact": {"summarise the conversation to free the context", func(r *repl, ctx context.Context, _ string) bool {
+		r.turn(ctx, "/compact") // the engine compacts and says what it freed
+		return true
+	}},
 	"mode":    {"MODE — switch the permission mode", notYet("mode")},
 	"model": {"[NAME] — show or switch the model", func(r *repl, _ context.Context, args string) bool {
 		if args != "" {

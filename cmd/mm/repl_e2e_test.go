@@ -135,7 +135,8 @@ func TestREPLOnATerminal(t *testing.T) {
 	tm.waitFor("mm> ")
 
 	tm.send("/compact\r")
-	tm.waitFor("not available yet")
+	tm.waitFor("compacted: ")
+	tm.waitFor("mm> ")
 	tm.send("/exit\r")
 	select {
 	case <-tm.done:
