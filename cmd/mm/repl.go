@@ -30,8 +30,9 @@ type repl struct {
 	rl  *readline.Instance
 	out io.Writer
 
-	sess  *engine.Session
-	extra []tools.Tool // the MCP servers' tools
+	sess   *engine.Session
+	policy *tools.Policy
+	extra  []tools.Tool // the MCP servers' tools
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running turn, nil between turns
@@ -44,15 +45,6 @@ type replCommand struct {
 	run  func(r *repl, ctx context.Context, args string) bool
 }
 
-// notYet answers a command whose feature is not built yet: the one place
-// to hook it when it lands.
-func notYet(what string) func(*repl, context.Context, string) bool {
-	return func(r *repl, _ context.Context, _ string) bool {
-		fmt.Fprintf(r.out, "mm: /%s is not available yet\n", what)
-		return true
-	}
-}
-
 // replCommands is the table of slash commands. Anything else starting
 // with / goes to the session, where skills answer /name (S2).
 var replCommands = map[string]replCommand{
@@ -63,11 +55,22 @@ var replCommands = map[string]replCommand{
 		fmt.Fprintln(r.out, "mm: new conversation")
 		return true
 	}},
-	"compact": {"summarise the conversation to free the context", func(r *repl, ctx context.Context, _ string) bool {
-		r.turn(ctx, "/compact") // the engine compacts and says what it freed
+	"compact": {"summarise the older part of the conversation to free context", func(r *repl, ctx context.Context, _ string) bool {
+		r.turn(ctx, "/compact") // the engine answers it
 		return true
 	}},
-	"mode":    {"MODE — switch the permission mode", notYet("mode")},
+	"mode": {"[" + strings.ReplaceAll(tools.ModeIDs(), ", ", "|") + "] — show or switch the permission mode", func(r *repl, _ context.Context, args string) bool {
+		if args != "" {
+			m, ok := tools.ParseMode(args)
+			if !ok {
+				fmt.Fprintf(r.out, "mm: no mode %q — %s\n", args, tools.ModeIDs())
+				return true
+			}
+			r.setMode(m)
+		}
+		fmt.Fprintf(r.out, "mm: mode: %s (%s)\n", r.policy.Mode(), r.policy.Mode().Description())
+		return true
+	}},
 	"model": {"[NAME] — show or switch the model", func(r *repl, _ context.Context, args string) bool {
 		if args != "" {
 			r.sess.SetModel(args)
@@ -187,12 +190,17 @@ func (r *repl) help() {
 }
 
 func (r *repl) newSession() {
-	ws, _, err := r.a.workspace(r.cwd, r.ask)
+	ws, policy, err := r.a.workspace(r.cwd, r.ask)
 	if err != nil {
 		fmt.Fprintln(r.out, "mm:", err)
 		return
 	}
+	if r.policy != nil {
+		policy.SetMode(r.policy.Mode()) // /new keeps the mode
+	}
+	r.policy = policy
 	r.sess = r.a.session(store.NewID(), r.cwd, ws, r.extra...)
+	r.sess.SetMode(string(policy.Mode()))
 }
 
 // interrupt handles one Ctrl-C: it cancels the running turn, or, at the
@@ -276,4 +284,22 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error
 		}
 	}
 	return tools.RejectOnce, ctx.Err()
+}
+
+// setMode switches the permission mode as the editor's mode picker does
+// (acp's setMode): the policy enforces it, the session records it, and
+// the model is told when plan mode begins or ends.
+func (r *repl) setMode(m tools.Mode) {
+	old := r.policy.Mode()
+	if old == m {
+		return
+	}
+	r.policy.SetMode(m)
+	r.sess.SetMode(string(m))
+	switch {
+	case m == tools.ModePlan:
+		r.sess.Tell(tools.PlanNote)
+	case old == tools.ModePlan:
+		r.sess.Tell(tools.PlanEndNote)
+	}
 }

@@ -137,6 +137,10 @@ func TestREPLOnATerminal(t *testing.T) {
 	tm.send("/compact\r")
 	tm.waitFor("compacted: ")
 	tm.waitFor("mm> ")
+	tm.send("/mode plan\r")
+	tm.waitFor("mode: plan")
+	tm.send("/mode nope\r")
+	tm.waitFor(`no mode "nope"`)
 	tm.send("/exit\r")
 	select {
 	case <-tm.done:
