@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/store"
+)
+
+// The P3 benchmarks; scripts/bench runs them and prints the README table.
+// The model is the fake server at zero latency, so what is measured is
+// mm (and the local HTTP it speaks), not a model.
+
+// rpc drives a real `mm acp` with raw JSON-RPC lines, as an editor does.
+type rpc struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func startRPC(tb testing.TB, dir string, env []string) *rpc {
+	tb.Helper()
+	cmd := exec.Command(mmBinary, "acp")
+	cmd.Dir, cmd.Env = dir, env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return &rpc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+}
+
+// call sends a request and reads lines until its answer (notifications
+// are skipped), returning the result.
+func (r *rpc) call(tb testing.TB, method string, params any) json.RawMessage {
+	tb.Helper()
+	r.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id, "method": method, "params": params})
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		tb.Fatal(err)
+	}
+	for {
+		line, err := r.out.ReadBytes('\n')
+		if err != nil {
+			tb.Fatalf("%s: %v", method, err)
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.ID == nil || m.Method != "" || *m.ID != r.id {
+			continue
+		}
+		if m.Error != nil {
+			tb.Fatalf("%s: %s", method, m.Error)
+		}
+		return m.Result
+	}
+}
+
+func (r *rpc) close() {
+	r.in.Close()
+	r.cmd.Wait()
+}
+
+func benchEnv(tb testing.TB, srv *fakellm.Server) []string {
+	home := tb.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + home,
+		"MM_LOG=" + filepath.Join(home, "mm.log"), "MM_PROVIDER=llamacpp", "MM_MODEL=fake-model"}
+	if srv != nil {
+		env = append(env, "MM_BASE_URL="+srv.URL())
+	}
+	return env
+}
+
+var initParams = map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}
+
+// BenchmarkInitialize: from spawning `mm acp` to its initialize answer.
+func BenchmarkInitialize(b *testing.B) {
+	dir, env := b.TempDir(), benchEnv(b, nil)
+	for b.Loop() {
+		r := startRPC(b, dir, env)
+		r.call(b, "initialize", initParams)
+		b.StopTimer()
+		r.close()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSessionRSS: the resident memory of `mm acp` after a 3-turn
+// session, each turn a read_file round trip and an answer (language
+// servers off: their own memory is theirs).
+func BenchmarkSessionRSS(b *testing.B) {
+	steps := []fakellm.Step{}
+	for range 3 {
+		steps = append(steps,
+			fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
+			fakellm.Step{Content: "The file says hello."})
+	}
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps, Loop: true})
+	defer srv.Close()
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := append(benchEnv(b, srv), "PATH=/nonexistent") // no gopls, no pyright
+	var rss float64
+	for b.Loop() {
+		r := startRPC(b, dir, env)
+		r.call(b, "initialize", initParams)
+		var s struct {
+			SessionID string `json:"sessionId"`
+		}
+		json.Unmarshal(r.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &s)
+		for range 3 {
+			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})
+		}
+		rss = vmRSS(b, r.cmd.Process.Pid)
+		r.close()
+	}
+	b.ReportMetric(rss, "RSS-MiB")
+}
+
+func vmRSS(tb testing.TB, pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Skip("no /proc: ", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	tb.Fatal("no VmRSS")
+	return 0
+}
+
+// benchSession is an engine session of the real app (its tools, its
+// prompt) on the fake server, in process.
+func benchSession(b *testing.B, srv *fakellm.Server, dir string) (*app, func() *engine.Session) {
+	cfg := &config.Config{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model", ContextWindow: 32768, Source: "bench"}
+	a := newApp(cfg, slog.New(slog.DiscardHandler), nil)
+	a.lspCold = true
+	b.Cleanup(a.conn.Close)
+	return a, func() *engine.Session {
+		ws, _, err := a.workspace(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a.session(store.NewID(), dir, ws)
+	}
+}
+
+// BenchmarkRoundTrip: one turn with one model↔tool round trip (the model
+// calls read_file, gets the file, answers), through the whole engine and
+// the line renderer, against the fake server at zero latency. It also
+// reports the fixed prompt (system prompt + tool declarations).
+func BenchmarkRoundTrip(b *testing.B) {
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
+		{Content: "The file says hello."},
+	}})
+	defer srv.Close()
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\n"), 0o644)
+	_, newSession := benchSession(b, srv, dir)
+	chars, _ := newSession().FixedPrompt()
+	ctx := context.Background()
+	for b.Loop() {
+		r := &lineRenderer{out: io.Discard, err: io.Discard, atStart: true}
+		if end := newSession().Run(ctx, "What does hello.txt say?", r.render); end.Reason != engine.EndTurn {
+			b.Fatalf("turn ended %s: %s", end.Reason, end.Err)
+		}
+	}
+	b.ReportMetric(float64(chars), "fixed-prompt-chars")
+}
+
+// BenchmarkStreaming: how many streamed chunks a second the engine takes
+// from the server and renders (line renderer into io.Discard).
+func BenchmarkStreaming(b *testing.B) {
+	const words = 5000
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
+		{Content: strings.Repeat("word ", words)},
+	}})
+	defer srv.Close()
+	_, newSession := benchSession(b, srv, b.TempDir())
+	ctx := context.Background()
+	start := time.Now()
+	n := 0
+	for b.Loop() {
+		r := &lineRenderer{out: io.Discard, err: io.Discard, atStart: true}
+		if end := newSession().Run(ctx, "talk", r.render); end.Reason != engine.EndTurn {
+			b.Fatalf("turn ended %s: %s", end.Reason, end.Err)
+		}
+		n++
+	}
+	b.ReportMetric(float64(n*words)/time.Since(start).Seconds(), "chunks/s")
+}
