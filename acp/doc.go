@@ -17,6 +17,11 @@
 //     the turn.
 //   - A cancelled turn answers stopReason "cancelled" — never an error,
 //     never end_turn — and its final updates are still delivered.
+//   - The session, not the SDK, owns the cancel of its current turn: a
+//     new prompt cancels the one it replaces, session/cancel always
+//     reaches the latest, session/close cancels it and waits for it.
+//   - EOF on stdin: running turns are cancelled, every request already
+//     read is answered, then the SDK sees the end and Serve returns.
 //   - The package stays thin: it imports the engine and the tools contract,
 //     never a tool implementation, lspbridge or fileedit, so the SDK can be
 //     upgraded in a day.
