@@ -41,6 +41,9 @@ func TestShippedSkillsFollowed(t *testing.T) {
 		check         func(t *testing.T, dir string, res []toolResult)
 		needs         string       // a program that must be on PATH
 		fails         map[int]bool // calls that fail on purpose (the failing test, the error to explain)
+		// slow are calls that may fail only with this text: a language
+		// server still loading a cold workspace on a loaded machine.
+		slow map[int]string
 	}{
 		{skill: "run-tests", needs: "go", fails: map[int]bool{1: true},
 			setup: func(t *testing.T, dir string) {
@@ -76,7 +79,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 					t.Errorf("the server %d still runs after the skill's stop step", pid)
 				}
 			}},
-		{skill: "rename-symbol", params: "Hello Greet", needs: "gopls",
+		{skill: "rename-symbol", params: "Hello Greet", needs: "gopls", slow: map[int]string{1: "did not answer in time"},
 			setup: func(t *testing.T, dir string) {
 				writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/greet\n\ngo 1.21\n")
 				writeFile(t, filepath.Join(dir, "greet.go"), "package main\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n")
@@ -220,6 +223,10 @@ func TestShippedSkillsFollowed(t *testing.T) {
 				}
 			}
 			for i, r := range res {
+				if why, ok := c.slow[i]; ok && r.IsError && strings.Contains(r.Output, why) {
+					t.Logf("call %d: %s (tolerated: the effect is checked below)", i, r.Output)
+					continue
+				}
 				if r.IsError != c.fails[i] {
 					t.Errorf("call %d (%s) failed %v, want %v: %s", i, calls[i].Input, r.IsError, c.fails[i], r.Output)
 				}
