@@ -17,6 +17,7 @@ import (
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
+	"github.com/mm-agent/mm/tools/fetch"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/lsptool"
 	"github.com/mm-agent/mm/tools/plan"
@@ -136,6 +137,9 @@ func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
 	ts = append(ts, skilltool.New(a.skillsFor(cwd)))
 	if config.On(a.cfg.PlanTool, true) {
 		ts = append(ts, plan.New())
+	}
+	if config.On(a.cfg.FetchContentTool, false) { // T11: the network, off by default
+		ts = append(ts, fetch.New(fetch.Options{MaxOutput: a.maxOutput()}))
 	}
 	return tools.NewRegistry(append(ts, extra...)...)
 }
