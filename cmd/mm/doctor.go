@@ -118,6 +118,7 @@ func runDoctor(ctx context.Context, a *app, cfgErr error, cwd string, args []str
 		d.fixedPrompt(0)
 	}
 	d.languageServers(ctx)
+	d.mcpServers(ctx)
 	d.skills()
 	d.stateDir()
 	return d.finish()
@@ -352,6 +353,28 @@ func (d *doctor) skills() {
 	}
 	for _, w := range warns {
 		d.note("skills", w.String(), "fix its front matter (name, description)")
+	}
+}
+
+// mcpServers starts the config's MCP servers as a session would and lists
+// their tools; one that does not start is a note (the turn goes on
+// without its tools).
+func (d *doctor) mcpServers(ctx context.Context) {
+	if len(d.a.cfg.MCPServers) == 0 {
+		return
+	}
+	set := d.a.mcpConnect(ctx, d.cwd, nil)
+	defer set.Close()
+	var names []string
+	for _, t := range set.Tools() {
+		names = append(names, t.Name())
+	}
+	started := len(d.a.cfg.MCPServers) - len(set.Notes)
+	if started > 0 {
+		d.ok("MCP servers", "%d of %d started, %d tools (%s)", started, len(d.a.cfg.MCPServers), len(names), strings.Join(names, ", "))
+	}
+	for _, n := range set.Notes {
+		d.note("MCP servers", n, "fix its command or URL in mcpServers")
 	}
 }
 

@@ -168,3 +168,19 @@ func scenarioText(t *testing.T, yaml string) *fakellm.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// TestDoctorMCPServers: the config's MCP servers are started; one that
+// does not start is a note, not a failure.
+func TestDoctorMCPServers(t *testing.T) {
+	bin := mcpServer(t)
+	srv := scenario(t, "doctor_healthy")
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	writeFile(t, cfg, "mcpServers:\n  - {name: greeter, command: "+bin+"}\n  - {name: broken, command: /nonexistent/mcp-server}\n")
+	_, out, code := doctorLines(t, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir()))
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (a broken MCP server is a note):\n%s", code, out)
+	}
+	if !strings.Contains(out, "✓ MCP servers: 1 of 2 started") || !strings.Contains(out, "• MCP servers: ") || !strings.Contains(out, "broken") {
+		t.Errorf("MCP lines missing:\n%s", out)
+	}
+}

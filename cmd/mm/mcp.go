@@ -29,7 +29,7 @@ func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 		Dir:       cwd,
 		MaxOutput: a.maxOutput(),
 		Logger:    a.log,
-		Version:   version,
+		Version:   mmVersion(),
 	})
 }
 
