@@ -104,6 +104,22 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 	if log := readFile(t, filepath.Join(home, "mm.log")); strings.Contains(log, key) || log == "" {
 		t.Errorf("the log holds the key (or is empty):\n%s", log)
 	}
+	// Nothing mm wrote — the session store in the state directory, the
+	// remembered answers, the log — holds the key.
+	var files int
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		files++
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+			t.Errorf("%s holds the API key", p)
+		}
+		return nil
+	})
+	if files < 2 {
+		t.Errorf("%d files under HOME: the session was not stored where the test looks", files)
+	}
 	if strings.Contains(stderr, key) {
 		t.Errorf("stderr shows the key:\n%s", stderr)
 	}
