@@ -45,6 +45,10 @@ type app struct {
 	// the tools they add).
 	lspCold bool
 
+	// sandbox confines bash commands (sandbox: landlock); nil when off
+	// or when the kernel cannot.
+	sandbox *bash.Sandbox
+
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.
 	notice func(string)
@@ -68,6 +72,13 @@ func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
 		Logger: log,
 	})
 	a.model = &profiled{conn: a.conn, named: cfg.Profile, log: log}
+	if cfg.Sandbox == "landlock" && bash.LandlockABI() > 0 {
+		if exe, err := os.Executable(); err == nil {
+			a.sandbox = &bash.Sandbox{Exe: exe}
+		} else {
+			log.Warn("sandbox off: cannot find mm's own executable", "err", err)
+		}
+	}
 	return a
 }
 
@@ -125,7 +136,7 @@ func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: os.Environ(), Env: a.bashEnv()})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: os.Environ(), Env: a.bashEnv(), Sandbox: a.sandbox})
 		if servers.Available() {
 			b = afterCommands{Tool: b, m: servers}
 		}

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/tools/bash"
 )
 
 // TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
@@ -221,4 +222,40 @@ func varied(n int) string {
 		fmt.Fprintf(&b, "line %d: value %x of %x\n", i, x>>20, x%99991)
 	}
 	return b.String()
+}
+
+// TestLineSandboxLandlock (issue 9, optional confinement): with sandbox:
+// landlock, even in yolo mode a command cannot write outside the
+// workspace and the temp dir — not even as root — while writing inside
+// still works.
+func TestLineSandboxLandlock(t *testing.T) {
+	if bash.LandlockABI() == 0 {
+		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
+	}
+	outside := fmt.Sprintf("/mm-sandbox-test-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(outside) })
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{
+			"command": "echo x > " + outside + "; echo in > inside.txt; t=$(mktemp) && echo tmp > $t && echo temp-ok",
+		}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
+	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "write files")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("the sandboxed command wrote %s", outside)
+	}
+	if got := readFile(t, filepath.Join(dir, "inside.txt")); got != "in\n" {
+		t.Errorf("inside.txt = %q", got)
+	}
+	msgs := srv.Requests()[1].Messages
+	out := msgs[len(msgs)-1].Content
+	if !strings.Contains(out, "Permission denied") || !strings.Contains(out, "temp-ok") {
+		t.Errorf("the command's output:\n%s", out)
+	}
 }

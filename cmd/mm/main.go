@@ -25,6 +25,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/bash"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; left
@@ -139,6 +140,9 @@ func sessionFlags(args []string) (rest []string, resume string, cont bool) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "__sandbox" { // bash.Sandbox's helper, not for users
+		return bash.SandboxMain(args[1:], stderr)
+	}
 	f, rest, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -219,6 +223,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	log.Info("config", "source", cfg.Source)
+	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
+		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
+	}
 	a := newApp(cfg, log, openStore(log))
 	defer a.closeLSP()
 	defer a.conn.Close()

@@ -39,6 +39,16 @@ type Options struct {
 	Environ []string
 	// Env filters Environ; its zero value drops the usual secrets.
 	Env EnvPolicy
+	// Sandbox, when set, runs every command confined by Landlock to
+	// writing inside its working directory and the temp dir (and never
+	// in the editor's terminal, which mm cannot confine).
+	Sandbox *Sandbox
+}
+
+// Sandbox names the program that confines a command: mm itself, whose
+// hidden `__sandbox` mode is SandboxMain.
+type Sandbox struct {
+	Exe string
 }
 
 // Params are the arguments of a call. They stay minimal: every field is
@@ -108,7 +118,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 		}
 		return tools.Errorf("[not run: %s. The command did not run; do not retry it as is — ask the user what to do, or do it another way]", reason), nil
 	}
-	if t, ok := env.(tools.Terminals); ok {
+	if t, ok := env.(tools.Terminals); ok && r.opts.Sandbox == nil {
 		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout))
 		if !errors.Is(err, tools.ErrNoTerminal) {
 			return res, err
@@ -165,7 +175,11 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, "bash", "-o", "pipefail", "-c", line)
+	argv := []string{"bash", "-o", "pipefail", "-c", line}
+	if sb := r.opts.Sandbox; sb != nil {
+		argv = append([]string{sb.Exe, "__sandbox", "--write", dir, "--write", os.TempDir(), "--"}, argv...)
+	}
+	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out // a file: Wait does not wait for whoever holds it open
 	cmd.Env = r.environ

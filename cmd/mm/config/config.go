@@ -37,9 +37,11 @@ type Config struct {
 	FirstTokenTime  Duration  `yaml:"firstTokenTimeout"`
 	ToolBudget      Budget    `yaml:"toolBudget"`
 	// AdaptiveTemp is E22's switch (not a key of the original mm).
-	AdaptiveTemp     bool              `yaml:"adaptiveTemperature"`
-	BashTimeout      Duration          `yaml:"bashTimeout"`
-	BashEnv          BashEnv           `yaml:"bashEnv"`
+	AdaptiveTemp bool     `yaml:"adaptiveTemperature"`
+	BashTimeout  Duration `yaml:"bashTimeout"`
+	BashEnv      BashEnv  `yaml:"bashEnv"`
+	// Sandbox is "landlock" to confine bash commands (Linux), or "".
+	Sandbox          string            `yaml:"sandbox"`
 	BashTool         *bool             `yaml:"bashTool"`
 	EditTools        *bool             `yaml:"editTools"`
 	PlanTool         *bool             `yaml:"planTool"`
@@ -478,6 +480,11 @@ func (c *Config) validate() error {
 	}
 	if _, ok := llm.LookupProfile(c.Profile); c.Profile != "" && c.Profile != "none" && !ok {
 		return fmt.Errorf("profile %q is not one of %s (or none; leave it out to guess from the model id)", c.Profile, strings.Join(llm.ProfileNames(), ", "))
+	}
+	switch c.Sandbox {
+	case "", "off", "landlock":
+	default:
+		return fmt.Errorf("sandbox %q is not supported (write landlock, or leave it out)", c.Sandbox)
 	}
 	switch c.Reasoning.Effort {
 	case "", "none", "low", "medium", "high", "xhigh":

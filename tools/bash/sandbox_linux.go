@@ -1,0 +1,58 @@
+package bash
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// LandlockABI is the kernel's Landlock ABI version, 0 when it has none
+// (an old kernel, or Landlock not enabled): then `sandbox: landlock`
+// cannot confine anything.
+func LandlockABI() int {
+	v, err := llsys.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// SandboxMain is `mm __sandbox --write DIR… -- PROGRAM ARGS…`: it confines
+// itself with Landlock — everything readable and runnable, writable only
+// under the DIRs and a few /dev files — then becomes PROGRAM. The
+// confinement is inherited by every child and cannot be lifted, so
+// nothing the command starts can write elsewhere, whoever allowed it.
+func SandboxMain(args []string, stderr io.Writer) int {
+	var writable []string
+	for len(args) >= 2 && args[0] == "--write" {
+		writable = append(writable, args[1])
+		args = args[2:]
+	}
+	if len(args) < 2 || args[0] != "--" {
+		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox --write DIR… -- PROGRAM ARGS…")
+		return 2
+	}
+	argv := args[1:]
+	err := landlock.V7.BestEffort().RestrictPaths(
+		landlock.RODirs("/"),
+		landlock.RWDirs(writable...).IgnoreIfMissing(),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox: cannot confine the command:", err)
+		return 126
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox:", err)
+		return 127
+	}
+	err = syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintln(stderr, "mm: sandbox: exec", argv[0]+":", err)
+	return 126
+}
