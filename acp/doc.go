@@ -22,6 +22,13 @@
 //     reaches the latest, session/close cancels it and waits for it.
 //   - EOF on stdin: running turns are cancelled, every request already
 //     read is answered, then the SDK sees the end and Serve returns.
+//   - A session's / menu (available_commands_update) goes out after the
+//     answer that opened the session (new, load, resume), never before:
+//     the transport watches that answer being written.
+//   - session/load replays the whole stored transcript before it answers;
+//     the engine stores it after every turn, so what the editor shows after
+//     a restart is what it showed before. Modes and config options are two
+//     views of one state: setting either updates the other.
 //   - The package stays thin: it imports the engine and the tools contract,
 //     never a tool implementation, lspbridge or fileedit, so the SDK can be
 //     upgraded in a day.

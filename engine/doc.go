@@ -12,6 +12,13 @@
 //     in order, and never dropped; a slow front end slows the turn.
 //   - The whole conversation of a turn stays in history even when the turn
 //     fails (E2); reasoning never enters history (E7).
+//   - With a store, the session (history, the transcript the user saw,
+//     title, mode, model, failures) is written after every turn, a
+//     cancelled or failed one included, before its TurnEnd is emitted; a
+//     store that cannot be written is a warning, never a failed turn.
+//   - Steering (model, thought level, notes about a mode change) changes
+//     only what follows: notes join the next user message, so the cached
+//     prefix of the conversation is never rewritten.
 //   - A tool failure is text for the model; only the world breaking, a
 //     cancel, or a guard ends a turn.
 package engine
