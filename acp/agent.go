@@ -63,6 +63,7 @@ type Agent struct {
 	conn     *sdk.AgentSideConnection
 	client   sdk.ClientCapabilities
 	sessions map[sdk.SessionId]*session
+	closing  bool // closeAll began: no new announcement goroutine
 
 	wg sync.WaitGroup // running turns
 
@@ -274,6 +275,9 @@ func (a *Agent) cancelTurns() {
 // with the connection, so their tools' processes are being killed) and
 // forgets every session.
 func (a *Agent) closeAll() {
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
 	a.wg.Wait()
 	a.mu.Lock()
 	ss := make([]*session, 0, len(a.sessions))
