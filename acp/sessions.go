@@ -62,6 +62,7 @@ func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *sto
 		}
 	}
 	eng.SetMode(string(policy.Mode()))
+	s.thoughtShown = len(s.thoughtLevels(ctx)) > 0 // offered in the answer
 	if policy.Mode() == tools.ModePlan {
 		eng.Tell(tools.PlanNote)
 	}

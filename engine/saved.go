@@ -47,6 +47,7 @@ func (s *Session) Restore(r *store.Record) {
 	s.sv.replay = append([]store.Entry(nil), r.Replay...)
 	s.sv.errors = append([]store.Failure(nil), r.Errors...)
 	s.sv.open = nil
+	s.sv.reasoned = r.Reasoned
 	s.st.thought = r.Thought
 	if r.Model != "" && r.Model != s.opts.ModelName {
 		s.st.model = r.Model
@@ -272,7 +273,7 @@ func (s *Session) Record() *store.Record {
 	}
 	return &store.Record{
 		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
-		Mode: s.sv.mode, Thought: s.st.thought, Created: s.sv.created, Updated: time.Now().UTC(),
+		Mode: s.sv.mode, Thought: s.st.thought, Reasoned: s.sv.reasoned, Created: s.sv.created, Updated: time.Now().UTC(),
 		Turns: turns, CallSeq: s.callSeq,
 		History: append([]llm.Message(nil), s.history...),
 		Replay:  append([]store.Entry(nil), s.sv.replay...),

@@ -35,6 +35,9 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not saved after the turn: %v", err)
 	}
+	if !rec.Reasoned {
+		t.Errorf("the model reasoned, the record says not")
+	}
 	if rec.Title != "first prompt" || rec.Provider != "llamacpp" || rec.Model != "fake-model" || rec.CallSeq == 0 {
 		t.Errorf("record = %+v", rec)
 	}
@@ -56,6 +59,9 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	// A new session (an agent restart) restored from the file.
 	s2 := engine.NewSession(engine.Options{Model: sOpts(t, srv), ModelName: "fake-model", Tools: testTools(), Env: &testEnv{dir: rec.Cwd}, Store: st, ID: "sess_1", Served: served})
 	s2.Restore(rec)
+	if !s2.Reasoned() {
+		t.Errorf("restored session forgot that the model reasons")
+	}
 	if end := s2.Run(context.Background(), "second prompt", r.emit); end.Reason != engine.EndTurn {
 		t.Fatalf("turn 2: %+v", end)
 	}

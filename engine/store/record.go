@@ -23,9 +23,12 @@ type Record struct {
 	// Mode is the permission mode (ask, accept-edits, plan, yolo).
 	Mode string `json:"mode,omitempty"`
 	// Thought is the chosen thought level, "" for the configured one.
-	Thought string    `json:"thoughtLevel,omitempty"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	Thought string `json:"thoughtLevel,omitempty"`
+	// Reasoned says the model streamed reasoning in this session (the
+	// thought level picker is shown again after a restart).
+	Reasoned bool      `json:"reasoned,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
 	// Turns is the number of prompts so far; a session without any is
 	// loadable but not listed (every editor panel opens one).
 	Turns int `json:"turns"`
