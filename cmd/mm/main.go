@@ -4,6 +4,7 @@
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
 //	mm doctor     checks the set-up, one line per check (--json for scripts)
+//	mm eval       routing eval (the skill router) or task eval (the chat model), C5
 package main
 
 import (
@@ -96,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
 	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json]")
+		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tasks [FILE] [--json]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
 		fmt.Fprintln(stderr, "  -continue\n    \tline mode: continue the newest saved session of this workspace")
@@ -172,6 +173,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	case len(rest) > 0 && rest[0] == "doctor":
 		mode = "doctor"
+	case len(rest) > 0 && rest[0] == "eval":
+		mode = "eval"
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
 		return exitUsage
@@ -191,7 +194,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfgErr != nil && mode != "doctor" {
 		line := strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
 		fmt.Fprintln(stderr, "mm:", line)
-		if mode == "line" {
+		if mode != "acp" {
 			return exitUsage
 		}
 		// The editor would only see "the agent server exited": serve, and
@@ -221,6 +224,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		a.lspCold = true
 		defer a.conn.Close()
 		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
+	}
+	if mode == "eval" {
+		a := newApp(cfg, log, nil) // eval sessions are not saved
+		a.lspCold = true
+		defer a.conn.Close()
+		return runEval(ctx, a, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	log.Info("config", "source", cfg.Source)
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {

@@ -55,14 +55,10 @@ func decisionClient(chat, a *config.Config, timeout time.Duration) *decide.Clien
 // line saying what happened; it never fails: any trouble leaves the
 // prompt as it is and says why.
 func (r *skillRouter) route(ctx context.Context, prompt string, set *skills.Set) (string, string) {
-	var opts decide.Options
-	for _, sk := range set.All() {
-		opts = append(opts, decide.Option{Name: sk.Name, Description: sk.Description})
-	}
-	if len(opts) == 0 {
+	if len(set.All()) == 0 {
 		return prompt, ""
 	}
-	got, err := r.client.Route(ctx, prompt, routingInstructions, opts)
+	got, err := r.choose(ctx, prompt, set)
 	var de *decide.Error
 	switch {
 	case errors.As(err, &de) && de.Kind == decide.Cancelled:
@@ -75,4 +71,13 @@ func (r *skillRouter) route(ctx context.Context, prompt string, set *skills.Set)
 		return prompt, fmt.Sprintf("🧭 no skill routed: %s at %.2f is below minConfidence %.2f", got.Choice, got.Sure, r.min)
 	}
 	return strings.TrimRight(prompt, "\n") + "\n\n" + skills.Line(got.Choice, ""), fmt.Sprintf("🧭 skill %s (%.2f)", got.Choice, got.Sure)
+}
+
+// choose asks the routing question over the skills of set.
+func (r *skillRouter) choose(ctx context.Context, prompt string, set *skills.Set) (decide.Routed, error) {
+	var opts decide.Options
+	for _, sk := range set.All() {
+		opts = append(opts, decide.Option{Name: sk.Name, Description: sk.Description})
+	}
+	return r.client.Route(ctx, prompt, routingInstructions, opts)
 }
