@@ -31,7 +31,7 @@ func TestACPEditorFiles(t *testing.T) {
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.buffers = map[string]string{file: bufferMain}
 	ctx := testContext(t)
-	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}
 	id := p.sessionWith(t, ctx, dir, caps, nil)
 	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
 		t.Fatal(err)
