@@ -161,3 +161,24 @@ func TestACPTerminalTimeout(t *testing.T) {
 		t.Errorf("terminal calls: %s", calls)
 	}
 }
+
+// TestACPBashWithoutTerminal (T4): without the capability no terminal/*
+// call is made and bash runs locally, with the same text for the model.
+func TestACPBashWithoutTerminal(t *testing.T) {
+	srv := scenario(t, "terminal_bash")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "run it"); err != nil {
+		t.Fatal(err)
+	}
+	if result := lastToolResult(t, srv.Requests()); !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "[exit code: 3") {
+		t.Errorf("the model got %q", result)
+	}
+	p.client.mu.Lock()
+	defer p.client.mu.Unlock()
+	if len(p.client.termCalls) > 0 {
+		t.Errorf("terminal/* called without the capability: %v", p.client.termCalls)
+	}
+}
