@@ -75,3 +75,32 @@ func (t *turn) hookWarnings(ws []string) {
 		t.emit(Struggle{Level: Warning, Kind: KindHook, Text: w})
 	}
 }
+
+// asksItself reports whether calls of this kind ask permission on their
+// own (with their diff or command), so a hook's ask travels with that
+// question; other calls (reads, searches) never ask.
+func asksItself(k tools.Kind) bool {
+	switch k {
+	case tools.KindEdit, tools.KindDelete, tools.KindMove, tools.KindExecute, tools.KindFetch:
+		return true
+	}
+	return false
+}
+
+// runWithHook runs the call; when a preToolUse hook said ask and the tool
+// never asks on its own, the question is asked here first (through the
+// one Policy: a deny rule still refuses, yolo still allows), and a yes
+// lets the call run without a second question.
+func (t *turn) runWithHook(ctx context.Context, env *callEnv, tool tools.Tool, desc tools.Call, args json.RawMessage) (tools.Result, error) {
+	if env.hook == tools.HookAsk && !asksItself(tool.Kind()) {
+		d, err := env.Approve(ctx, tools.Approval{Tool: tool.Name(), Kind: tool.Kind(), Title: desc.Title, Key: tool.Name(), Subject: desc.Title, Locations: desc.Locations, Input: args})
+		if err != nil {
+			return tools.Result{}, err
+		}
+		if !d.Allowed {
+			return tools.Result{Text: "[not run: " + d.Reason + " — a hook asked for this call to be confirmed]", IsError: true}, nil
+		}
+		env.hook = tools.HookAllow
+	}
+	return tool.Run(ctx, env, args)
+}

@@ -427,7 +427,7 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset
 		return t.answered(id, call, *denied)
 	}
 	env := &callEnv{Env: s.opts.Env, id: id, emit: t.emit, hook: pre.hook}
-	res, err := tool.Run(ctx, env, args)
+	res, err := t.runWithHook(ctx, env, tool, desc, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			res = tools.Result{Text: "[not finished: the user cancelled the turn]", IsError: true}

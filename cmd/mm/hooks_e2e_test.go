@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // hookConfig writes the hook scripts and a config using them.
@@ -21,6 +23,7 @@ esac`,
 		"slow.sh":    "sleep 20",
 		"garbage.sh": "echo 'yes please'",
 		"rec.sh":     `cat > "$(dirname "$0")/payload.json"`,
+		"ask.sh":     `echo '{"decision":"ask","reason":"reading files needs a yes here"}'`,
 		"allow.sh":   `echo '{"decision":"allow","context":"allowed by the team hook"}'`,
 		"frozen.sh":  "echo 'the repository is frozen for the release' >&2; exit 2",
 		"rewrite.sh": `echo '{"prompt":"write hi to out.txt, politely"}'`,
@@ -143,5 +146,38 @@ func TestPreGenerationHookLineMode(t *testing.T) {
 	msgs := srv.Requests()[0].Messages
 	if u := msgs[len(msgs)-1].Content; !strings.HasSuffix(u, "write hi to out.txt, politely") {
 		t.Errorf("the model got %q", u)
+	}
+}
+
+// A hook's ask on a call that never asks by itself (a read) asks the
+// editor once; a reject means the call does not run.
+func TestHookAskOnReadACP(t *testing.T) {
+	for _, c := range []struct {
+		choose sdk.PermissionOptionKind
+		ran    bool
+	}{{sdk.PermissionOptionKindAllowOnce, true}, {sdk.PermissionOptionKindRejectOnce, false}} {
+		t.Run(string(c.choose), func(t *testing.T) {
+			srv := scenario(t, "line_answer")
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
+			hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/ask.sh], tools: [read_file]}\n")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			p := startAgent(t, dir, mmEnv(t, srv))
+			p.client.choose = c.choose
+			id := p.session(t, ctx, dir)
+			if _, err := p.prompt(ctx, id, "what does hello.txt say?"); err != nil {
+				t.Fatal(err)
+			}
+			_, perms := p.client.snapshot()
+			if len(perms) != 1 {
+				t.Errorf("asked %d times, want once", len(perms))
+			}
+			msgs := srv.Requests()[1].Messages
+			got := msgs[len(msgs)-1].Content
+			if strings.Contains(got, "hello world") != c.ran {
+				t.Errorf("read_file result %q (want ran=%v)", got, c.ran)
+			}
+		})
 	}
 }
