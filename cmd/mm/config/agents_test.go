@@ -19,7 +19,9 @@ func TestAgentFiles(t *testing.T) {
 		{"bare decision", "model: d1-3b\ndecision:\n", DecisionAgent, ""},
 		{"decision with questions", "decision:\n  questions:\n    team: {type: choice, instructions: \"Which team?\", criteria: {billing: refunds, tech: null}}\n    urgency: {type: score, criteria: [later, today, now]}\n    pii: {type: noul}\n", DecisionAgent, ""},
 		{"decision with tools off", "decision: {}\nbashTool: false\n", DecisionAgent, ""},
-		{"guard", "guard: {risks: [prompt_injection], threshold: 0.8}\n", GuardAgent, ""},
+		{"guard (not yet)", "model: x\nguard: {risks: [prompt_injection], threshold: 0.8}\n", "", "line 2: guard: — guard agents are not supported yet"},
+		{"toolRouting (not yet)", "toolRouting: {agent: r.yaml}\n", "", "line 1: toolRouting is not supported yet"},
+		{"agents (not yet)", "model: x\nagents: {helper: h.yaml}\n", "", "line 2: agents is not supported yet"},
 		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
 		{"decision with a tool", "decision: {}\nmodel: d1\nbashTool: true\n", "", "line 3: bashTool: true in a decision agent (decision:, line 1)"},
 		{"decision with agents", "decision: {}\nagents: {helper: h.yaml}\n", "", "line 2: agents in a decision agent"},
@@ -79,7 +81,7 @@ func TestRoutingAgent(t *testing.T) {
 	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 3: skillRouting.agent agents/chat.yaml is a chat agent, not a decision agent") {
 		t.Errorf("a chat agent as router: %v", err)
 	}
-	os.WriteFile(main, []byte("toolRouting: {agent: agents/nope.yaml}\n"), 0o644)
+	os.WriteFile(main, []byte("skillRouting: {agent: agents/nope.yaml}\n"), 0o644)
 	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "cannot read the agent file "+filepath.Join(dir, "agents", "nope.yaml")) {
 		t.Errorf("a missing agent file: %v", err)
 	}
@@ -91,5 +93,16 @@ func TestRoutingAgent(t *testing.T) {
 	os.WriteFile(main, []byte("skillRouting: {agent: agents/router.yaml, minConfidence: 6}\n"), 0o644)
 	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 1: skillRouting threshold 6 is not between 0 and 1") {
 		t.Errorf("minConfidence 6: %v", err)
+	}
+}
+
+// TestGuardKind: a guard: file is a guard agent when another file names
+// it (guard agents themselves are refused as a config until E37 lands).
+func TestGuardKind(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "guard.yaml")
+	os.WriteFile(path, []byte("guard: {risks: [prompt_injection], threshold: 0.8}\n"), 0o644)
+	a, err := LoadAgent(path)
+	if err != nil || a.Kind() != GuardAgent || a.Guard.Threshold != 0.8 {
+		t.Errorf("LoadAgent = %+v, %v", a, err)
 	}
 }
