@@ -200,3 +200,29 @@ func TestLineModePlan(t *testing.T) {
 		t.Errorf("stderr lacks the plan %q:\n%s", want, stderr)
 	}
 }
+
+// TestLineModeLogsStayOffTheTerminal: without --log or MM_LOG, line mode
+// writes its log to mm.log in the state directory, never between the
+// user's lines (a server that says no window used to print a raw
+// level=WARN line there).
+func TestLineModeLogsStayOffTheTerminal(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	state := t.TempDir()
+	var env []string
+	for _, kv := range mmEnv(t, srv, "XDG_STATE_HOME="+state, "MM_PROVIDER=openai") {
+		if !strings.HasPrefix(kv, "MM_LOG=") {
+			env = append(env, kv)
+		}
+	}
+	_, stderr, code := runMM(t, t.TempDir(), env, "", "-p", "say ok")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "level=") || strings.Contains(stderr, "%!") {
+		t.Errorf("a log line reached the terminal:\n%s", stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "mm", "mm.log"))
+	if err != nil || !strings.Contains(string(b), "level=INFO") {
+		t.Errorf("mm.log in the state directory = %q, %v", b, err)
+	}
+}
