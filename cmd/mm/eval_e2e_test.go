@@ -24,7 +24,7 @@ func route(choice string, p, conf float64) fakellm.Decision {
 func TestEvalRouting(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
 		dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{
-			route("release-notes", 0.9, 0.85), // hit
+			route("release-notes", 0.9, 0.85),  // hit
 			route("background-jobs", 0.6, 0.3), // below 0.6: a miss
 			route("none", 0.97, 0.95),          // hit
 			route("review-diff", 0.9, 0.8),     // extra
