@@ -116,19 +116,9 @@ func invalid(line string) error {
 // setMode switches the permission mode; the model is told when plan mode
 // begins or ends, at the head of its next user message.
 func (s *session) setMode(m tools.Mode) {
-	old := s.policy.Mode()
-	if old == m {
-		return
+	if s.engine.SwitchMode(s.policy, m) {
+		s.save()
 	}
-	s.policy.SetMode(m)
-	s.engine.SetMode(string(m))
-	switch {
-	case m == tools.ModePlan:
-		s.engine.Tell(tools.PlanNote)
-	case old == tools.ModePlan:
-		s.engine.Tell(tools.PlanEndNote)
-	}
-	s.save()
 }
 
 // SetSessionMode is session/set_mode; the config option follows.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
 )
 
 // saved is what a session keeps beside its history so that it can be
@@ -147,6 +148,26 @@ func (s *Session) SetMode(mode string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sv.mode = mode
+}
+
+// SwitchMode is the one way a front end changes the permission mode (the
+// editor's picker, the REPL's /mode): the policy enforces it, the session
+// records it, and the model is told when plan mode begins or ends, at the
+// head of its next user message. It reports whether anything changed.
+func (s *Session) SwitchMode(p *tools.Policy, m tools.Mode) bool {
+	old := p.Mode()
+	if old == m {
+		return false
+	}
+	p.SetMode(m)
+	s.SetMode(string(m))
+	switch {
+	case m == tools.ModePlan:
+		s.Tell(tools.PlanNote)
+	case old == tools.ModePlan:
+		s.Tell(tools.PlanEndNote)
+	}
+	return true
 }
 
 // Mode is the recorded permission mode.

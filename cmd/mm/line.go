@@ -141,7 +141,7 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, e
 	stop := context.AfterFunc(ctx, func() { t.tty.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	for {
-		fmt.Fprintf(t.tty, "\nmm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title)
+		fmt.Fprint(t.tty, "\n"+question(req))
 		line, err := t.in.ReadString('\n')
 		if ctx.Err() != nil {
 			fmt.Fprintln(t.tty)
@@ -151,17 +151,34 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, e
 		if err != nil {
 			return 0, fmt.Errorf("read the answer: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			return tools.AllowOnce, nil
-		case "a", "always":
-			return tools.AllowAlways, nil
-		case "n", "no", "":
-			return tools.RejectOnce, nil
-		case "v", "never":
-			return tools.RejectAlways, nil
+		if strings.TrimSpace(line) == "" {
+			return tools.RejectOnce, nil // Enter alone is no
+		}
+		if a, ok := parseAnswer(line); ok {
+			return a, nil
 		}
 	}
+}
+
+// question is the permission question of line mode and the REPL.
+func question(req tools.Approval) string {
+	return fmt.Sprintf("mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title)
+}
+
+// parseAnswer reads y / a / n / v (or the words); ok is false for
+// anything else, which asks again.
+func parseAnswer(line string) (tools.Answer, bool) {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return tools.AllowOnce, true
+	case "a", "always":
+		return tools.AllowAlways, true
+	case "n", "no":
+		return tools.RejectOnce, true
+	case "v", "never":
+		return tools.RejectAlways, true
+	}
+	return 0, false
 }
 
 func (t *ttyAsker) close() {

@@ -263,7 +263,7 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 // line editor, for y / a / n / v; Ctrl-C refuses and cancels the turn.
 func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
 	for ctx.Err() == nil {
-		r.rl.SetPrompt(fmt.Sprintf("mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title))
+		r.rl.SetPrompt(question(req))
 		line, err := r.rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
 			r.interrupt() // cancels the turn
@@ -272,15 +272,8 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error
 		if err != nil {
 			return tools.RejectOnce, fmt.Errorf("read the answer: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			return tools.AllowOnce, nil
-		case "a", "always":
-			return tools.AllowAlways, nil
-		case "n", "no":
-			return tools.RejectOnce, nil
-		case "v", "never":
-			return tools.RejectAlways, nil
+		if a, ok := parseAnswer(line); ok {
+			return a, nil
 		}
 	}
 	return tools.RejectOnce, ctx.Err()
@@ -289,17 +282,4 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error
 // setMode switches the permission mode as the editor's mode picker does
 // (acp's setMode): the policy enforces it, the session records it, and
 // the model is told when plan mode begins or ends.
-func (r *repl) setMode(m tools.Mode) {
-	old := r.policy.Mode()
-	if old == m {
-		return
-	}
-	r.policy.SetMode(m)
-	r.sess.SetMode(string(m))
-	switch {
-	case m == tools.ModePlan:
-		r.sess.Tell(tools.PlanNote)
-	case old == tools.ModePlan:
-		r.sess.Tell(tools.PlanEndNote)
-	}
-}
+func (r *repl) setMode(m tools.Mode) { r.sess.SwitchMode(r.policy, m) }
