@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // ConnectorOptions configure a Connector. Zero values are documented per
@@ -67,7 +70,7 @@ type Connector struct {
 	connecting chan struct{} // closed when the connect in flight ends
 	connErr    error
 	probing    bool
-	bg         sync.WaitGroup
+	bg         conc.WaitGroup // the background probes, joined by Close
 	closed     bool
 	probed     chan struct{} // closed when the first window probe ends
 	probedOnce sync.Once
@@ -328,20 +331,15 @@ func (c *Connector) probeLocked() {
 		return
 	}
 	c.probing, c.lastProbe = true, time.Now()
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				c.log.Error("window probe panicked", "panic", r)
-			}
-			c.mu.Lock()
-			c.probing = false
-			c.mu.Unlock()
-			c.probedOnce.Do(func() { close(c.probed) })
-		}()
-		c.probeWindow(c.bgCtx)
-	}()
+	c.bg.Go(func() {
+		if r := panics.Try(func() { c.probeWindow(c.bgCtx) }); r != nil {
+			c.log.Error("window probe panicked", "panic", r.Value)
+		}
+		c.mu.Lock()
+		c.probing = false
+		c.mu.Unlock()
+		c.probedOnce.Do(func() { close(c.probed) })
+	})
 }
 
 func (c *Connector) probeWindow(ctx context.Context) {
@@ -421,14 +419,16 @@ func DetectKind(ctx context.Context, hc *http.Client, base, apiKey string) strin
 		}},
 	}
 	found := make([]bool, len(probes))
-	var wg sync.WaitGroup
+	var wg conc.WaitGroup
 	for i, p := range probes {
 		wg.Go(func() {
-			defer func() { _ = recover() }()
-			var m map[string]any
-			if probeClient.getJSON(ctx, p.url, &m) == nil && m != nil {
-				found[i] = p.ok(m)
-			}
+			// A probe that panics on a strange answer just finds nothing.
+			_ = panics.Try(func() {
+				var m map[string]any
+				if probeClient.getJSON(ctx, p.url, &m) == nil && m != nil {
+					found[i] = p.ok(m)
+				}
+			})
 		})
 	}
 	wg.Wait()
