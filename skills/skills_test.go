@@ -214,30 +214,30 @@ func TestWatch(t *testing.T) {
 	go func() { done <- lib.Watch(ctx, gen, func() { changed <- struct{}{} }) }()
 	defer func() { cancel(); <-done }()
 	// until writes the file again each second until a change is reported
-	// (the watcher goroutine may not have set its watches yet).
-	until := func(what, path, text string) {
+	// and ok holds (the watcher goroutine may not have set its watches yet,
+	// and a reload may land between the folder's creation and the file's).
+	until := func(what, path, text string, ok func(*skills.Set) bool) {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
 		for {
 			write(t, path, text)
 			select {
 			case <-changed:
-				return
+				if set, _, _ := lib.Current(); ok(set) {
+					return
+				}
 			case <-time.After(time.Second):
 			case <-deadline:
-				t.Fatalf("no change reported after %s", what)
+				set, _, _ := lib.Current()
+				t.Fatalf("no change reported after %s (names now %v)", what, set.Names())
 			}
 		}
 	}
-	until("creating .mm/skills/greet/SKILL.md", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet.", "steps"))
-	if set, _, _ := lib.Current(); len(set.Names()) != 8 {
-		t.Fatalf("names after the add: %v", set.Names())
-	}
-	for len(changed) > 0 {
-		<-changed
-	}
-	until("editing greet", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet someone by name.", "steps"))
-	if s, _ := func() (skills.Skill, bool) { set, _, _ := lib.Current(); return set.Lookup("greet") }(); s.Description != "Greet someone by name." {
-		t.Errorf("greet = %+v", s)
-	}
+	until("creating .mm/skills/greet/SKILL.md", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet.", "steps"),
+		func(set *skills.Set) bool { return len(set.Names()) == 8 })
+	until("editing greet", filepath.Join(dir, "greet", "SKILL.md"), skill("greet", "Greet someone by name.", "steps"),
+		func(set *skills.Set) bool {
+			s, _ := set.Lookup("greet")
+			return s.Description == "Greet someone by name."
+		})
 }

@@ -64,24 +64,29 @@ func (l *Library) Watch(ctx context.Context, since int, changed func()) error {
 	}
 }
 
-// watchDirs adds the folders to watch; adding one twice is harmless.
+// watchDirs adds the folders to watch; adding one twice is harmless. For a
+// skills folder that does not exist yet it watches the nearest existing
+// parent, then looks again: a folder created between the look and the
+// watch would give no event, so it walks down while the next folder on the
+// path now exists — and the caller reloads after this returns, so nothing
+// created before a watch was set is missed.
 func (l *Library) watchDirs(w *fsnotify.Watcher) {
 	for _, src := range l.srcs {
 		if src.Dir == "" {
 			continue
 		}
-		dir := src.Dir
+		dir := nearestExisting(src.Dir)
 		for {
-			if _, err := os.Stat(dir); err == nil {
+			w.Add(dir)
+			if dir == src.Dir {
 				break
 			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
+			next := childOnPath(dir, src.Dir)
+			if _, err := os.Stat(next); err != nil {
 				break
 			}
-			dir = parent
+			dir = next
 		}
-		w.Add(dir)
 		if dir != src.Dir {
 			continue
 		}
@@ -91,5 +96,30 @@ func (l *Library) watchDirs(w *fsnotify.Watcher) {
 				w.Add(filepath.Join(dir, e.Name()))
 			}
 		}
+	}
+}
+
+// nearestExisting is dir or its nearest parent that exists.
+func nearestExisting(dir string) string {
+	for {
+		if _, err := os.Stat(dir); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// childOnPath is the folder one level below ancestor on the way to dir.
+func childOnPath(ancestor, dir string) string {
+	for {
+		parent := filepath.Dir(dir)
+		if parent == ancestor || parent == dir {
+			return dir
+		}
+		dir = parent
 	}
 }
