@@ -9,6 +9,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/tools"
 )
 
 // generation is one model call as the turn sees it once the guards had
@@ -182,8 +183,12 @@ func (s *Session) toolset(withTools bool) *guard.Toolset {
 	if !withTools {
 		return guard.NewToolset()
 	}
-	var infos []guard.ToolInfo
-	for _, tl := range s.opts.Tools.Tools() {
+	return toolsetOf(s.offered())
+}
+
+func toolsetOf(list []tools.Tool) *guard.Toolset {
+	infos := make([]guard.ToolInfo, 0, len(list))
+	for _, tl := range list {
 		infos = append(infos, guard.ToolInfo{Name: tl.Name(), Schema: tl.Schema()})
 	}
 	return guard.NewToolset(infos...)

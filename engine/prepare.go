@@ -29,6 +29,7 @@ func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
 	}
 	rw := t.s.opts.Rewrite
 	if rw == nil {
+		t.routeTools(ctx, prompt)
 		return prompt, nil
 	}
 	r := rw(ctx, prompt)
@@ -42,5 +43,6 @@ func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
 		t.emit(Text{Text: r.Answer})
 		return "", &TurnEnd{Reason: EndTurn}
 	}
+	t.routeTools(ctx, r.Prompt)
 	return r.Prompt, nil
 }

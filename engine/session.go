@@ -69,6 +69,11 @@ type Options struct {
 	// model call. It runs on the turn's context and must bound its own
 	// waits: the turn waits for it.
 	Rewrite func(ctx context.Context, prompt string) Rewrite
+	// ToolRouter, when set, is asked once per turn, after the
+	// preGeneration hooks and the rewriter, which tools the turn can do
+	// without (E35). The turn waits for it: it must bound its own waits
+	// and hide nothing on any failure.
+	ToolRouter func(ctx context.Context, prompt string) ToolRoute
 	// Hooks are the team's external commands (E32); nil runs none.
 	Hooks *hooks.Runner
 	// Context configures masking, compaction and output bounds (E25–E27).
@@ -114,6 +119,7 @@ type Session struct {
 	sv      saved               // what is stored beside the history (saved.go)
 	st      steering            // model, thought level, notes (saved.go)
 	cs      ctxState            // context budgeting (context.go)
+	hidden  map[string]bool     // tools hidden for the running turn (toolroute.go)
 
 	emitMu sync.Mutex
 }

@@ -311,6 +311,7 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 	if s.keepReasoning() {
 		msg.Reasoning = g.resp.Reasoning
 	}
+	t.unhide(msg.ToolCalls)
 	ts := s.toolset(true)
 	broken := map[string]guard.ArgsCheck{}
 	for i := range msg.ToolCalls {
@@ -402,7 +403,7 @@ func (s *Session) request(withTools bool) llm.Request {
 		ReturnProgress: true,
 	}
 	if withTools {
-		for _, tl := range s.opts.Tools.Tools() {
+		for _, tl := range s.offered() {
 			req.Tools = append(req.Tools, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Schema()})
 		}
 	}

@@ -188,11 +188,12 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 	if s.MaxTokens == 0 {
 		s.MaxTokens = 4096
 	}
+	reg := a.registry(cwd, extra...)
 	return engine.NewSession(engine.Options{
 		Model:          a.model,
 		KeepReasoning:  a.model.keepReasoning,
 		ModelName:      "", // filled by the connector once the server is known
-		Tools:          a.registry(cwd, extra...),
+		Tools:          reg,
 		Env:            env,
 		SystemPrompt:   a.cfg.SystemPrompt,
 		ProjectContext: projectContext(cwd),
@@ -216,6 +217,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
 		Rewrite:             withMentions(env, a.rewriter(cwd)),
+		ToolRouter:          toolRouting(a.cfg, reg),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
 
@@ -232,6 +234,20 @@ func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite 
 		return newDecisionAgent(a.cfg).rewriter()
 	}
 	return a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg))
+}
+
+// toolRouting is the session's tool router (E35), nil without
+// toolRouting in the config.
+func toolRouting(cfg *config.Config, reg *tools.Registry) func(context.Context, string) engine.ToolRoute {
+	r := newToolRouter(cfg)
+	if r == nil {
+		return nil
+	}
+	var names []string
+	for _, t := range reg.Tools() {
+		names = append(names, t.Name())
+	}
+	return func(ctx context.Context, prompt string) engine.ToolRoute { return r.route(ctx, prompt, names) }
 }
 
 // withMentions attaches the prompt's @path mentions (E31, A11) after the

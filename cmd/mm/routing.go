@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/skills"
 )
@@ -80,4 +81,87 @@ func (r *skillRouter) choose(ctx context.Context, prompt string, set *skills.Set
 		opts = append(opts, decide.Option{Name: sk.Name, Description: sk.Description})
 	}
 	return r.client.Route(ctx, prompt, routingInstructions, opts)
+}
+
+// toolGroups are the groups toolRouting asks about (E35), in this order,
+// each with the tools it holds. The groups and their questions never
+// change, so the same prompt gets the same request; a tool outside every
+// group (read_skill, MCP tools, ask_ tools) is never touched.
+var toolGroups = []struct {
+	name, need string
+	tools      []string
+}{
+	{"shell", "running shell commands (build, test, git, install, start or stop processes)", []string{"bash"}},
+	{"files", "reading, creating or editing files in the workspace", []string{"read_file", "edit_file", "write_file"}},
+	{"web", "fetching a web page or a URL", []string{"fetch_content"}},
+	{"code", "the language server: definitions, references, symbols, diagnostics, renaming across files", []string{"lsp"}},
+	{"plan", "writing down a step-by-step plan for a task of several steps", []string{"plan"}},
+}
+
+// toolRouter asks a decision agent, before each chat turn, which tool
+// groups the prompt does not need (E35). It only takes away, and only what
+// is clearly useless: a group is dropped below dropBelow (0.2), because a
+// tool wrongly dropped is a turn that cannot do its task while one wrongly
+// kept costs a few hundred tokens. Any failure offers every tool.
+type toolRouter struct {
+	client *decide.Client
+	below  float64
+}
+
+// newToolRouter is nil when toolRouting names no agent.
+func newToolRouter(cfg *config.Config) *toolRouter {
+	r := cfg.ToolRouting
+	if r.File == nil {
+		return nil
+	}
+	below := 0.2
+	if r.DropBelow != nil {
+		below = *r.DropBelow
+	}
+	return &toolRouter{client: decisionClient(cfg, r.File, time.Duration(r.Timeout)), below: below}
+}
+
+// route is the engine's ToolRouter: the tools to hide for this turn of a
+// session offering offered, and the 🧭 line when something was dropped or
+// the router failed.
+func (r *toolRouter) route(ctx context.Context, prompt string, offered []string) engine.ToolRoute {
+	has := map[string]bool{}
+	for _, n := range offered {
+		has[n] = true
+	}
+	var groups decide.Options
+	members := map[string][]string{}
+	for _, g := range toolGroups {
+		for _, n := range g.tools {
+			if has[n] {
+				members[g.name] = append(members[g.name], n)
+			}
+		}
+		if len(members[g.name]) > 0 {
+			groups = append(groups, decide.Option{Name: g.name, Description: g.need})
+		}
+	}
+	if len(groups) == 0 {
+		return engine.ToolRoute{}
+	}
+	need, err := r.client.Relevant(ctx, prompt, groups)
+	var de *decide.Error
+	switch {
+	case errors.As(err, &de) && de.Kind == decide.Cancelled:
+		return engine.ToolRoute{}
+	case err != nil:
+		return engine.ToolRoute{Info: "🧭 tool routing skipped: " + err.Error() + " — all tools offered"}
+	}
+	var out engine.ToolRoute
+	var dropped []string
+	for _, g := range groups {
+		if p := need[g.Name]; p < r.below {
+			out.Hide = append(out.Hide, members[g.Name]...)
+			dropped = append(dropped, fmt.Sprintf("%s (%.2f)", g.Name, p))
+		}
+	}
+	if len(dropped) > 0 {
+		out.Info = fmt.Sprintf("🧭 tools not offered this turn: %s — below dropBelow %.2f", strings.Join(dropped, ", "), r.below)
+	}
+	return out
 }

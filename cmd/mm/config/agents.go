@@ -97,8 +97,6 @@ func (c *Config) unsupported() error {
 	switch {
 	case c.Guard != nil:
 		return fmt.Errorf("line %d: guard: — guard agents are not supported yet (E37); a decision agent with a noul question can flag a risk meanwhile", c.line("guard"))
-	case c.ToolRouting.Agent != "":
-		return fmt.Errorf("line %d: toolRouting is not supported yet (E35) — remove it (skillRouting is)", c.line("toolRouting"))
 	case len(c.Agents) > 0:
 		return fmt.Errorf("line %d: agents is not supported yet (E36): /ask-<name> and ask_<name> do not exist — remove it", c.line("agents"))
 	}

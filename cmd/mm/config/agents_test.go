@@ -20,7 +20,7 @@ func TestAgentFiles(t *testing.T) {
 		{"decision with questions", "decision:\n  questions:\n    team: {type: choice, instructions: \"Which team?\", criteria: {billing: refunds, tech: null}}\n    urgency: {type: score, criteria: [later, today, now]}\n    pii: {type: noul}\n", DecisionAgent, ""},
 		{"decision with tools off", "decision: {}\nbashTool: false\n", DecisionAgent, ""},
 		{"guard (not yet)", "model: x\nguard: {risks: [prompt_injection], threshold: 0.8}\n", "", "line 2: guard: — guard agents are not supported yet"},
-		{"toolRouting (not yet)", "toolRouting: {agent: r.yaml}\n", "", "line 1: toolRouting is not supported yet"},
+		{"toolRouting to a missing file", "toolRouting: {agent: r.yaml}\n", "", "cannot read the agent file"},
 		{"agents (not yet)", "model: x\nagents: {helper: h.yaml}\n", "", "line 2: agents is not supported yet"},
 		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
 		{"decision with a tool", "decision: {}\nmodel: d1\nbashTool: true\n", "", "line 3: bashTool: true in a decision agent (decision:, line 1)"},
