@@ -22,10 +22,11 @@ import (
 	"github.com/mm-agent/mm/engine/store"
 )
 
-const evalUsage = "usage: mm eval routing [CASES.yaml] [--json] | mm eval tasks [TASKS.yaml] [--json]"
+const evalUsage = "usage: mm eval routing|tools [CASES.yaml] [--json] | mm eval tasks [TASKS.yaml] [--json]"
 
 // runEval is `mm eval` (C5): the routing eval through the configured
-// skill router, or the task eval through the configured chat model.
+// skill router, the tool-routing eval through the configured tool router,
+// or the task eval through the configured chat model.
 func runEval(ctx context.Context, a *app, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
 	var kind, file string
 	for _, arg := range args {
@@ -45,6 +46,8 @@ func runEval(ctx context.Context, a *app, cwd string, args []string, jsonOut boo
 	switch kind {
 	case "routing":
 		data = evals.Routing
+	case "tools":
+		data = evals.Tools
 	case "tasks":
 		data = evals.Tasks
 	default:
@@ -59,8 +62,11 @@ func runEval(ctx context.Context, a *app, cwd string, args []string, jsonOut boo
 		}
 		data = b
 	}
-	if kind == "routing" {
+	switch kind {
+	case "routing":
 		return evalRouting(ctx, a, cwd, data, jsonOut, stdout, stderr)
+	case "tools":
+		return evalTools(ctx, a, data, jsonOut, stdout, stderr)
 	}
 	return evalTasks(ctx, a, data, jsonOut, stdout, stderr)
 }

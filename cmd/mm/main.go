@@ -4,7 +4,7 @@
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
 //	mm doctor     checks the set-up, one line per check (--json for scripts)
-//	mm eval       routing eval (the skill router) or task eval (the chat model), C5
+//	mm eval       routing eval (the skill router), tools eval (the tool router) or task eval (the chat model), C5
 package main
 
 import (
@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
 	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tasks [FILE] [--json]")
+		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tools|tasks [FILE] [--json]")
 		fs.PrintDefaults()
 		fmt.Fprintln(stderr, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
 		fmt.Fprintln(stderr, "  -continue\n    \tline mode: continue the newest saved session of this workspace")

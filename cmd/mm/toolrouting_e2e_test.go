@@ -129,3 +129,66 @@ func TestACPToolRouting(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalTools (C5, E35): the tool-routing eval asks about every group
+// for each case and reports wrong drops (a needed group dropped), errors,
+// the groups dropped against the unneeded ones, and how often the offered
+// list changed from one case to the next (the prompt-cache cost).
+func TestEvalTools(t *testing.T) {
+	low := map[string]float64{"shell": 0.9, "files": 0.9, "web": 0.05, "code": 0.4, "plan": 0.5}
+	for _, jsonOut := range []bool{false, true} {
+		dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{
+			needs(low), // run the tests: web dropped, ok
+			needs(low), // summarise: the same list, no change
+			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}), // files wrongly dropped
+			{Status: 500, Body: `{"error":{"code":500,"message":"model loading","type":"server_error"}}`},  // an error: nothing dropped
+		}})
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
+		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: router.yaml}\n")
+		cases, _ := filepath.Abs(filepath.Join("testdata", "eval", "tools.yaml"))
+		args := []string{"eval", "tools", cases}
+		if jsonOut {
+			args = append(args, "--json")
+		}
+		stdout, stderr, code := runMM(t, dir, mmEnv(t, nil), "", args...)
+		dec.Close()
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if len(dec.DecisionRequests()) != 4 {
+			t.Errorf("decision requests = %d, want one per case", len(dec.DecisionRequests()))
+		}
+		if !jsonOut {
+			for _, want := range []string{
+				"tool-routing eval: 4 cases through " + dec.RootURL() + "/v1/systemone, dropBelow 0.20",
+				"✓ ok         dropped web          shell 0.90 files 0.90 web 0.05 code 0.40 plan 0.50",
+				"✗ wrong-drop dropped files,web,plan",
+				"✗ error      dropped -",
+				"wrong drops 1 · errors 1 · dropped 5 of 17 unneeded groups · tool list changed 2 times in 4 turns",
+				"latency p50 ",
+			} {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("the table lacks %q:\n%s", want, stdout)
+				}
+			}
+			continue
+		}
+		var rep toolsReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, stdout)
+		}
+		if len(rep.Cases) != 4 || rep.WrongDrops != 1 || rep.Errors != 1 || rep.ListChanges != 2 || rep.Dropped != 5 ||
+			!slices.Equal(rep.Cases[2].Dropped, []string{"files", "web", "plan"}) || rep.Cases[2].Needed["files"] != 0.1 {
+			t.Errorf("report: %+v", rep)
+		}
+	}
+}
+
+// TestEvalToolsNeedsRouter: without toolRouting, one line, exit 2.
+func TestEvalToolsNeedsRouter(t *testing.T) {
+	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", "eval", "tools")
+	if code != 2 || !strings.Contains(stderr, "set toolRouting") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}

@@ -13,3 +13,9 @@ var Routing []byte
 //
 //go:embed tasks.yaml
 var Tasks []byte
+
+// Tools is the default tool-routing eval: prompt → the tool groups it
+// needs.
+//
+//go:embed tools.yaml
+var Tools []byte
