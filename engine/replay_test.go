@@ -67,9 +67,9 @@ var replayCases = map[string]replayWant{
 	"03": {shown: []string{"40"}},
 	"04": {ran: []string{"weather"}, thought: true},
 	// Harmony markup in the content (no reasoning parser on the server):
-	// the answer reaches the user. (The markup is shown too: not handled
-	// yet, see the issue 9 report.)
-	"05": {shown: []string{"Got it!"}},
+	// the analysis channel is a thought, the final one the answer, and no
+	// marker is shown.
+	"05": {shown: []string{"Got it! If you have any questions"}, notShown: []string{"<|", "User says"}, thought: true},
 	// Issue 9 defect 11: markup leaked, then the real call: the real call
 	// runs, the markup is not shown, no "tool call as text" struggle.
 	"06": {ran: []string{"get_current_weather"}, shown: []string{"Let me check the current weather"}, notShown: []string{"<tool_call>", "<function"}},

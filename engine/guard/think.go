@@ -8,9 +8,25 @@ type ThinkTag struct{ Open, Close string }
 
 // DefaultThinkTags are the delimiters recognised when ThinkOptions.Tags is
 // nil: `<think>…</think>`, what Qwen3 (without a server-side reasoning
-// parser) and the DeepSeek-R1 distills write (seed: mm-small-llms, piste 6).
-// Other families (Magistral's `[THINK]…[/THINK]`) are a profile's business.
-func DefaultThinkTags() []ThinkTag { return []ThinkTag{{"<think>", "</think>"}} }
+// parser) and the DeepSeek-R1 distills write (seed: mm-small-llms, piste 6);
+// and gpt-oss's harmony markup, which a llama-server without a reasoning
+// parser streams as content (real capture 05): the analysis channel is
+// reasoning, and the markers that end it or start the final answer
+// (`<|end|>`, `<|start|>assistant`, `<|channel|>final<|message|>`,
+// `<|return|>`) are dropped. These are special tokens no answer contains
+// as text. Other families (Magistral's `[THINK]…[/THINK]`) are a
+// profile's business.
+func DefaultThinkTags() []ThinkTag {
+	const analysis = "<|channel|>analysis<|message|>"
+	return []ThinkTag{
+		{"<think>", "</think>"},
+		{analysis, "<|end|>"},
+		{analysis, "<|start|>assistant"},
+		{analysis, "<|channel|>final<|message|>"},
+		{analysis, "<|channel|>commentary<|message|>"},
+		{analysis, "<|return|>"},
+	}
+}
 
 // ThinkOptions configures a ThinkFilter. The zero value is ready to use.
 type ThinkOptions struct {

@@ -65,6 +65,10 @@ func TestThinkFilter(t *testing.T) {
 		{"magistral", magistral, "[THINK]plan[/THINK]done [x]", []Segment{reason("plan"), text("done [x]")}},
 		{"no tags configured", ThinkOptions{Tags: []ThinkTag{}}, "<think>x</think>", []Segment{text("<think>x</think>")}},
 		{"utf8 around tags", ThinkOptions{}, "é<think>ü</think>😀", []Segment{text("é"), reason("ü"), text("😀")}},
+		// gpt-oss harmony markup leaked into content (real capture 05).
+		{"harmony", ThinkOptions{}, "<|channel|>analysis<|message|>User says test.<|start|>assistant<|channel|>final<|message|>Got it!", []Segment{reason("User says test."), text("Got it!")}},
+		{"harmony end and return", ThinkOptions{}, "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>final<|message|>b<|return|>", []Segment{reason("a"), text("b")}},
+		{"harmony lookalike", ThinkOptions{}, "x <|y|> <|channel|>other", []Segment{text("x <|y|> <|channel|>other")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +153,7 @@ func TestStripThink(t *testing.T) {
 		{"Before <think>x</think> after", "Before  after"},
 		{"<think>never closed", ""},
 		{"Answer. </think>", "Answer."},
+		{"<|channel|>analysis<|message|>plan<|end|><|start|>assistant<|channel|>final<|message|>Done.", "Done."},
 	}
 	for _, tt := range tests {
 		if got := StripThink(tt.in); got != tt.want {
