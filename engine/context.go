@@ -81,6 +81,8 @@ type ctxState struct {
 	// expectBreak: the next request's prefix changed on purpose (a step,
 	// a summary call); its cache drop is not a warning.
 	expectBreak bool
+	// windowNoted: the "window unknown" note was given this session.
+	windowNoted bool
 	// Steps counts the steps taken (masking, compaction, shrink).
 	steps int
 }

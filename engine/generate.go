@@ -170,11 +170,29 @@ func (t *turn) count(ctx context.Context, req llm.Request, resp llm.Response, er
 	t.s.calibrate(req, resp.Usage.PromptTokens)
 	t.cacheCheck(resp.Usage)
 	size := t.s.window(ctx)
+	t.windowNote(size)
 	t.emit(Usage{
 		Used:   resp.Usage.PromptTokens + resp.Usage.CompletionTokens,
 		Size:   size,
 		Prompt: resp.Usage.PromptTokens, Completion: resp.Usage.CompletionTokens, Cached: resp.Usage.CachedTokens,
 	})
+}
+
+// windowNote tells the user, once per session, that the window is
+// unknown and what that costs: budgeting by count, overflows found only
+// when the server refuses.
+func (t *turn) windowNote(size int) {
+	s := t.s
+	if size > 0 || s.opts.WindowUnknown == nil || s.opts.Context.Off || !s.opts.WindowUnknown() {
+		return
+	}
+	s.mu.Lock()
+	noted := s.cs.windowNoted
+	s.cs.windowNoted = true
+	s.mu.Unlock()
+	if !noted {
+		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: "context window unknown: the server does not say it — set contextWindow in the config (until then old tool outputs are masked by count, and an overflow is seen only when the server refuses)"})
+	}
 }
 
 // toolset describes the offered tools to the guards; none for a call

@@ -78,6 +78,10 @@ type Options struct {
 	Hooks *hooks.Runner
 	// Context configures masking, compaction and output bounds (E25–E27).
 	Context ContextOptions
+	// WindowUnknown, when set, reports that the server was reached and
+	// did not say its window: the session then says so once, with the
+	// fix (E14), instead of a log line the user never reads.
+	WindowUnknown func() bool
 	// LearnWindow, when set, is told the window an overflow error revealed,
 	// so that the server's connector (and other sessions) learn it too.
 	LearnWindow func(int)

@@ -212,7 +212,8 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 			SummaryMaxTokens: a.cfg.Context.SummaryMaxTokens,
 			MaxOutput:        a.cfg.MaxOutput,
 		},
-		LearnWindow: a.conn.Learn,
+		LearnWindow:   a.conn.Learn,
+		WindowUnknown: a.conn.WindowUnknown,
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,

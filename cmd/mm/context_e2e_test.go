@@ -258,3 +258,44 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 		t.Fatalf("%d model requests", len(srv.Requests()))
 	}
 }
+
+// TestACPWindowUnknownNoted (issue 14): a server that is reached but does
+// not say its window (here the fake behind provider openai, which has no
+// /props) is told to the user once per session, with the fix — not only
+// in a log line.
+func TestACPWindowUnknownNoted(t *testing.T) {
+	const note = "context window unknown: the server does not say it — set contextWindow in the config"
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv, "MM_PROVIDER=openai"))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	// The probe runs in the background: the note comes with the first
+	// answer after it ended, then never again.
+	for i := 0; i < 4; i++ {
+		if _, err := p.prompt(ctx, id, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		updates, _ := p.client.snapshot()
+		if strings.Contains(messageText(updates)+thoughtText(updates), note) && i < 3 {
+			i = 2 // one more turn: it must not repeat
+		}
+	}
+	updates, _ := p.client.snapshot()
+	if n := strings.Count(messageText(updates)+thoughtText(updates), note); n != 1 {
+		t.Errorf("the window note was given %d times, want once:\n%s", n, messageText(updates))
+	}
+
+	// With a window the server reports (llama.cpp /props), no such note.
+	srv2 := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "one"}, {Content: "two"}}})
+	t.Cleanup(srv2.Close)
+	p2 := startAgent(t, t.TempDir(), mmEnv(t, srv2))
+	id2 := p2.session(t, ctx, dir)
+	for i := 0; i < 2; i++ {
+		p2.prompt(ctx, id2, "hello")
+	}
+	if u, _ := p2.client.snapshot(); strings.Contains(messageText(u)+thoughtText(u), "context window unknown") {
+		t.Errorf("a window note although /props gives n_ctx")
+	}
+}

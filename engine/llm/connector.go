@@ -70,6 +70,7 @@ type Connector struct {
 	connecting chan struct{} // closed when the connect in flight ends
 	connErr    error
 	probing    bool
+	unknown    bool // the server was reached and did not say its window
 	bg         conc.WaitGroup // the background probes, joined by Close
 	closed     bool
 	probed     chan struct{} // closed when the first window probe ends
@@ -309,6 +310,16 @@ func (c *Connector) Window() (int, string) {
 	return c.window, c.source
 }
 
+// WindowUnknown reports that the server was reached and did not say its
+// window (a generic OpenAI-compatible API, an old server): mm then budgets
+// by count, and the user should be told once. False while it is merely
+// not probed yet, or the server not reached (the turn says that itself).
+func (c *Connector) WindowUnknown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.window == 0 && c.unknown
+}
+
 // Learn records the window the server itself reported (the n_ctx of an
 // overflow error): it replaces a wrong configured or probed one (E14).
 func (c *Connector) Learn(nCtx int) {
@@ -359,6 +370,9 @@ func (c *Connector) probeWindow(ctx context.Context) {
 	n, source, err := cl.ContextWindow(pctx, model)
 	if err != nil {
 		c.log.Warn("context window unknown; set contextWindow in the config", "err", err)
+		c.mu.Lock()
+		c.unknown = true
+		c.mu.Unlock()
 		return
 	}
 	c.log.Info("context window", "tokens", n, "source", source)
@@ -366,6 +380,7 @@ func (c *Connector) probeWindow(ctx context.Context) {
 	if c.window == 0 {
 		c.window, c.source = n, source
 	}
+	c.unknown = false
 	c.mu.Unlock()
 }
 
