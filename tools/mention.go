@@ -1,10 +1,16 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
+	"time"
 )
+
+// bufferWait bounds asking the editor about a mentioned path the disk
+// does not have: a prompt never waits long on a mention.
+const bufferWait = 2 * time.Second
 
 // Mentions finds the @path mentions of a prompt (E31, A11): "@main.go",
 // "see @src/app.py." An @ counts only at the start of a word (not in
@@ -13,8 +19,10 @@ import (
 // — "[attached file: /abs/path]" for a file of the workspace, and one
 // line for a mention outside it or of a path that does not exist — and
 // the same problems as notes for the user. A word without "/" or "." that
-// names nothing ("@here") is not a mention.
-func Mentions(env Env, prompt string) (lines, notes []string) {
+// names nothing ("@here") is not a mention. A path the disk does not have
+// is asked of env's file view, so a new file the editor holds only as an
+// unsaved buffer is attached too (A8: one view of files).
+func Mentions(ctx context.Context, env Env, prompt string) (lines, notes []string) {
 	seen := map[string]bool{}
 	for _, m := range mentionWords(prompt) {
 		if seen[m] {
@@ -30,6 +38,10 @@ func Mentions(env Env, prompt string) (lines, notes []string) {
 			continue
 		}
 		fi, err := os.Stat(abs)
+		if err != nil && strings.ContainsAny(m, "/.") && inBuffer(ctx, env, abs) {
+			lines = append(lines, "[attached file: "+abs+"]")
+			continue
+		}
 		switch {
 		case err != nil && !strings.ContainsAny(m, "/."):
 			continue // a word, not a path
@@ -46,6 +58,15 @@ func Mentions(env Env, prompt string) (lines, notes []string) {
 		}
 	}
 	return lines, notes
+}
+
+// inBuffer reports whether env's file view has a text for abs that the
+// disk does not (an editor's unsaved new file).
+func inBuffer(ctx context.Context, env Env, abs string) bool {
+	ctx, cancel := context.WithTimeout(ctx, bufferWait)
+	defer cancel()
+	_, err := env.ReadFile(ctx, abs)
+	return err == nil
 }
 
 // mentionWords returns the paths written after an @ that starts a word.

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,9 +32,29 @@ func TestMentions(t *testing.T) {
 		{"see [@main.go](file://" + dir + "/main.go)", nil, nil},
 		{"already\n[attached file: " + filepath.Join(dir, "main.go") + "]\n@main.go", nil, nil},
 	} {
-		lines, notes := tools.Mentions(e, tt.prompt)
+		lines, notes := tools.Mentions(context.Background(), e, tt.prompt)
 		if strings.Join(lines, "\n") != strings.Join(tt.lines, "\n") || strings.Join(notes, "\n") != strings.Join(tt.notes, "\n") {
 			t.Errorf("%q:\nlines %q\nwant  %q\nnotes %q\nwant  %q", tt.prompt, lines, tt.lines, notes, tt.notes)
 		}
 	}
+	// A new file the editor holds only as an unsaved buffer is attached:
+	// the file view has it, the disk does not.
+	buf := filepath.Join(dir, "draft.md")
+	lines, notes := tools.Mentions(context.Background(), bufferEnv{env: e, path: buf}, "tidy @draft.md")
+	if strings.Join(lines, "") != "[attached file: "+buf+"]" || len(notes) != 0 {
+		t.Errorf("unsaved buffer: lines %q, notes %q", lines, notes)
+	}
+}
+
+// bufferEnv is an editor's file view holding one unsaved new file.
+type bufferEnv struct {
+	env
+	path string
+}
+
+func (b bufferEnv) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	if p == b.path {
+		return []byte("# draft\n"), nil
+	}
+	return b.env.ReadFile(ctx, p)
 }

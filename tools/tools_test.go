@@ -58,7 +58,7 @@ type env struct{ dir string }
 
 func (e env) Cwd() string                                                  { return e.dir }
 func (e env) Roots() []string                                              { return []string{e.dir} }
-func (e env) ReadFile(context.Context, string) ([]byte, error)             { return nil, nil }
+func (e env) ReadFile(_ context.Context, p string) ([]byte, error)         { return os.ReadFile(p) }
 func (e env) WriteFile(context.Context, string, []byte, fs.FileMode) error { return nil }
 func (e env) Approve(context.Context, tools.Approval) (tools.Decision, error) {
 	return tools.Decision{}, nil

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // TestACPMentions (E31, A11): @path in the prompt text becomes an
@@ -34,5 +36,34 @@ func TestACPMentions(t *testing.T) {
 	updates, _ := p.client.snapshot()
 	if msg := messageText(updates); !strings.Contains(msg, "@gone.txt does not exist") || !strings.Contains(msg, "@/etc/hosts is outside the workspace") {
 		t.Errorf("the user was not told:\n%s", msg)
+	}
+}
+
+// TestACPMentionUnsavedBuffer (A8, E31): a new file the editor holds only
+// as an unsaved buffer is attached when the client reads files for mm —
+// the model can then read it through fs/read_text_file — and reported
+// missing when the client does not.
+func TestACPMentionUnsavedBuffer(t *testing.T) {
+	for _, viaEditor := range []bool{true, false} {
+		srv := scenario(t, "short_answer")
+		dir := t.TempDir()
+		draft := filepath.Join(dir, "draft.md")
+		p := startAgent(t, dir, mmEnv(t, srv))
+		p.client.buffers = map[string]string{draft: "# draft\n"}
+		ctx := testContext(t)
+		caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: viaEditor, WriteTextFile: viaEditor}}
+		id := p.sessionWith(t, ctx, dir, caps, nil)
+		if _, err := p.prompt(ctx, id, "tidy @draft.md"); err != nil {
+			t.Fatal(err)
+		}
+		msgs := srv.Requests()[0].Messages
+		user := msgs[len(msgs)-1].Content
+		want := "[attached file: " + draft + "]"
+		if !viaEditor {
+			want = "[@draft.md does not exist in the workspace — not attached]"
+		}
+		if !strings.Contains(user, want) {
+			t.Errorf("editor reads=%v: the model's prompt lacks %q:\n%s", viaEditor, want, user)
+		}
 	}
 }

@@ -263,7 +263,7 @@ func withMentions(env tools.Env, next func(context.Context, string) engine.Rewri
 		if r.Answer != "" {
 			return r
 		}
-		lines, notes := tools.Mentions(env, prompt)
+		lines, notes := tools.Mentions(ctx, env, prompt)
 		if len(lines) > 0 {
 			r.Prompt = strings.TrimRight(r.Prompt, "\n") + "\n" + strings.Join(lines, "\n")
 		}
