@@ -30,8 +30,8 @@ type toolCaseResult struct {
 }
 
 type toolsReport struct {
-	Router    string       `json:"router"`
-	DropBelow float64      `json:"dropBelow"`
+	Router    string           `json:"router"`
+	DropBelow float64          `json:"dropBelow"`
 	Cases     []toolCaseResult `json:"cases"`
 	// WrongDrops counts the cases that lost a group they needed.
 	WrongDrops int `json:"wrongDrops"`

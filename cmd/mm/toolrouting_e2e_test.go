@@ -140,8 +140,8 @@ func TestEvalTools(t *testing.T) {
 		dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{
 			needs(low), // run the tests: web dropped, ok
 			needs(low), // summarise: the same list, no change
-			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}), // files wrongly dropped
-			{Status: 500, Body: `{"error":{"code":500,"message":"model loading","type":"server_error"}}`},  // an error: nothing dropped
+			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}),  // files wrongly dropped
+			{Status: 500, Body: `{"error":{"code":500,"message":"model loading","type":"server_error"}}`}, // an error: nothing dropped
 		}})
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
