@@ -70,7 +70,7 @@ type Connector struct {
 	connecting chan struct{} // closed when the connect in flight ends
 	connErr    error
 	probing    bool
-	unknown    bool // the server was reached and did not say its window
+	unknown    bool           // the server was reached and did not say its window
 	bg         conc.WaitGroup // the background probes, joined by Close
 	closed     bool
 	probed     chan struct{} // closed when the first window probe ends
