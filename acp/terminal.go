@@ -25,10 +25,17 @@ func (e *editorEnv) RunInTerminal(ctx context.Context, c tools.Command) (tools.E
 	if !e.terminal || conn == nil {
 		return tools.Exit{}, tools.ErrNoTerminal
 	}
+	// env -u drops what the policy drops (the terminal starts from the
+	// editor's environment, which mm cannot edit), then runs bash.
+	args := []string{}
+	for _, name := range c.Unset {
+		args = append(args, "-u", name)
+	}
+	args = append(args, "bash", "-o", "pipefail", "-c", c.Line)
 	req := sdk.CreateTerminalRequest{
 		SessionId: e.s.id,
-		Command:   "bash",
-		Args:      []string{"-o", "pipefail", "-c", c.Line},
+		Command:   "env",
+		Args:      args,
 		Cwd:       sdk.Ptr(c.Dir),
 		Env:       []sdk.EnvVariable{},
 	}

@@ -28,6 +28,10 @@ type Command struct {
 	Dir  string
 	// Env (NAME=value) is added to the terminal's environment.
 	Env []string
+	// Unset names variables removed from the terminal's environment
+	// before Line runs: the editor's environment is its own, and the
+	// secrets mm keeps from its own commands must not reach these either.
+	Unset []string
 	// Timeout ends the command: it is killed and Exit.TimedOut is set.
 	Timeout time.Duration
 	// OutputLimit is how many bytes of output the terminal keeps (the

@@ -182,3 +182,29 @@ func TestACPBashWithoutTerminal(t *testing.T) {
 		t.Errorf("terminal/* called without the capability: %v", p.client.termCalls)
 	}
 }
+
+// TestACPTerminalDropsSecrets (issue 9 defect 2, T4): the editor's
+// terminal has the editor's environment — here the test's, which mm, as
+// an editor's child, shares; a variable whose name looks secret is unset
+// before the command runs, an ordinary one is kept.
+func TestACPTerminalDropsSecrets(t *testing.T) {
+	t.Setenv("DEPLOY_TOKEN", "tok-0123456789")
+	t.Setenv("PLAIN_SETTING", "visible")
+	srv := scenario(t, "terminal_env")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv, "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible"))
+	ctx := testContext(t)
+	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
+	if _, err := p.prompt(ctx, id, "print it"); err != nil {
+		t.Fatal(err)
+	}
+	p.client.mu.Lock()
+	calls := strings.Join(p.client.termCalls, " ")
+	p.client.mu.Unlock()
+	if !strings.HasPrefix(calls, "create") {
+		t.Fatalf("the command did not run in the terminal: %s", calls)
+	}
+	if result := lastToolResult(t, srv.Requests()); !strings.Contains(result, "token=[] plain=[visible]") {
+		t.Errorf("the model got %q", result)
+	}
+}

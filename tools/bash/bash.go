@@ -129,11 +129,14 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 
 // inTerminal runs line in the front end's terminal, where the user
 // watches it live (T4); the model gets the same text as from exec. The
-// terminal's environment is the editor's, with quietEnv added: mm cannot
-// drop variables from it, only mask the key in the output.
+// terminal's environment is the editor's, with quietEnv added; the
+// variables the policy drops from mm's own environment — the editor's,
+// which started mm — are unset there too, and the key is masked in the
+// output whatever variable held it.
 func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration) (tools.Result, error) {
 	began := time.Now()
-	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: quietEnv, Timeout: timeout, OutputLimit: 2 * endBytes})
+	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: quietEnv, Unset: r.opts.Env.Dropped(r.opts.Environ),
+		Timeout: timeout, OutputLimit: 2 * endBytes})
 	if err != nil {
 		return tools.Result{}, err
 	}

@@ -40,6 +40,20 @@ func (p EnvPolicy) Environ(environ []string) []string {
 	return out
 }
 
+// Dropped names the variables of environ the policy drops: what a
+// terminal that starts from another process's environment (the editor's,
+// which mm's own mirrors) must unset.
+func (p EnvPolicy) Dropped(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if name != "" && !p.keeps(name, value) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (p EnvPolicy) keeps(name, value string) bool {
 	for _, s := range p.Secrets {
 		if s != "" && value == s {
