@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"sync"
 )
 
@@ -116,6 +117,10 @@ func readRecord(path string) (*Record, error) {
 // List returns the sessions of the workspace cwd ("" for every
 // workspace) that had at least one turn, newest first. A file that cannot be read is skipped with one
 // log line.
+// unusedKept is how long the file of a session never prompted is kept: a
+// client may still load it meanwhile.
+const unusedKept = 24 * time.Hour
+
 func (s *Store) List(cwd string) []Summary {
 	dirs := []string{filepath.Join(s.dir, "sessions", workspaceKey(cwd))}
 	if cwd == "" {
@@ -164,7 +169,13 @@ func (s *Store) list(dir, cwd string) []Summary {
 			continue // a hash collision, or a file moved by hand
 		}
 		if sum.Turns == 0 {
-			continue // opened, never used
+			// Opened, never used (an editor opens a session each time its
+			// panel does): not listed, and removed once it is a day old,
+			// so they do not pile up.
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > unusedKept {
+				os.Remove(path)
+			}
+			continue
 		}
 		out = append(out, sum)
 	}

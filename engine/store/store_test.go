@@ -52,6 +52,19 @@ func TestSaveLoadList(t *testing.T) {
 	if _, err := s.Load("sess_empty"); err != nil {
 		t.Errorf("an unused session is not loadable: %v", err)
 	}
+	// One unused for two days is removed at the next listing.
+	stale := record("sess_stale", ws, t0)
+	stale.Turns, stale.Replay, stale.History = 0, nil, nil
+	s.Save(stale)
+	staleFiles, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "sess_stale*"))
+	for _, f := range staleFiles {
+		old := time.Now().Add(-48 * time.Hour)
+		os.Chtimes(f, old, old)
+	}
+	s.List(ws)
+	if _, err := s.Load("sess_stale"); err == nil || len(staleFiles) != 1 {
+		t.Errorf("a session unused for two days is still there (%v)", staleFiles)
+	}
 	got, err := s.Load("sess_a")
 	if err != nil {
 		t.Fatal(err)
