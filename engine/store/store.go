@@ -15,8 +15,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 	"sync"
+	"time"
 )
 
 // Store is a directory of sessions and permission answers. Its methods are
