@@ -33,6 +33,7 @@ func TestImportRules(t *testing.T) {
 		{mod + "/engine/llm", []string{mod + "/"}, "engine/llm is a leaf"},
 		{mod + "/engine/guard", []string{mod + "/"}, "engine/guard is a leaf"},
 		{mod + "/engine/decide", []string{mod + "/"}, "engine/decide is a leaf"},
+		{mod + "/engine/risk", []string{mod + "/"}, "engine/risk is a leaf"},
 		{mod + "/tools", []string{mod + "/"}, "the tools contract is a leaf"},
 		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends"},
 	}

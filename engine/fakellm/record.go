@@ -34,8 +34,12 @@ type Recorded struct {
 	// ReturnProgress is llama.cpp's return_progress field: only then are
 	// prompt_progress chunks sent.
 	ReturnProgress bool
-	Messages       []Message
-	Tools          []Tool
+	// NProbs is how many candidates per generated token the request asked
+	// for: llama-server reads "logprobs": true with "top_logprobs" (20
+	// when absent) as n_probs; 0 when logprobs was not asked.
+	NProbs   int
+	Messages []Message
+	Tools    []Tool
 }
 
 // Message is a decoded request message. Content parts (arrays) are joined.
@@ -89,6 +93,8 @@ type wireRequest struct {
 	Model          string `json:"model"`
 	Stream         bool   `json:"stream"`
 	ReturnProgress bool   `json:"return_progress"`
+	Logprobs       bool   `json:"logprobs"`
+	TopLogprobs    *int   `json:"top_logprobs"`
 	StreamOptions  *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -125,6 +131,12 @@ func decodeRequest(rec *Recorded) error {
 	rec.Model = w.Model
 	rec.Stream = w.Stream
 	rec.ReturnProgress = w.ReturnProgress
+	if w.Logprobs {
+		rec.NProbs = 20
+		if w.TopLogprobs != nil {
+			rec.NProbs = *w.TopLogprobs
+		}
+	}
 	rec.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
 	for _, m := range w.Messages {
 		msg := Message{

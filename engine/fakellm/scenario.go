@@ -114,6 +114,12 @@ type Step struct {
 	// ends the body.
 	StreamError *StreamError `yaml:"stream_error"`
 
+	// Logprobs script the generated tokens and their candidates: a
+	// non-streamed answer to a request with "logprobs": true carries them
+	// as llama-server does (choices[0].logprobs.content). A step without
+	// them is a server that returns none.
+	Logprobs []TokenLogprob `yaml:"logprobs"`
+
 	// Raw replaces the generated stream: each line is written as is,
 	// followed by "\n" (write "" for the blank line that ends an SSE
 	// event). Delay applies between lines.
@@ -274,6 +280,9 @@ func (st Step) validate() error {
 		default:
 			return fmt.Errorf("stream_error.style %q: want data, event, error_line, bare or vllm", e.Style)
 		}
+	}
+	if err := st.validateLogprobs(); err != nil {
+		return err
 	}
 	for j, tc := range st.ToolCalls {
 		if tc.Name == "" {

@@ -272,7 +272,7 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 		s.prevPrompt = rendered
 		a := answer{step: s.sc.Replies[r].Step, stepIndex: -1 - r, id: fmt.Sprintf("chatcmpl-fakellm-%d", n),
 			model: rec.Model, includeUsage: rec.IncludeUsage, returnProgress: rec.ReturnProgress,
-			promptTokens: rec.PromptTokens, cachedTokens: cached}
+			promptTokens: rec.PromptTokens, cachedTokens: cached, nProbs: rec.NProbs}
 		if a.model == "" {
 			a.model = s.modelIDs()[0]
 		}
@@ -300,7 +300,7 @@ func (s *Server) take(rec *Recorded, body []byte) plan {
 	p := plan{ans: answer{
 		step: st, stepIndex: i, id: fmt.Sprintf("chatcmpl-fakellm-%d", n),
 		model: rec.Model, includeUsage: rec.IncludeUsage, returnProgress: rec.ReturnProgress,
-		promptTokens: prompt, cachedTokens: cached,
+		promptTokens: prompt, cachedTokens: cached, nProbs: rec.NProbs,
 	}}
 	if p.ans.model == "" {
 		p.ans.model = s.modelIDs()[0]
@@ -487,8 +487,12 @@ func (s *Server) complete(ctx context.Context, w http.ResponseWriter, a *answer)
 	if f := a.finishReason(); f != "" {
 		fr = f
 	}
+	ch := map[string]any{"finish_reason": fr, "index": 0, "message": msg}
+	if lp := a.logprobs(); lp != nil {
+		ch["logprobs"] = lp
+	}
 	resp := map[string]any{
-		"choices": []any{map[string]any{"finish_reason": fr, "index": 0, "message": msg}},
+		"choices": []any{ch},
 		"created": created, "id": a.id, "model": a.model, "object": "chat.completion",
 		"system_fingerprint": "fakellm", "usage": a.usage(out),
 	}

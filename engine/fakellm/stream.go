@@ -26,6 +26,8 @@ type answer struct {
 	promptTokens   int
 	cachedTokens   int
 	withError      bool // send the step's StreamError
+	// nProbs: the request asked for logprobs, with this many candidates.
+	nProbs int
 }
 
 // chunk is one chat.completion.chunk as llama-server writes it.
