@@ -56,15 +56,30 @@ func (t *turn) preToolUse(ctx context.Context, name string, args json.RawMessage
 	return preTool{context: r.Context}, nil
 }
 
+// KindGuard marks the notes about what a guard agent flagged (E37).
+const KindGuard = "guard"
+
 // postToolUse adds the preToolUse context and what the postToolUse hooks
-// say under the output.
+// say under the output — the hooks' context, the guards' warnings — and
+// tells the user what a guard flagged. The output itself is kept byte for
+// byte: a guard warns, it never blocks or rewrites.
 func (t *turn) postToolUse(ctx context.Context, name string, args json.RawMessage, pre preTool, res tools.Result) tools.Result {
-	added, warns := t.s.opts.Hooks.PostToolUse(ctx, t.s.opts.ID, name, args, res.Text)
-	t.hookWarnings(warns)
-	for _, c := range []string{pre.context, added} {
+	post := t.s.opts.Hooks.PostToolUse(ctx, t.s.opts.ID, name, args, res.Text)
+	t.hookWarnings(post.Warnings)
+	for _, n := range post.Notes {
+		t.emit(Struggle{Level: Warning, Kind: KindGuard, Text: n})
+	}
+	lines := post.Guard
+	for _, c := range []string{post.Context, pre.context} {
 		if c != "" {
-			res.Text = strings.TrimRight(res.Text, "\n") + "\n[hook: " + c + "]"
+			lines = append([]string{"[hook: " + c + "]"}, lines...)
 		}
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(res.Text, "\n") {
+			res.Text += "\n"
+		}
+		res.Text += l
 	}
 	return res
 }

@@ -229,10 +229,15 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 }
 
 // rewriter is the prompt rewriter of a session: skills and skill routing
-// for a chat agent; a decision agent answers every prompt itself (E33).
+// for a chat agent; a decision agent (E33) or a guard agent (E37) answers
+// every prompt itself. This is the one place that builds an agent's
+// answer, whichever front end asks.
 func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
-	if a.cfg.Kind() == config.DecisionAgent {
+	switch a.cfg.Kind() {
+	case config.DecisionAgent:
 		return newDecisionAgent(a.cfg).rewriter()
+	case config.GuardAgent:
+		return guardRewriter(a.cfg)
 	}
 	return a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg))
 }

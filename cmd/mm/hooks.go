@@ -5,6 +5,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/engine/hooks"
+	"github.com/mm-agent/mm/engine/risk"
 )
 
 // hooksFor is the config's hooks (E32) for a session in cwd; nil when none.
@@ -12,7 +13,11 @@ func (a *app) hooksFor(cwd string) *hooks.Runner {
 	conv := func(hs []config.Hook) []hooks.Hook {
 		var out []hooks.Hook
 		for _, h := range hs {
-			out = append(out, hooks.Hook{Command: h.Command, Tools: h.Tools, Timeout: time.Duration(h.Timeout)})
+			hk := hooks.Hook{Command: h.Command, Tools: h.Tools, Timeout: time.Duration(h.Timeout)}
+			if h.GuardFile != nil { // E37: a guard agent instead of a command
+				hk.Guard, hk.Name = newGuard(a.cfg, h.GuardFile, risk.DefaultTimeout), guardHookName(h)
+			}
+			out = append(out, hk)
 		}
 		return out
 	}

@@ -35,8 +35,11 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 		fmt.Fprintln(stderr, "mm: the prompt is empty")
 		return exitUsage
 	}
-	if a.cfg.Kind() == config.DecisionAgent {
+	switch a.cfg.Kind() {
+	case config.DecisionAgent:
 		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr)
+	case config.GuardAgent:
+		return runGuard(ctx, a.cfg, prompt, stdout, stderr)
 	}
 	ask, closeTTY := lineAsker(f.yes, stderr)
 	defer closeTTY()

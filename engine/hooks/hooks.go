@@ -1,7 +1,8 @@
 // Package hooks runs the external commands a team configures per event
 // (E32): preGeneration may stop a turn or rewrite its prompt, preToolUse may
 // allow, deny or ask for a tool call and add context, postToolUse may add
-// context under a tool's output.
+// context under a tool's output, and a postToolUse entry may instead name
+// a guard agent (E37) that adds a warning under an output it flags.
 //
 // The contract: the hook gets one JSON object on stdin and answers one JSON
 // object on stdout. Exit code 2 means deny (or stop) with stderr as the
@@ -13,6 +14,9 @@
 //   - A hook that times out, crashes or prints garbage is ignored with one
 //     warning — never read as an allow, never as a deny.
 //   - Among several hooks of one event, deny wins, then ask, then allow.
+//   - A guard never blocks and never rewrites: the output goes as it is,
+//     with a warning line under it when a passage is flagged; a guard that
+//     fails is one warning for the user.
 package hooks
 
 import (
@@ -25,20 +29,31 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mm-agent/mm/engine/risk"
 )
 
 // DefaultTimeout bounds a hook without its own timeout.
 const DefaultTimeout = 5 * time.Second
 
-// Hook is one configured command.
+// Hook is one configured command, or in postToolUse a guard agent.
 type Hook struct {
 	// Command is the argv; the first word is looked up in PATH.
 	Command []string
+	// Guard, instead of a command, is a guard agent asked about a tool's
+	// output (E37); Name names it in messages (its file).
+	Guard *risk.Guard
+	Name  string
 	// Tools limits a tool hook to these tool names; empty means all.
 	Tools []string
-	// Timeout bounds one run; 0 means DefaultTimeout.
+	// Timeout bounds one run; 0 means DefaultTimeout (a command) or
+	// DefaultGuardTimeout (a guard).
 	Timeout time.Duration
 }
+
+// DefaultGuardTimeout bounds a guard's whole scan of one output (up to
+// risk.MaxPassages passages times the risks, one request each).
+const DefaultGuardTimeout = 20 * time.Second
 
 // Config is the hooks of each event, run in order.
 type Config struct {
@@ -165,14 +180,33 @@ func (r *Runner) PreToolUse(ctx context.Context, sessionID, tool string, args js
 	return out
 }
 
-// PostToolUse runs after a tool call; it returns the context the hooks
-// add under the output.
-func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args json.RawMessage, output string) (added string, warnings []string) {
+// Post is what the postToolUse hooks add under a tool's output.
+type Post struct {
+	// Context is the commands' context, joined.
+	Context string
+	// Guard are the guards' warning lines for the model, each complete
+	// ("[⚠ guard: …]"); Notes says the same to the user, one per line.
+	Guard []string
+	Notes []string
+	// Warnings are hooks and guards that failed and were ignored.
+	Warnings []string
+}
+
+// PostToolUse runs after a tool call; it returns what the hooks add under
+// the output. Nothing here removes or rewrites the output: a guard that
+// flags a passage adds a warning, and a guard that fails is one warning
+// for the user.
+func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args json.RawMessage, output string) Post {
+	var out Post
 	if r == nil {
-		return "", nil
+		return out
 	}
 	for _, h := range r.cfg.PostToolUse {
 		if !h.applies(tool) {
+			continue
+		}
+		if h.Guard != nil {
+			r.guard(ctx, h, tool, output, &out)
 			continue
 		}
 		var ans struct {
@@ -181,15 +215,44 @@ func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args j
 		res := r.run(ctx, h, map[string]any{"event": "postToolUse", "sessionId": sessionID, "cwd": r.cwd, "tool": tool, "arguments": rawArgs(args), "output": output}, &ans)
 		switch {
 		case res.warning != "":
-			warnings = append(warnings, res.warning)
+			out.Warnings = append(out.Warnings, res.warning)
 		case res.denied:
 			// postToolUse cannot undo a call: its reason is context.
-			added = join(added, res.reason(h, ""))
+			out.Context = join(out.Context, res.reason(h, ""))
 		case res.answered && ans.Context != "":
-			added = join(added, ans.Context)
+			out.Context = join(out.Context, ans.Context)
 		}
 	}
-	return added, warnings
+	return out
+}
+
+// guard asks a guard agent about a tool's output, within the entry's
+// timeout: a warning per flagged passage, or one line saying why the
+// output goes unchecked.
+func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Post) {
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGuardTimeout
+	}
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	found, err := h.Guard.Scan(sctx, output)
+	for _, f := range found {
+		out.Guard = append(out.Guard, f.Warning())
+		out.Notes = append(out.Notes, "guard "+name(h)+": "+f.Where(tool+"'s output")+" "+f.What()+" — the model was told to treat it as data; the output is unchanged")
+	}
+	var re *risk.Error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s cancelled — %s's output goes unchecked", name(h), tool))
+	case sctx.Err() != nil:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s did not finish within %s — %s's output goes unchecked", name(h), timeout, tool))
+	case errors.As(err, &re):
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s — %s's output goes unchecked", name(h), re.Line, tool))
+	default:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %v — %s's output goes unchecked", name(h), err, tool))
+	}
 }
 
 func rank(d Decision) int {
@@ -207,6 +270,9 @@ func rank(d Decision) int {
 func (h Hook) applies(tool string) bool { return len(h.Tools) == 0 || slices.Contains(h.Tools, tool) }
 
 func name(h Hook) string {
+	if h.Name != "" {
+		return h.Name
+	}
 	if len(h.Command) == 0 {
 		return "(empty command)"
 	}

@@ -42,13 +42,8 @@ func (c *Config) validateAgent() error {
 			}
 		}
 	}
-	if g := c.Guard; g != nil {
-		if len(g.Risks) == 0 {
-			return fmt.Errorf("line %d: guard: names no risk (write e.g. guard: {risks: [prompt_injection], threshold: 0.8})", c.line("guard"))
-		}
-		if g.Threshold < 0 || g.Threshold > 1 {
-			return fmt.Errorf("line %d: guard.threshold %g is not between 0 and 1", c.line("guard"), g.Threshold)
-		}
+	if err := c.validateGuard(); err != nil {
+		return err
 	}
 	for _, r := range []struct {
 		key string
@@ -95,8 +90,6 @@ func checkQuestion(id string, q Question) error {
 // it has none.
 func (c *Config) unsupported() error {
 	switch {
-	case c.Guard != nil:
-		return fmt.Errorf("line %d: guard: — guard agents are not supported yet (E37); a decision agent with a noul question can flag a risk meanwhile", c.line("guard"))
 	case len(c.Agents) > 0:
 		return fmt.Errorf("line %d: agents is not supported yet (E36): /ask-<name> and ask_<name> do not exist — remove it", c.line("agents"))
 	}

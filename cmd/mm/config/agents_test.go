@@ -19,7 +19,15 @@ func TestAgentFiles(t *testing.T) {
 		{"bare decision", "model: d1-3b\ndecision:\n", DecisionAgent, ""},
 		{"decision with questions", "decision:\n  questions:\n    team: {type: choice, instructions: \"Which team?\", criteria: {billing: refunds, tech: null}}\n    urgency: {type: score, criteria: [later, today, now]}\n    pii: {type: noul}\n", DecisionAgent, ""},
 		{"decision with tools off", "decision: {}\nbashTool: false\n", DecisionAgent, ""},
-		{"guard (not yet)", "model: x\nguard: {risks: [prompt_injection], threshold: 0.8}\n", "", "line 2: guard: — guard agents are not supported yet"},
+		{"guard", "model: x\nguard: {risks: [jailbreak], threshold: 0.8}\n", GuardAgent, ""},
+		{"guard with a risk of one's own", "guard:\n  risks:\n    - jailbreak\n    - {name: exfiltration, definition: \"The text asks to send secrets away.\"}\n", GuardAgent, ""},
+		{"guard risk with a typo", "guard:\n  risks:\n    - {name: x, defintion: y}\n", "", `line 3: unknown key "guard.risks[0].defintion" — did you mean `+"`definition`"},
+		{"guard risk twice", "guard: {risks: [harm, harm]}\n", "", "line 1: guard.risks names harm twice"},
+		{"guard risk without name", "guard: {risks: [{definition: x}]}\n", "", "line 1: guard.risks[0] has no name"},
+		{"guard definition on Ollama", "provider: ollama\nguard: {risks: [{name: x, definition: y}]}\n", "", "Ollama's guardian templates take only a risk name"},
+		{"guard with a tool", "guard: {risks: [harm]}\nbashTool: true\n", "", "line 2: bashTool in a guard agent (guard:, line 1)"},
+		{"guard with hooks", "guard: {risks: [harm]}\nhooks: {postToolUse: [{command: x}]}\n", "", "line 2: hooks in a guard agent"},
+		{"guard threshold", "guard: {risks: [harm], threshold: 1.5}\n", "", "guard.threshold 1.5 is not between 0 and 1"},
 		{"toolRouting to a missing file", "toolRouting: {agent: r.yaml}\n", "", "cannot read the agent file"},
 		{"agents (not yet)", "model: x\nagents: {helper: h.yaml}\n", "", "line 2: agents is not supported yet"},
 		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
@@ -97,12 +105,45 @@ func TestRoutingAgent(t *testing.T) {
 }
 
 // TestGuardKind: a guard: file is a guard agent when another file names
-// it (guard agents themselves are refused as a config until E37 lands).
+// it; risks are names or {name, definition}.
 func TestGuardKind(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "guard.yaml")
-	os.WriteFile(path, []byte("guard: {risks: [prompt_injection], threshold: 0.8}\n"), 0o644)
+	os.WriteFile(path, []byte("guard: {risks: [jailbreak, {name: x, definition: the x risk}], threshold: 0.8, timeout: 3s}\n"), 0o644)
 	a, err := LoadAgent(path)
-	if err != nil || a.Kind() != GuardAgent || a.Guard.Threshold != 0.8 {
+	if err != nil || a.Kind() != GuardAgent || a.Guard.Threshold != 0.8 || len(a.Guard.Risks) != 2 || a.Guard.Risks[0] != (Risk{Name: "jailbreak"}) || a.Guard.Risks[1] != (Risk{"x", "the x risk"}) {
 		t.Errorf("LoadAgent = %+v, %v", a, err)
+	}
+}
+
+// TestGuardHooks (E37): a postToolUse entry may name a guard agent instead
+// of a command, relative to the config file; what cannot work is refused
+// with the entry's line.
+func TestGuardHooks(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "guard.yaml"), []byte("baseURL: http://127.0.0.1:9002/v1\nmodel: granite-guardian\nguard: {risks: [jailbreak]}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "chat.yaml"), []byte("model: qwen3\n"), 0o644)
+	main := filepath.Join(dir, "agent.yaml")
+	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
+	os.WriteFile(main, []byte("hooks:\n  postToolUse:\n    - {command: [./log.sh]}\n    - {guard: guard.yaml, tools: [read_file, fetch_content], timeout: 20s}\n"), 0o644)
+	c, err := Load(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.Hooks.PostToolUse[1]
+	if h.GuardFile == nil || h.GuardFile.BaseURL != "http://127.0.0.1:9002/v1" || h.GuardFile.Guard.Risks[0].Name != "jailbreak" || h.Line != 4 || len(h.Tools) != 2 {
+		t.Errorf("guard entry = %+v", h)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"hooks:\n  postToolUse:\n    - {command: [./x.sh], guard: guard.yaml}\n", "line 3: hooks.postToolUse[0] has both command and guard"},
+		{"hooks:\n  postToolUse:\n    - {command: [./x.sh]}\n    - {tools: [read_file]}\n", "line 4: hooks.postToolUse[1] has no command (write command: [./my-hook.sh], or in postToolUse guard: guard.yaml)"},
+		{"hooks:\n  preToolUse:\n    - {guard: guard.yaml}\n", "line 3: hooks.preToolUse[0]: guard is only supported in postToolUse"},
+		{"hooks:\n  postToolUse:\n    - {guard: chat.yaml}\n", "line 3: hooks.postToolUse[0].guard chat.yaml is a chat agent, not a guard agent"},
+		{"hooks:\n  postToolUse:\n    - {guard: nope.yaml}\n", "line 3: hooks.postToolUse[0].guard: cannot read the agent file " + filepath.Join(dir, "nope.yaml")},
+		{"hooks:\n  postToolUse:\n    - {gaurd: guard.yaml}\n", `line 3: unknown key "hooks.postToolUse[0].gaurd" (valid here: command, tools, timeout, guard)`},
+	} {
+		os.WriteFile(main, []byte(tc.yaml), 0o644)
+		if _, err := Load(main); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
+		}
 	}
 }

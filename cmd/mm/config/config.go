@@ -153,9 +153,33 @@ type Question struct {
 // Guard makes the file a guard agent (E37): a classifier asked about one
 // message, answering named risks with a probability.
 type Guard struct {
-	Risks []string `yaml:"risks"`
+	Risks []Risk `yaml:"risks"`
 	// Threshold: a risk at or above it is flagged (0: 0.5).
 	Threshold float64 `yaml:"threshold"`
+	// Timeout bounds one request to the guard (0: 10 s).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Risk is a risk name the guard model knows (jailbreak, harm, …), or one
+// of the user's own with its definition: {name: x, definition: "…"}.
+type Risk struct {
+	Name       string `yaml:"name"`
+	Definition string `yaml:"definition"`
+}
+
+// UnmarshalYAML accepts a name or a {name, definition} mapping.
+func (r *Risk) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		r.Name = n.Value
+		return nil
+	}
+	type plain Risk
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return fmt.Errorf("line %d: a risk is a name or {name: x, definition: \"…\"}", n.Line)
+	}
+	*r = Risk(p)
+	return nil
 }
 
 // Kind of agent a config file defines.
@@ -186,11 +210,32 @@ type Hooks struct {
 	PostToolUse   []Hook `yaml:"postToolUse"`
 }
 
-// Hook is one command: {command: [argv…], tools: [names…], timeout: 5s}.
+// Hook is one command: {command: [argv…], tools: [names…], timeout: 5s},
+// or, in postToolUse, a guard agent asked about the output: {guard:
+// guard.yaml, tools: […]} (E37).
 type Hook struct {
 	Command Argv     `yaml:"command"`
 	Tools   []string `yaml:"tools"`
 	Timeout Duration `yaml:"timeout"`
+	// Guard is a guard agent file, relative to the config file.
+	Guard string `yaml:"guard"`
+	// GuardFile is the guard agent, loaded and checked by Load.
+	GuardFile *Config `yaml:"-"`
+	// Line is the entry's line in the file, for messages.
+	Line int `yaml:"-"`
+}
+
+// UnmarshalYAML keeps the entry's line (unknown keys were refused by
+// checkKeys before).
+func (h *Hook) UnmarshalYAML(n *yaml.Node) error {
+	type plain Hook
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*h = Hook(p)
+	h.Line = n.Line
+	return nil
 }
 
 // Argv is a command's words; a single string is one word (a script's
@@ -320,6 +365,9 @@ func Load(path string) (*Config, error) {
 	if err := c.loadAgents(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if err := c.loadGuards(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	return c, nil
 }
 
@@ -363,6 +411,15 @@ func Parse(data []byte, c *Config) error {
 func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice {
+		// a list of entries (hooks, risks): each is checked like a key
+		for i, e := range n.Content {
+			if err := checkKeys(e, t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil
@@ -474,12 +531,8 @@ func (c *Config) validate() error {
 	if c.MaxTurns < 0 || c.PreviewLines < 0 || c.MaxOutput < 0 || c.ContextWindow < 0 {
 		return errors.New("maxTurns, previewLines, maxOutput and contextWindow cannot be negative")
 	}
-	for event, hs := range map[string][]Hook{"preGeneration": c.Hooks.PreGeneration, "preToolUse": c.Hooks.PreToolUse, "postToolUse": c.Hooks.PostToolUse} {
-		for i, h := range hs {
-			if len(h.Command) == 0 || h.Command[0] == "" {
-				return fmt.Errorf("hooks.%s[%d] has no command (write command: [./my-hook.sh])", event, i)
-			}
-		}
+	if err := c.validateHooks(); err != nil {
+		return err
 	}
 	if _, ok := llm.LookupProfile(c.Profile); c.Profile != "" && c.Profile != "none" && !ok {
 		return fmt.Errorf("profile %q is not one of %s (or none; leave it out to guess from the model id)", c.Profile, strings.Join(llm.ProfileNames(), ", "))
