@@ -245,13 +245,13 @@ func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Po
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s cancelled — %s's output goes unchecked", name(h), tool))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s cancelled: %s's output goes unchecked", name(h), tool))
 	case sctx.Err() != nil:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s did not finish within %s — %s's output goes unchecked", name(h), timeout, tool))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: the guard did not finish within %s", name(h), tool, timeout))
 	case errors.As(err, &re):
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s — %s's output goes unchecked", name(h), re.Line, tool))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: %s", name(h), tool, re.Line))
 	default:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %v — %s's output goes unchecked", name(h), err, tool))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: %v", name(h), tool, err))
 	}
 }
 

@@ -149,7 +149,17 @@ func (c *Client) transportError(ctx context.Context, err error, timeout time.Dur
 	if ctx.Err() != nil {
 		return &Error{Kind: Cancelled, Line: "cancelled"}
 	}
-	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no guard server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, short(err.Error()))}
+	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no guard server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, cause(err))}
+}
+
+// cause is the last words of a transport error ("connection refused"),
+// not Go's whole chain with the URL said again.
+func cause(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return short(msg)
 }
 
 type candidate struct {
