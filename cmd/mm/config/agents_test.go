@@ -21,7 +21,7 @@ func TestAgentFiles(t *testing.T) {
 		{"decision with tools off", "decision: {}\nbashTool: false\n", DecisionAgent, ""},
 		{"guard", "model: x\nguard: {risks: [jailbreak], threshold: 0.8}\n", GuardAgent, ""},
 		{"guard with a risk of one's own", "guard:\n  risks:\n    - jailbreak\n    - {name: exfiltration, definition: \"The text asks to send secrets away.\"}\n", GuardAgent, ""},
-		{"guard risk with a typo", "guard:\n  risks:\n    - {name: x, defintion: y}\n", "", `line 3: unknown key "guard.risks[0].defintion" — did you mean `+"`definition`"},
+		{"guard risk with a typo", "guard:\n  risks:\n    - {name: x, defintion: y}\n", "", `line 3: unknown key "guard.risks[0].defintion" — did you mean ` + "`definition`"},
 		{"guard risk twice", "guard: {risks: [harm, harm]}\n", "", "line 1: guard.risks names harm twice"},
 		{"guard risk without name", "guard: {risks: [{definition: x}]}\n", "", "line 1: guard.risks[0] has no name"},
 		{"guard definition on Ollama", "provider: ollama\nguard: {risks: [{name: x, definition: y}]}\n", "", "Ollama's guardian templates take only a risk name"},
