@@ -207,3 +207,21 @@ func TestGuardHookDownACP(t *testing.T) {
 		t.Errorf("want one note and the answer (%d notes):\n%s", n, text)
 	}
 }
+
+// TestREPLGuardAgent (E37): on a terminal a guard agent answers each
+// prompt with one line per risk, then the JSON — the same answer as in an
+// editor, built in one place.
+func TestREPLGuardAgent(t *testing.T) {
+	g := guardServer(t, "steps:"+guardNo)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+g.URL()+"\nguard: {risks: [harm]}\n")
+	tm := startTerm(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=", "XDG_STATE_HOME="+t.TempDir()))
+	tm.waitFor("mm> ")
+	tm.send("how do I bake bread?\r")
+	tm.waitFor("harm: 0.02")
+	tm.waitFor(`"flagged":false`)
+	tm.waitFor("mm> ")
+	if reqs := g.Requests(); len(reqs) != 1 || reqs[0].Last().Content != "how do I bake bread?" {
+		t.Errorf("requests: %+v", reqs)
+	}
+}
