@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"github.com/mm-agent/mm/engine/llm"
+)
 
 // Rewrite is what the prompt rewriter made of a user's prompt (skills'
 // `$name` and `/name`, S2). The engine knows no skill: the composition
@@ -17,6 +21,12 @@ type Rewrite struct {
 	// routing's choice, or why it left the prompt alone), shown as
 	// progress.
 	Info []string
+	// Keep, with Answer, records the exchange in history — Prompt as the
+	// user's message, Answer as the assistant's — so the model sees it
+	// next turn: an answer the user got inside this conversation (another
+	// agent's, /ask-<name>) is part of it. The pair keeps roles
+	// alternating, which strict chat templates require.
+	Keep bool
 }
 
 // prepare is the hook point before the first generation of a turn: the
@@ -33,6 +43,9 @@ func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
 		return prompt, nil
 	}
 	r := rw(ctx, prompt)
+	if ctx.Err() != nil { // cancelled while the rewriter waited (/ask-<name>)
+		return "", &TurnEnd{Reason: Cancelled}
+	}
 	for _, n := range r.Notes {
 		t.emit(Struggle{Level: Warning, Kind: "skill", Text: n})
 	}
@@ -41,6 +54,11 @@ func (t *turn) prepare(ctx context.Context, prompt string) (string, *TurnEnd) {
 	}
 	if r.Answer != "" {
 		t.emit(Text{Text: r.Answer})
+		if r.Keep {
+			s := t.s
+			s.turnStarted(s.append(llm.Message{Role: llm.RoleUser, Content: s.userMessage(r.Prompt)}))
+			s.append(llm.Message{Role: llm.RoleAssistant, Content: r.Answer})
+		}
 		return "", &TurnEnd{Reason: EndTurn}
 	}
 	t.routeTools(ctx, r.Prompt)

@@ -427,7 +427,7 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset
 	if denied != nil {
 		return t.answered(id, call, *denied)
 	}
-	env := &callEnv{Env: s.opts.Env, id: id, emit: t.emit, hook: pre.hook}
+	env := &callEnv{Env: s.opts.Env, id: id, tool: call.Name, emit: t.emit, hook: pre.hook}
 	res, err := t.runWithHook(ctx, env, tool, desc, args)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -497,12 +497,19 @@ func preview(text string, n int) string {
 type callEnv struct {
 	tools.Env
 	id   string
+	tool string // the call's tool
 	emit func(Event)
 	hook string // the preToolUse hooks' allow or ask, for the Policy
 }
 
+// Approve carries the hooks' opinion only on the call's own approvals: a
+// hook judged this call of this tool, not what another agent asked
+// through it (ask_<name>, E36) does under it — that one goes to the user.
 func (c *callEnv) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	req.CallID, req.Hook = c.id, c.hook
+	req.CallID, req.Hook = c.id, ""
+	if req.Tool == c.tool {
+		req.Hook = c.hook
+	}
 	d, err := c.Env.Approve(ctx, req)
 	if err == nil && d.Allowed {
 		c.emit(ToolUpdated{ID: c.id, Status: ToolInProgress})

@@ -52,6 +52,11 @@ type app struct {
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.
 	notice func(string)
+
+	// agents are the config's other agents (E36); parent is the app that
+	// asks, in an asked agent's own app.
+	agents []*askedAgent
+	parent *app
 }
 
 func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
@@ -79,6 +84,7 @@ func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
 			log.Warn("sandbox off: cannot find mm's own executable", "err", err)
 		}
 	}
+	a.agents = newAskedAgents(a)
 	return a
 }
 
@@ -152,6 +158,7 @@ func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
 	if config.On(a.cfg.FetchContentTool, false) { // T11: the network, off by default
 		ts = append(ts, fetch.New(fetch.Options{MaxOutput: a.maxOutput()}))
 	}
+	ts = append(ts, a.askTools()...)
 	return tools.NewRegistry(append(ts, extra...)...)
 }
 
@@ -180,7 +187,9 @@ func (a *app) maxOutput() int {
 // id after every turn; the language servers of cwd read files through
 // env's view from now on.
 func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engine.Session {
-	a.filesFor(cwd).use(env)
+	if a.parent == nil { // an asked agent reads through the caller's view
+		a.filesFor(cwd).use(env)
+	}
 	a.conn.Warm() // the server and its window, in the background (E14)
 	// Only what the config says explicitly: the profile, then mm's
 	// defaults, fill the rest at each request (E30).
@@ -217,7 +226,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             withMentions(env, a.rewriter(cwd)),
+		Rewrite:             withMentions(env, a.withAsk(env, a.rewriter(cwd))),
 		ToolRouter:          toolRouting(a.cfg, reg),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,

@@ -44,6 +44,11 @@ func lspConfig(cfg map[string]config.LSP, cwd string) (lspbridge.Config, error) 
 // lspFor returns the language servers of a workspace, started in the
 // background on first use and shared by its sessions (L1).
 func (a *app) lspFor(cwd string) *lspbridge.Manager {
+	if a.parent != nil {
+		// An asked agent (E36) queries the caller's servers: one gopls per
+		// workspace, fed the same file view.
+		return a.parent.lspFor(cwd)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if m, ok := a.lsp[cwd]; ok {

@@ -223,12 +223,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		a := newApp(cfg, log, nil)
 		a.lspCold = true
 		defer a.conn.Close()
+		defer a.closeAgents()
 		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if mode == "eval" {
 		a := newApp(cfg, log, nil) // eval sessions are not saved
 		a.lspCold = true
 		defer a.conn.Close()
+		defer a.closeAgents()
 		return runEval(ctx, a, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	log.Info("config", "source", cfg.Source)
@@ -238,6 +240,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := newApp(cfg, log, openStore(log))
 	defer a.closeLSP()
 	defer a.conn.Close()
+	defer a.closeAgents()
 
 	switch mode {
 	case "line":
@@ -255,7 +258,7 @@ func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log 
 	defer stop()
 	var agent *acp.Agent // set before serving; used once sessions exist
 	return serveACP(ctx, acp.Options{
-		Commands: a.skillCommands(ctx, func(cwd string) { agent.Announce(cwd) }),
+		Commands: a.commands(ctx, func(cwd string) { agent.Announce(cwd) }),
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
 			return a.workspace(cwd, nil)
 		},

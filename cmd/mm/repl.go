@@ -186,6 +186,9 @@ func (r *repl) help() {
 	for _, n := range names {
 		fmt.Fprintf(r.out, "  /%-8s %s\n", n, replCommands[n].help)
 	}
+	for _, l := range r.a.askHelp() {
+		fmt.Fprintln(r.out, l)
+	}
 	fmt.Fprintln(r.out, "  Ctrl-C cancels the turn (twice: leave), Ctrl-D leaves; $skill or /skill-name runs a skill")
 }
 

@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // validateAgent refuses, naming the line, a file that is two kinds of
@@ -87,12 +91,9 @@ func checkQuestion(id string, q Question) error {
 
 // unsupported refuses the agent keys mm accepts in the file format but
 // does not act on yet: a key that is read must have its effect, or say
-// it has none.
+// it has none. There is none today; a key added to the format before its
+// feature lands is refused here, with its line.
 func (c *Config) unsupported() error {
-	switch {
-	case len(c.Agents) > 0:
-		return fmt.Errorf("line %d: agents is not supported yet (E36): /ask-<name> and ask_<name> do not exist — remove it", c.line("agents"))
-	}
 	return nil
 }
 
@@ -119,6 +120,164 @@ func (c *Config) loadAgents() error {
 			return fmt.Errorf("%s line %d: %s.agent %s is a %s agent, not a decision agent (it has no decision: block)", c.Source, c.line(r.key), r.key, r.path, a.Kind())
 		}
 		*r.dst = a
+	}
+	for _, name := range c.Agents.Names() {
+		ref := c.Agents[name]
+		a, err := loadAsked(c.rel(ref.File))
+		if err != nil {
+			return fmt.Errorf("%s line %d: agents.%s: %v", c.Source, ref.Line, name, err)
+		}
+		ref.Config = a
+	}
+	return nil
+}
+
+// rel resolves a path a key of this file names: relative to the file,
+// or absolute.
+func (c *Config) rel(path string) string {
+	if filepath.IsAbs(path) || c.Source == "" {
+		return path
+	}
+	abs, _ := filepath.Abs(c.Source)
+	return filepath.Join(filepath.Dir(abs), path)
+}
+
+// Agents maps a short name to another agent file (E36), e.g. agents:
+// {historian: historian.yaml}: each becomes an ask_<name> tool for the
+// chat model and an /ask-<name> command for the user.
+type Agents map[string]*AskedAgent
+
+// AskedAgent is one entry of agents:.
+type AskedAgent struct {
+	// File is the agent file, relative to the config file or absolute.
+	File string
+	// Line is the entry's line, for messages.
+	Line int
+	// Config is the agent file, loaded and checked by Load.
+	Config *Config
+}
+
+// Names are the agents' names, sorted (tools and commands keep one order).
+func (a Agents) Names() []string {
+	names := make([]string, 0, len(a))
+	for n := range a {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// agentName is what a name may be: it becomes part of a tool name and of
+// a slash command, which servers and editors restrict.
+var agentName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+
+// maxDescription bounds an asked agent's description: it goes into the
+// ask_<name> tool's description, sent with every request (P1).
+const maxDescription = 160
+
+// UnmarshalYAML reads name: FILE, or name: {file: FILE, write: false};
+// write: true is refused until asked agents can write (see checkAsked).
+func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: agents maps names to agent files, e.g. agents: {historian: historian.yaml}", n.Line)
+	}
+	out := Agents{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !agentName.MatchString(k.Value) {
+			return fmt.Errorf("line %d: agents: %q is not a short name — a letter, then letters, digits, - or _ (32 at most): it becomes the tool ask_<name> and the command /ask-<name>", k.Line, k.Value)
+		}
+		ref := &AskedAgent{Line: k.Line}
+		switch v.Kind {
+		case yaml.ScalarNode:
+			ref.File = v.Value
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				kk, vv := v.Content[j], v.Content[j+1]
+				switch kk.Value {
+				case "file":
+					ref.File = vv.Value
+				case "write":
+					var w bool
+					if err := vv.Decode(&w); err != nil {
+						return fmt.Errorf("line %d: agents.%s.write must be true or false", kk.Line, k.Value)
+					}
+					if w {
+						return fmt.Errorf("line %d: agents.%s.write: true is not supported yet (E36): an asked agent is read-only — remove it", kk.Line, k.Value)
+					}
+				default:
+					return fmt.Errorf("line %d: unknown key \"agents.%s.%s\" (valid here: file, write)", kk.Line, k.Value, kk.Value)
+				}
+			}
+		default:
+			return fmt.Errorf("line %d: agents.%s must be an agent file, e.g. %s: %s.yaml", v.Line, k.Value, k.Value, k.Value)
+		}
+		if strings.TrimSpace(ref.File) == "" {
+			return fmt.Errorf("line %d: agents.%s names no agent file (write e.g. %s: %s.yaml)", k.Line, k.Value, k.Value, k.Value)
+		}
+		out[k.Value] = ref
+	}
+	*a = out
+	return nil
+}
+
+// loadAsked loads an asked agent's file (E36) as mm would load it as its
+// own config — its skillsDir and routing agents relative to it, what mm
+// does not support yet refused — and refuses what an asked agent cannot
+// honour (checkAsked).
+func loadAsked(path string) (*Config, error) {
+	a, err := LoadAgent(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.unsupported(); err != nil {
+		return nil, fmt.Errorf("%s %v", path, err)
+	}
+	if err := a.checkAsked(); err != nil {
+		return nil, fmt.Errorf("%s %v", path, err)
+	}
+	if a.SkillsDir != "" {
+		a.SkillsDir = a.rel(a.SkillsDir)
+	}
+	if err := a.loadAgents(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// checkAsked refuses, naming the line, a key an asked agent cannot
+// honour: it changes nothing (read_file, lsp, read_skill and, when its
+// file enables it, fetch_content), asks no other agent (depth 1, so
+// agents never loop asking each other), and its permission questions go
+// to the user of the agent that asks, under that agent's rules.
+func (c *Config) checkAsked() error {
+	for _, k := range []struct {
+		key string
+		on  *bool
+	}{{"bashTool", c.BashTool}, {"editTools", c.EditTools}, {"planTool", c.PlanTool}} {
+		if On(k.on, false) {
+			return fmt.Errorf("line %d: %s: true in an asked agent — an asked agent is read-only (read_file, lsp, read_skill, fetch_content); remove the line", c.line(k.key), k.key)
+		}
+	}
+	for _, k := range []struct {
+		key, why string
+		set      bool
+	}{
+		{"agents", "an asked agent asks no other agent", len(c.Agents) > 0},
+		{"mcpServers", "an asked agent is read-only and MCP tools can change things", len(c.MCPServers) > 0},
+		{"yolo", "its permission questions go to the user of the agent that asks, under that agent's rules", c.Yolo},
+		{"permissions", "its permission questions go to the user of the agent that asks, under that agent's rules", len(c.Permissions.Allow)+len(c.Permissions.Deny) > 0},
+		{"bashTimeout", "an asked agent runs no commands", c.BashTimeout != 0},
+		{"bashEnv", "an asked agent runs no commands", len(c.BashEnv.Keep)+len(c.BashEnv.Drop) > 0},
+		{"sandbox", "an asked agent runs no commands", c.Sandbox != ""},
+		{"lsp", "an asked agent uses the language servers of the agent that asks", len(c.LSP) > 0},
+	} {
+		if k.set {
+			return fmt.Errorf("line %d: %s in an asked agent — %s; remove it", c.line(k.key), k.key, k.why)
+		}
+	}
+	if n := len([]rune(c.Description)); n > maxDescription {
+		return fmt.Errorf("line %d: description is %d characters — keep it to %d at most: it is sent to the chat model with every request", c.line("description"), n, maxDescription)
 	}
 	return nil
 }

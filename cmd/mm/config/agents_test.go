@@ -29,7 +29,7 @@ func TestAgentFiles(t *testing.T) {
 		{"guard with hooks", "guard: {risks: [harm]}\nhooks: {postToolUse: [{command: x}]}\n", "", "line 2: hooks in a guard agent"},
 		{"guard threshold", "guard: {risks: [harm], threshold: 1.5}\n", "", "guard.threshold 1.5 is not between 0 and 1"},
 		{"toolRouting to a missing file", "toolRouting: {agent: r.yaml}\n", "", "cannot read the agent file"},
-		{"agents (not yet)", "model: x\nagents: {helper: h.yaml}\n", "", "line 2: agents is not supported yet"},
+		{"agents: a missing file", "model: x\nagents: {helper: h.yaml}\n", "", "line 2: agents.helper: cannot read the agent file "},
 		{"both", "model: x\ndecision: {}\nguard: {risks: [harm]}\n", "", "line 3: guard: and decision: (line 2) in one agent file"},
 		{"decision with a tool", "decision: {}\nmodel: d1\nbashTool: true\n", "", "line 3: bashTool: true in a decision agent (decision:, line 1)"},
 		{"decision with agents", "decision: {}\nagents: {helper: h.yaml}\n", "", "line 2: agents in a decision agent"},
@@ -145,5 +145,72 @@ func TestGuardHooks(t *testing.T) {
 		if _, err := Load(main); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// TestAskedAgents (E36): agents: {name: FILE} loads each file relative to
+// the config (or absolute), with its own server and description; a name
+// that cannot be a tool or a command, a file that is missing or broken, or
+// a key an asked agent could not honour is refused with the line that
+// names it.
+func TestAskedAgents(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	write := func(name, yaml string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(yaml), 0o644)
+		return p
+	}
+	write("agents/historian.yaml", "baseURL: http://127.0.0.1:9002/v1\nmodel: hist-7b\ndescription: knows the project's history\nsystemPrompt: You are a historian.\nskillsDir: skills\n")
+	abs := write("router.yaml", "model: d1-3b\ndecision:\n  questions:\n    team: {type: choice, criteria: {billing: x, tech: y}}\n")
+	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
+	main := write("agent.yaml", "model: qwen3\nagents:\n  historian: agents/historian.yaml\n  triage: {file: "+abs+", write: false}\n")
+	c, err := Load(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Agents.Names(); strings.Join(got, ",") != "historian,triage" {
+		t.Fatalf("names = %v", got)
+	}
+	h := c.Agents["historian"].Config
+	if h == nil || h.BaseURL != "http://127.0.0.1:9002/v1" || h.Model != "hist-7b" || h.Description != "knows the project's history" || h.SystemPrompt != "You are a historian." {
+		t.Fatalf("historian = %+v", h)
+	}
+	if h.SkillsDir != filepath.Join(dir, "agents", "skills") {
+		t.Errorf("the historian's skillsDir is not relative to its file: %s", h.SkillsDir)
+	}
+	if tr := c.Agents["triage"]; tr.Config.Kind() != DecisionAgent || tr.Line != 4 {
+		t.Errorf("triage = %+v", tr)
+	}
+
+	refused := []struct{ name, agent, main, err string }{
+		{"a long name", "", "agents:\n  the-historian-of-this-very-old-project-x: agents/h.yaml\n", `line 2: agents: "the-historian-of-this-very-old-project-x" is not a short name`},
+		{"a name with a space", "", "agents: {\"the historian\": agents/h.yaml}\n", `line 1: agents: "the historian" is not a short name`},
+		{"a name with a dot", "", "model: x\nagents:\n  hist.v2: agents/h.yaml\n", `line 3: agents: "hist.v2" is not a short name`},
+		{"no file", "", "agents:\n  historian:\n", "line 2: agents.historian names no agent file"},
+		{"a list", "", "agents: [h.yaml]\n", "line 1: agents maps names to agent files"},
+		{"write: true", "model: h\n", "agents:\n  historian: {file: agents/h.yaml, write: true}\n", "line 2: agents.historian.write: true is not supported yet (E36)"},
+		{"an unknown key", "model: h\n", "agents:\n  historian: {file: agents/h.yaml, tools: [bash]}\n", `line 2: unknown key "agents.historian.tools" (valid here: file, write)`},
+		{"missing", "", "model: x\n\nagents: {historian: agents/nope.yaml}\n", "line 3: agents.historian: cannot read the agent file " + filepath.Join(dir, "agents", "nope.yaml")},
+		{"broken", "model: [\n", "agents: {historian: agents/h.yaml}\n", "line 1: agents.historian: " + filepath.Join(dir, "agents", "h.yaml")},
+		{"an unknown key in it", "modle: x\n", "agents: {historian: agents/h.yaml}\n", `unknown key "modle"`},
+		{"bash", "model: h\nbashTool: true\n", "agents: {historian: agents/h.yaml}\n", "h.yaml line 2: bashTool: true in an asked agent — an asked agent is read-only"},
+		{"edits", "editTools: true\n", "agents: {historian: agents/h.yaml}\n", "line 1: editTools: true in an asked agent"},
+		{"depth 1", "model: h\nagents: {other: o.yaml}\n", "agents: {historian: agents/h.yaml}\n", "line 2: agents in an asked agent — an asked agent asks no other agent"},
+		{"MCP", "mcpServers: [{name: fs, command: mcp-fs}]\n", "agents: {historian: agents/h.yaml}\n", "line 1: mcpServers in an asked agent"},
+		{"yolo", "yolo: true\n", "agents: {historian: agents/h.yaml}\n", "line 1: yolo in an asked agent — its permission questions go to the user of the agent that asks"},
+		{"a guard with hooks", "guard: {risks: [harm]}\nhooks: {postToolUse: [{command: x}]}\n", "agents: {historian: agents/h.yaml}\n", "h.yaml: line 2: hooks in a guard agent"},
+		{"a long description", "description: " + strings.Repeat("very ", 40) + "\n", "agents: {historian: agents/h.yaml}\n", "line 1: description is 199 characters — keep it to 160 at most"},
+		{"a decision agent with agents", "decision: {}\nagents: {x: y.yaml}\n", "agents: {historian: agents/h.yaml}\n", "line 2: agents in a decision agent"},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			write("agents/h.yaml", tt.agent)
+			write("agent.yaml", tt.main)
+			_, err := Load(main)
+			if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v\nwant one line with %q", err, tt.err)
+			}
+		})
 	}
 }

@@ -41,22 +41,27 @@ type Config struct {
 	BashTimeout  Duration `yaml:"bashTimeout"`
 	BashEnv      BashEnv  `yaml:"bashEnv"`
 	// Sandbox is "landlock" to confine bash commands (Linux), or "".
-	Sandbox          string            `yaml:"sandbox"`
-	BashTool         *bool             `yaml:"bashTool"`
-	EditTools        *bool             `yaml:"editTools"`
-	PlanTool         *bool             `yaml:"planTool"`
-	FetchContentTool *bool             `yaml:"fetchContentTool"`
-	Yolo             bool              `yaml:"yolo"`
-	Permissions      Permissions       `yaml:"permissions"`
-	Context          ContextCfg        `yaml:"context"`
-	SkillsDir        string            `yaml:"skillsDir"`
-	SkillRouting     Routing           `yaml:"skillRouting"`
-	ToolRouting      ToolRouting       `yaml:"toolRouting"`
-	Decision         *Decision         `yaml:"decision"`
-	Guard            *Guard            `yaml:"guard"`
-	Agents           map[string]string `yaml:"agents"`
-	Hooks            Hooks             `yaml:"hooks"`
-	LSP              map[string]LSP    `yaml:"lsp"`
+	Sandbox          string      `yaml:"sandbox"`
+	BashTool         *bool       `yaml:"bashTool"`
+	EditTools        *bool       `yaml:"editTools"`
+	PlanTool         *bool       `yaml:"planTool"`
+	FetchContentTool *bool       `yaml:"fetchContentTool"`
+	Yolo             bool        `yaml:"yolo"`
+	Permissions      Permissions `yaml:"permissions"`
+	Context          ContextCfg  `yaml:"context"`
+	SkillsDir        string      `yaml:"skillsDir"`
+	SkillRouting     Routing     `yaml:"skillRouting"`
+	ToolRouting      ToolRouting `yaml:"toolRouting"`
+	Decision         *Decision   `yaml:"decision"`
+	Guard            *Guard      `yaml:"guard"`
+	// Agents are other agent files the chat model and the user can ask
+	// one question (E36), by name.
+	Agents Agents `yaml:"agents"`
+	// Description says who this agent is, in a few words, to a chat model
+	// that may ask it (agents:); without it the model name says it.
+	Description string         `yaml:"description"`
+	Hooks       Hooks          `yaml:"hooks"`
+	LSP         map[string]LSP `yaml:"lsp"`
 	// MCPServers are connected for every session, like the editor's
 	// (the same shape as ACP's session/new mcpServers).
 	MCPServers []MCPServer `yaml:"mcpServers"`
