@@ -21,9 +21,9 @@ var builtinCommands = []Command{
 	{Name: "skills", Description: "List the skills mm can use in this workspace"},
 }
 
-// Commands is the / menu: the built-in commands, then extra (one per
-// skill). It is the one place the list is made, for the first
-// announcement and for every later change.
+// Commands is the / menu: the built-in commands, then extra (one
+// /ask-<name> per asked agent, one command per skill). It is the one place
+// the list is made, for the first announcement and for every later change.
 func Commands(extra ...Command) []sdk.AvailableCommand {
 	out := make([]sdk.AvailableCommand, 0, len(builtinCommands)+len(extra))
 	seen := map[string]bool{}

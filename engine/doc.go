@@ -21,4 +21,7 @@
 //     prefix of the conversation is never rewritten.
 //   - A tool failure is text for the model; only the world breaking, a
 //     cancel, or a guard ends a turn.
+//   - A prompt answered locally (Rewrite.Answer) leaves history alone,
+//     unless the rewriter keeps it (Rewrite.Keep: /ask-<name>), and then
+//     as a user/assistant pair, so roles keep alternating.
 package engine

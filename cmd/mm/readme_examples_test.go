@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/cmd/mm/config"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -50,5 +51,22 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "a hook denied bash: deleting files is forbidden here") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// The README's historian (Other agents) is an agent file mm accepts.
+func TestReadmeAskedAgent(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	_, block, _ := strings.Cut(string(b), "# .mm/historian.yaml\n")
+	block, _, _ = strings.Cut(block, "```")
+	writeFile(t, filepath.Join(dir, "historian.yaml"), block)
+	writeFile(t, filepath.Join(dir, "agent.yaml"), "agents: {historian: historian.yaml}\n")
+	c, err := config.Load(filepath.Join(dir, "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := c.Agents["historian"].Config; h.Description == "" || !config.On(h.FetchContentTool, false) {
+		t.Errorf("historian = %+v", h)
 	}
 }
