@@ -87,7 +87,9 @@ func TestACPAskAgent(t *testing.T) {
 	if offered == nil || !strings.Contains(offered.Description, "knows why the code is the way it is") || !strings.Contains(string(offered.Parameters), `"question"`) {
 		t.Fatalf("ask_historian offered as %+v", offered)
 	}
-	if n := len(offered.Name) + len(offered.Description) + len(offered.Parameters); n > 400 {
+	n := len(offered.Name) + len(offered.Description) + len(offered.Parameters)
+	t.Logf("ask_historian: %d characters of every request", n)
+	if n > 400 {
 		t.Errorf("ask_historian costs %d characters of every request, budget 400 (P1)", n)
 	}
 	if got := reqs[1].Last(); got.Role != "tool" || got.Content != answer {
@@ -386,5 +388,31 @@ steps:
 	}
 	if n := len(g.Requests()); n != 1 {
 		t.Errorf("%d guard requests, want 1", n)
+	}
+}
+
+// TestREPLAskAgent: on a terminal, /help lists /ask-historian and
+// /ask-historian shows the historian's answer.
+func TestREPLAskAgent(t *testing.T) {
+	hist := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "The project started in 2019."}}})
+	defer hist.Close()
+	chat := fakellm.NewServer(fakellm.Scenario{})
+	defer chat.Close()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\ndescription: knows the history\n")
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
+	tm := startTerm(t, dir, mmEnv(t, chat, "XDG_STATE_HOME="+t.TempDir()))
+	tm.waitFor("mm> ")
+	tm.send("/help\r")
+	tm.waitFor("/ask-historian QUESTION — ask the historian agent (knows the history)")
+	tm.waitFor("mm> ")
+	tm.send("/ask-historian When did the project start?\r")
+	tm.waitFor("The historian agent answered:")
+	tm.waitFor("The project started in 2019.")
+	tm.waitFor("mm> ")
+	tm.send("/exit\r")
+	<-tm.done
+	if n := len(chat.Requests()); n != 0 {
+		t.Errorf("%d chat requests for /ask-historian", n)
 	}
 }
