@@ -26,7 +26,7 @@ type Options struct {
 }
 
 type params struct {
-	Question string `json:"question" desc:"the whole question, with the names and paths it needs"`
+	Question string `json:"question" desc:"with the names and paths it needs"`
 }
 
 // New returns the ask_<name> tool. Its description is short: it is sent
@@ -35,7 +35,7 @@ func New(o Options) tools.Tool {
 	name := "ask_" + o.Name
 	return tools.New(tools.Spec[params]{
 		Name: name,
-		Description: fmt.Sprintf("Ask the %s agent (%s) one question; returns its answer. It does not see this conversation: put in the question all it needs. It can read files, not change them.",
+		Description: fmt.Sprintf("Ask the %s agent (%s) one question and get its answer. It does not see this conversation: include what it needs. It reads files, changes nothing.",
 			o.Name, strings.TrimSpace(o.About)),
 		Kind: tools.KindOther,
 		Describe: func(_ tools.Env, p params) tools.Call {
