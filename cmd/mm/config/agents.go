@@ -89,14 +89,6 @@ func checkQuestion(id string, q Question) error {
 	return nil
 }
 
-// unsupported refuses the agent keys mm accepts in the file format but
-// does not act on yet: a key that is read must have its effect, or say
-// it has none. There is none today; a key added to the format before its
-// feature lands is refused here, with its line.
-func (c *Config) unsupported() error {
-	return nil
-}
-
 // loadAgents loads the agent files the routing keys name, relative to the
 // config file, and checks each is a decision agent.
 func (c *Config) loadAgents() error {
@@ -222,16 +214,13 @@ func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // loadAsked loads an asked agent's file (E36) as mm would load it as its
-// own config — its skillsDir and routing agents relative to it, what mm
-// does not support yet refused — and refuses what an asked agent cannot
+// own config — its skillsDir and routing agents relative to it — and
+// refuses what an asked agent cannot
 // honour (checkAsked).
 func loadAsked(path string) (*Config, error) {
 	a, err := LoadAgent(path)
 	if err != nil {
 		return nil, err
-	}
-	if err := a.unsupported(); err != nil {
-		return nil, fmt.Errorf("%s %v", path, err)
 	}
 	if err := a.checkAsked(); err != nil {
 		return nil, fmt.Errorf("%s %v", path, err)
@@ -271,6 +260,7 @@ func (c *Config) checkAsked() error {
 		{"bashEnv", "an asked agent runs no commands", len(c.BashEnv.Keep)+len(c.BashEnv.Drop) > 0},
 		{"sandbox", "an asked agent runs no commands", c.Sandbox != ""},
 		{"lsp", "an asked agent uses the language servers of the agent that asks", len(c.LSP) > 0},
+		{"previewLines", "nobody sees an asked agent's tool outputs, only its answer", c.PreviewLines != 0},
 	} {
 		if k.set {
 			return fmt.Errorf("line %d: %s in an asked agent — %s; remove it", c.line(k.key), k.key, k.why)

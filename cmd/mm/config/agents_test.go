@@ -198,6 +198,7 @@ func TestAskedAgents(t *testing.T) {
 		{"edits", "editTools: true\n", "agents: {historian: agents/h.yaml}\n", "line 1: editTools: true in an asked agent"},
 		{"depth 1", "model: h\nagents: {other: o.yaml}\n", "agents: {historian: agents/h.yaml}\n", "line 2: agents in an asked agent — an asked agent asks no other agent"},
 		{"MCP", "mcpServers: [{name: fs, command: mcp-fs}]\n", "agents: {historian: agents/h.yaml}\n", "line 1: mcpServers in an asked agent"},
+		{"previewLines", "model: h\npreviewLines: 4\n", "agents: {historian: agents/h.yaml}\n", "line 2: previewLines in an asked agent — nobody sees"},
 		{"yolo", "yolo: true\n", "agents: {historian: agents/h.yaml}\n", "line 1: yolo in an asked agent — its permission questions go to the user of the agent that asks"},
 		{"a guard with hooks", "guard: {risks: [harm]}\nhooks: {postToolUse: [{command: x}]}\n", "agents: {historian: agents/h.yaml}\n", "h.yaml: line 2: hooks in a guard agent"},
 		{"a long description", "description: " + strings.Repeat("very ", 40) + "\n", "agents: {historian: agents/h.yaml}\n", "line 1: description is 199 characters — keep it to 160 at most"},

@@ -364,9 +364,6 @@ func Load(path string) (*Config, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
 	}
-	if err := c.unsupported(); err != nil {
-		return nil, fmt.Errorf("%w: %s %v", ErrInvalid, c.Source, err)
-	}
 	if err := c.loadAgents(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
