@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Question types.
@@ -151,52 +151,36 @@ func (c *Client) Ask(ctx context.Context, state any, questions map[string]Questi
 		State     any                 `json:"state"`
 		Questions map[string]Question `json:"questions"`
 	}{c.Model, state, questions}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, &Error{Kind: Malformed, Line: "the question cannot be written as JSON: " + err.Error()}
+	status, raw, fail := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: req, HTTP: c.HTTP, Limit: 4 << 20})
+	if fail != nil {
+		return nil, c.failure(fail, timeout)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), bytes.NewReader(body))
-	if err != nil {
-		return nil, &Error{Kind: Unreachable, Line: fmt.Sprintf("bad decision server URL %q: %v", c.BaseURL, err)}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	if c.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(hr)
-	if err != nil {
-		return nil, c.transportError(ctx, err, timeout)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return nil, c.transportError(ctx, err, timeout)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, c.statusError(resp.StatusCode, raw)
+	if status != http.StatusOK {
+		return nil, c.statusError(status, raw)
 	}
 	return c.parse(raw, questions)
 }
 
-func (c *Client) transportError(ctx context.Context, err error, timeout time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+// failure words a request that got no answer.
+func (c *Client) failure(f *oneshot.Failure, timeout time.Duration) error {
+	switch f.Kind {
+	case oneshot.Timeout:
 		return &Error{Kind: Timeout, Line: fmt.Sprintf("the decision model at %s did not answer within %s (a model still loading, or a slow machine: raise timeout)", c.BaseURL, timeout)}
-	}
-	if ctx.Err() != nil {
+	case oneshot.Cancelled:
 		return &Error{Kind: Cancelled, Line: "cancelled"}
+	case oneshot.Encode:
+		return &Error{Kind: Malformed, Line: "the question cannot be written as JSON: " + f.Cause}
+	case oneshot.BadURL:
+		return &Error{Kind: Unreachable, Line: fmt.Sprintf("bad decision server URL %q: %s", c.BaseURL, f.Cause)}
 	}
-	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no decision server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, short(err.Error()))}
+	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no decision server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, f.Cause)}
 }
 
 // parse checks a 200 answer against the questions asked.
 func (c *Client) parse(raw []byte, questions map[string]Question) (*Response, error) {
 	var r Response
 	if err := json.Unmarshal(raw, &r); err != nil || r.Answers == nil {
-		return nil, &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server's answer is not a systemone answer (%s)", short(string(raw)))}
+		return nil, &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server's answer is not a systemone answer (%s)", oneshot.Short(string(raw)))}
 	}
 	r.Raw = raw
 	for id, q := range questions {
@@ -257,12 +241,4 @@ func check(id string, a Answer) error {
 		}
 	}
 	return nil
-}
-
-func short(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 160 {
-		s = s[:160] + "…"
-	}
-	return s
 }

@@ -1,10 +1,11 @@
 package decide
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Kind says what went wrong with a decision call.
@@ -46,30 +47,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Line }
 
-// serverError reads each server's error shape: llama.cpp's
-// {"error": {"code", "message", "type"}} and Ollama's {"error": "…"}.
-func serverError(raw []byte) (message, typ string) {
-	var m struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &m) != nil || len(m.Error) == 0 {
-		return short(string(raw)), ""
-	}
-	var s string
-	if json.Unmarshal(m.Error, &s) == nil {
-		return s, ""
-	}
-	var o struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-	}
-	json.Unmarshal(m.Error, &o)
-	return o.Message, o.Type
-}
-
 // statusError turns an error answer into its kind and one line.
 func (c *Client) statusError(status int, raw []byte) error {
-	msg, typ := serverError(raw)
+	msg, typ := oneshot.ServerMessage(raw)
 	lower := strings.ToLower(msg)
 	e := &Error{Status: status}
 	where := c.BaseURL
@@ -83,20 +63,20 @@ func (c *Client) statusError(status int, raw []byte) error {
 		e.Line = fmt.Sprintf("the server at %s has no /v1/systemone route (404): it cannot serve decision models — llama-server b11361 or later, or Ollama 0.35 or later, can", where)
 	case status == http.StatusNotFound:
 		e.Kind = ModelMissing
-		e.Line = fmt.Sprintf("the server at %s does not have %s: %s (pull it, or fix model in the agent file)", where, model, short(msg))
+		e.Line = fmt.Sprintf("the server at %s does not have %s: %s (pull it, or fix model in the agent file)", where, model, msg)
 	case status == http.StatusNotImplemented || typ == "not_supported_error" || strings.Contains(lower, "not a decision model") ||
 		strings.Contains(lower, "decision") && (strings.Contains(lower, "support") || strings.Contains(lower, "capab")):
 		e.Kind = NotDecisionModel
-		e.Line = fmt.Sprintf("%s at %s is not a decision model (%s) — point the agent file at one, e.g. LiquidAI d1-3B", model, where, short(msg))
+		e.Line = fmt.Sprintf("%s at %s is not a decision model (%s) — point the agent file at one, e.g. LiquidAI d1-3B", model, where, msg)
 	case status == http.StatusTooManyRequests:
 		e.Kind = Busy
-		e.Line = fmt.Sprintf("the decision server at %s is busy (429: %s)", where, short(msg))
+		e.Line = fmt.Sprintf("the decision server at %s is busy (429: %s)", where, msg)
 	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity:
 		e.Kind = Invalid
-		e.Line = fmt.Sprintf("the decision server refused the question (%d: %s)", status, short(msg))
+		e.Line = fmt.Sprintf("the decision server refused the question (%d: %s)", status, msg)
 	default:
 		e.Kind = ServerError
-		e.Line = fmt.Sprintf("the decision server at %s answered %d: %s", where, status, short(msg))
+		e.Line = fmt.Sprintf("the decision server at %s answered %d: %s", where, status, msg)
 	}
 	return e
 }

@@ -1,17 +1,16 @@
 package risk
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Risk is a named risk, with an optional definition of one's own.
@@ -77,33 +76,12 @@ func (c *Client) Ask(ctx context.Context, text string, r Risk) (Verdict, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	body, err := json.Marshal(c.request(text, r))
-	if err != nil {
-		return Verdict{}, &Error{Kind: Malformed, Line: "the guard question cannot be written as JSON: " + err.Error()}
+	status, raw, fail := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: c.request(text, r), HTTP: c.HTTP})
+	if fail != nil {
+		return Verdict{}, c.failure(fail, timeout)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.Endpoint(), bytes.NewReader(body))
-	if err != nil {
-		return Verdict{}, &Error{Kind: Unreachable, Line: fmt.Sprintf("bad guard server URL %q: %v", c.BaseURL, err)}
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	if c.APIKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(hr)
-	if err != nil {
-		return Verdict{}, c.transportError(ctx, err, timeout)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return Verdict{}, c.transportError(ctx, err, timeout)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Verdict{}, c.statusError(resp.StatusCode, raw)
+	if status != http.StatusOK {
+		return Verdict{}, c.statusError(status, raw)
 	}
 	v, err := c.parse(raw)
 	v.Risk = r.Name
@@ -142,24 +120,19 @@ func (c *Client) request(text string, r Risk) map[string]any {
 	return req
 }
 
-func (c *Client) transportError(ctx context.Context, err error, timeout time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+// failure words a request that got no answer.
+func (c *Client) failure(f *oneshot.Failure, timeout time.Duration) error {
+	switch f.Kind {
+	case oneshot.Timeout:
 		return &Error{Kind: Timeout, Line: fmt.Sprintf("the guard model at %s did not answer within %s (a model still loading, or a slow machine)", c.BaseURL, timeout)}
-	}
-	if ctx.Err() != nil {
+	case oneshot.Cancelled:
 		return &Error{Kind: Cancelled, Line: "cancelled"}
+	case oneshot.Encode:
+		return &Error{Kind: Malformed, Line: "the guard question cannot be written as JSON: " + f.Cause}
+	case oneshot.BadURL:
+		return &Error{Kind: Unreachable, Line: fmt.Sprintf("bad guard server URL %q: %s", c.BaseURL, f.Cause)}
 	}
-	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no guard server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, cause(err))}
-}
-
-// cause is the last words of a transport error ("connection refused"),
-// not Go's whole chain with the URL said again.
-func cause(err error) string {
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		msg = msg[i+2:]
-	}
-	return short(msg)
+	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no guard server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, f.Cause)}
 }
 
 type candidate struct {
@@ -186,7 +159,7 @@ type completion struct {
 func (c *Client) parse(raw []byte) (Verdict, error) {
 	var r completion
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 || r.Choices[0].Message.Content == nil {
-		return Verdict{}, &Error{Kind: Malformed, Line: fmt.Sprintf("the guard server's answer is not a chat completion (%s)", short(string(raw)))}
+		return Verdict{}, &Error{Kind: Malformed, Line: fmt.Sprintf("the guard server's answer is not a chat completion (%s)", oneshot.Short(string(raw)))}
 	}
 	ch := r.Choices[0]
 	text := *ch.Message.Content
@@ -218,7 +191,7 @@ func (c *Client) notGuard(text string) error {
 	if model == "" {
 		model = "the model"
 	}
-	return &Error{Kind: NotGuard, Line: fmt.Sprintf("%s at %s answered %q, not yes or no — is it a guard model (Granite Guardian)?", model, c.BaseURL, short(text))}
+	return &Error{Kind: NotGuard, Line: fmt.Sprintf("%s at %s answered %q, not yes or no — is it a guard model (Granite Guardian)?", model, c.BaseURL, oneshot.Short(text))}
 }
 
 // answerWord is "yes" or "no" when the token is one, whatever its case

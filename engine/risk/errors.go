@@ -1,10 +1,11 @@
 package risk
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Kind says what went wrong with a guard call.
@@ -39,38 +40,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Line }
 
-// serverError reads llama.cpp's and vLLM's {"error": {"message"}} (or
-// vLLM's older top-level {"message"}) and Ollama's {"error": "…"}.
-func serverError(raw []byte) string {
-	var m struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-	}
-	if json.Unmarshal(raw, &m) != nil {
-		return short(string(raw))
-	}
-	if len(m.Error) == 0 {
-		if m.Message != "" {
-			return short(m.Message)
-		}
-		return short(string(raw))
-	}
-	var s string
-	if json.Unmarshal(m.Error, &s) == nil {
-		return short(s)
-	}
-	var o struct {
-		Message string `json:"message"`
-	}
-	json.Unmarshal(m.Error, &o)
-	if o.Message == "" {
-		return short(string(m.Error))
-	}
-	return short(o.Message)
-}
-
 func (c *Client) statusError(status int, raw []byte) error {
-	msg := serverError(raw)
+	msg, _ := oneshot.ServerMessage(raw)
 	lower := strings.ToLower(msg)
 	switch {
 	case strings.Contains(lower, "not found") && strings.Contains(lower, "model"),
@@ -80,12 +51,4 @@ func (c *Client) statusError(status int, raw []byte) error {
 		return &Error{Kind: RouteMissing, Status: status, Line: fmt.Sprintf("the server at %s has no chat-completions route (404 %s) — baseURL should end in /v1", c.BaseURL, msg)}
 	}
 	return &Error{Kind: ServerError, Status: status, Line: fmt.Sprintf("the guard server at %s answered %d: %s", c.BaseURL, status, msg)}
-}
-
-func short(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 160 {
-		s = string(r[:160]) + "…"
-	}
-	return s
 }
