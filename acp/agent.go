@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -66,6 +67,10 @@ type Agent struct {
 	closing  bool // closeAll began: no new announcement goroutine
 
 	wg sync.WaitGroup // running turns
+
+	// arrivals numbers the prompts in the order the reader read them
+	// (arrival.go).
+	arrivals atomic.Uint64
 
 	// eof is closed once stdin ended: no answer from the client can
 	// arrive any more, so calls that would wait for one give up.
@@ -172,10 +177,16 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 			resp, err = sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("internal error: %v", r)})
 		}
 	}()
-	ctx, done, ok := s.begin(ctx)
+	ctx, done, st := s.begin(ctx, arrivalOf(p.Meta))
 	defer done()
-	if !ok {
+	switch st {
+	case beginClosed:
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session " + string(p.SessionId) + " is closed"})
+	case beginCancelled:
+		// Cancelled before it began (a session/cancel read after it), or
+		// replaced by a prompt read after it: it never runs.
+		a.log.Info("prompt cancelled before it began", "session", p.SessionId)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	end := s.run(ctx, promptText(p.Prompt))
 	usage := turnUsage(end)
@@ -258,7 +269,8 @@ func (a *Agent) session(id sdk.SessionId) *session {
 	return a.sessions[id]
 }
 
-// cancelTurns cancels the running turn of every session (EOF on stdin).
+// cancelTurns cancels every prompt read so far, running or not begun, in
+// every session (EOF on stdin).
 func (a *Agent) cancelTurns() {
 	a.mu.Lock()
 	ss := make([]*session, 0, len(a.sessions))
@@ -266,8 +278,9 @@ func (a *Agent) cancelTurns() {
 		ss = append(ss, s)
 	}
 	a.mu.Unlock()
+	read := a.arrivals.Load()
 	for _, s := range ss {
-		s.cancel()
+		s.cancelUpTo(read)
 	}
 }
 

@@ -41,26 +41,46 @@ type session struct {
 	terminals map[string]string // tool call id → its terminal (under mu)
 
 	mu      sync.Mutex
-	current *turnCtl       // the latest prompt's turn; nil when idle
-	closed  bool           // session/close was called: no new turn starts
-	turns   sync.WaitGroup // prompts in progress, waiting ones included
+	current *turnCtl // the latest prompt's turn; nil when idle
+	// cancelled: every prompt read at or before this arrival was
+	// cancelled by a session/cancel read after it (arrival.go).
+	cancelled uint64
+	closed    bool           // session/close was called: no new turn starts
+	turns     sync.WaitGroup // prompts in progress, waiting ones included
 }
 
-// turnCtl is one prompt's cancel; its pointer identifies the prompt.
-type turnCtl struct{ cancel context.CancelFunc }
+// turnCtl is one prompt's cancel; its pointer identifies the prompt, its
+// arrival (0: unknown) its place in the input.
+type turnCtl struct {
+	cancel  context.CancelFunc
+	arrival uint64
+}
+
+// How begin went.
+const (
+	beginRunning   = iota // the prompt is the current one
+	beginClosed           // the session was closed
+	beginCancelled        // cancelled, or replaced by a later prompt, before it began
+)
 
 // begin registers a new prompt as the current one and cancels the one it
-// replaces (A7: a new prompt while one runs cancels the old). It reports
-// false when the session is closed. end must be called when the prompt
+// replaces (A7: a new prompt while one runs cancels the old). A prompt the
+// client cancelled, or replaced by a prompt sent after it, before its
+// handler got here does not begin. end must be called when the prompt
 // returns.
-func (s *session) begin(ctx context.Context) (context.Context, func(), bool) {
+func (s *session) begin(ctx context.Context, arrival uint64) (context.Context, func(), int) {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &turnCtl{cancel: cancel}
+	t := &turnCtl{cancel: cancel, arrival: arrival}
 	s.mu.Lock()
-	if s.closed {
+	switch {
+	case s.closed:
 		s.mu.Unlock()
 		cancel()
-		return ctx, func() {}, false
+		return ctx, func() {}, beginClosed
+	case arrival != 0 && (arrival <= s.cancelled || s.current != nil && s.current.arrival > arrival):
+		s.mu.Unlock()
+		cancel()
+		return ctx, func() {}, beginCancelled
 	}
 	prev := s.current
 	s.current = t
@@ -78,14 +98,34 @@ func (s *session) begin(ctx context.Context) (context.Context, func(), bool) {
 		cancel()
 		s.turns.Done()
 	}
-	return ctx, end, true
+	return ctx, end, beginRunning
 }
 
-// cancel stops the current turn, if any (session/cancel). It reports
-// whether there was one.
+// cancelUpTo is a session/cancel as the reader reads it: the prompts read
+// up to arrival are cancelled — the current one now, one whose handler
+// has not begun when it begins.
+func (s *session) cancelUpTo(arrival uint64) {
+	s.mu.Lock()
+	if arrival > s.cancelled {
+		s.cancelled = arrival
+	}
+	t := s.current
+	s.mu.Unlock()
+	if t != nil && t.arrival <= arrival {
+		t.cancel()
+	}
+}
+
+// cancel stops the current turn, if any (session/cancel's handler). It
+// reports whether there was one. A turn whose prompt was read after every
+// cancel read so far is not the one a cancel meant: the reader's mark
+// (cancelUpTo) says which prompts the cancels were for.
 func (s *session) cancel() bool {
 	s.mu.Lock()
 	t := s.current
+	if t != nil && t.arrival != 0 && t.arrival > s.cancelled {
+		t = nil
+	}
 	s.mu.Unlock()
 	if t != nil {
 		t.cancel()

@@ -43,9 +43,12 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 			a.answered(sid)
 		}
 	}}
-	forwarded := func(id json.RawMessage, msg []byte) {
-		reqs.add(id)
-		opens.expect(id, msg)
+	forwarded := func(id json.RawMessage, msg []byte) []byte {
+		if id != nil {
+			reqs.add(id)
+			opens.expect(id, msg)
+		}
+		return a.arrive(msg)
 	}
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
@@ -233,9 +236,10 @@ func compactID(id json.RawMessage) json.RawMessage {
 // JSON but not a request/response/notification object gets -32600, a line
 // over MaxMessage gets -32600 and is skipped without being buffered whole.
 //
-// forwarded, when not nil, gets the id of each request passed on, and the
-// request itself.
-func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage, msg []byte)) error {
+// forwarded, when not nil, gets each message passed on, with its id (nil
+// for a notification or a response), in input order, and returns the
+// message to pass on.
+func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage, msg []byte) []byte) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	for {
@@ -259,8 +263,8 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 					log.Warn("rejected a malformed message", "error", text, "bytes", len(msg))
 					reply(out, idOf(msg), code, text)
 				} else {
-					if id != nil && forwarded != nil {
-						forwarded(id, msg)
+					if forwarded != nil {
+						msg = forwarded(id, msg)
 					}
 					if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
 						return nil // the connection is closing

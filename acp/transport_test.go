@@ -17,7 +17,12 @@ import (
 func filterRun(t testing.TB, in io.Reader) (forwarded, answered []string, ids []string) {
 	t.Helper()
 	var sdkIn, out bytes.Buffer
-	err := filter(in, &sdkIn, &out, slog.New(slog.DiscardHandler), func(id json.RawMessage, _ []byte) { ids = append(ids, string(id)) })
+	err := filter(in, &sdkIn, &out, slog.New(slog.DiscardHandler), func(id json.RawMessage, msg []byte) []byte {
+		if id != nil {
+			ids = append(ids, string(id))
+		}
+		return msg
+	})
 	if err != nil {
 		t.Fatalf("filter: %v", err)
 	}

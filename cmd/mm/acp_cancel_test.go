@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
 )
 
 // hung is the bound past which a test calls mm hung. It is not a speed
@@ -198,4 +201,42 @@ func answersBeforeEOF(t *testing.T) {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestACPCancelRightAfterPrompt (issue 9 defect 3, A7): a session/cancel
+// written right behind its session/prompt — in the same write, before the
+// prompt's handler can have begun — always cancels that prompt; a cancel
+// sent before a prompt never cancels it.
+func TestACPCancelRightAfterPrompt(t *testing.T) {
+	steps := make([]fakellm.Step, 60)
+	for i := range steps {
+		steps[i] = fakellm.Step{Content: "answer"}
+	}
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	r := startRaw(t, dir, mmEnv(t, srv))
+	sid := r.handshake(dir)
+	prompt := func(id string) string {
+		return `{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"hello"}]}}`
+	}
+	cancel := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + sid + `"}}`
+	stop := func(m rawMsg) string {
+		var res struct {
+			StopReason string `json:"stopReason"`
+		}
+		json.Unmarshal(m.Result, &res)
+		return res.StopReason
+	}
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("p%d", i)
+		r.send(prompt(id) + "\n" + cancel)
+		if got := stop(r.wait(`"` + id + `"`)); got != "cancelled" {
+			t.Fatalf("prompt %d followed by a cancel answered %q, want cancelled", i, got)
+		}
+	}
+	r.send(cancel + "\n" + prompt("after"))
+	if got := stop(r.wait(`"after"`)); got != "end_turn" {
+		t.Errorf("a prompt sent after a cancel answered %q, want end_turn", got)
+	}
 }
