@@ -25,6 +25,8 @@ type Outcome struct {
 	Summary string
 	// Edits tells where each edit landed, in call order.
 	Edits []Applied
+	// regions are the replaced regions, in call order.
+	regions []region
 }
 
 // Applied locates one applied edit in the new content, for editor
@@ -36,6 +38,19 @@ type Applied struct {
 	// Loose is set when old matched only ignoring whitespace and new was
 	// re-indented into the file's indentation.
 	Loose bool
+	// Repair names the slip repaired in old and new ("line-number
+	// prefixes"), "" when old was found as sent (F9).
+	Repair string
+}
+
+// region is where one edit landed in the original content (raw bytes) and
+// the edit as it was applied, repaired: what the tests check a repair
+// changed, and nothing else.
+type region struct {
+	start, end int
+	repl       string // the bytes that replaced them
+	old, new   string
+	repaired   bool
 }
 
 // defaultName is used in messages when the caller gives no file name.
@@ -51,6 +66,12 @@ func Apply(content []byte, edits []Edit) (Outcome, error) {
 // ApplyFile is Apply with the file name the messages should use, written
 // as the model wrote it ("main.go").
 func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
+	return applyFile(path, content, edits, true)
+}
+
+// applyFile is ApplyFile with the first-try repairs (F9) on or off; off is
+// only for measuring what they bring.
+func applyFile(path string, content []byte, edits []Edit, repairs bool) (Outcome, error) {
 	if path == "" {
 		path = defaultName
 	}
@@ -64,12 +85,13 @@ func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 		return refuse(Problem{Kind: ErrBinary, Text: path + " is a binary file (it holds NUL bytes); edit_file only changes text files."})
 	}
 	f := decode(content)
-	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits, cmp: comparer{work: maxDistanceWork}}
+	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits, cmp: comparer{work: maxDistanceWork},
+		repairs: repairs, seen: map[int][]*reading{}}
 	r.resolveAll()
 	if len(r.problems) > 0 {
 		return refuse(r.problems...)
 	}
-	out, applied, changed := r.build(f)
+	out, applied, regions, changed := r.build(f)
 	if !changed {
 		return refuse(Problem{Kind: ErrUnchanged, Text: r.unchangedText()})
 	}
@@ -79,14 +101,41 @@ func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 			loose++
 		}
 	}
-	return Outcome{Content: out, Loose: loose, Summary: summary(len(edits), loose), Edits: applied}, nil
+	return Outcome{Content: out, Loose: loose, Summary: summary(applied, r.done), Edits: applied, regions: regions}, nil
 }
 
-// summary is the one line the model reads after a success (F4).
-func summary(n, loose int) string {
+// summary is the one line the model reads after a success: how many edits
+// matched only ignoring whitespace (F4) and which slips were repaired
+// (F9), each with what to send next time.
+func summary(applied []Applied, done []resolved) string {
+	n := len(applied)
 	s := "1 edit applied"
 	if n != 1 {
 		s = strconv.Itoa(n) + " edits applied"
+	}
+	var repairs []string
+	for _, e := range done {
+		if e.repair == nil {
+			continue
+		}
+		what := e.repair.did + " — " + e.repair.advice
+		if n > 1 {
+			what = "edit " + strconv.Itoa(e.edit+1) + " after " + what
+		}
+		repairs = append(repairs, what)
+	}
+	sort.Strings(repairs)
+	switch {
+	case n == 1 && len(repairs) == 1:
+		s += " after " + repairs[0]
+	case len(repairs) > 0:
+		s += "; " + strings.Join(repairs, "; ")
+	}
+	loose := 0
+	for _, a := range applied {
+		if a.Loose {
+			loose++
+		}
 	}
 	if loose > 0 {
 		s += " (" + strconv.Itoa(loose) + " matched ignoring whitespace — copy the file's exact text next time)"
@@ -100,6 +149,8 @@ type resolved struct {
 	start, end int // region of the normalized original text
 	repl       string
 	loose      bool
+	repair     *slip  // the slip read in old and new, nil for none (F9)
+	old, new   string // the repaired edit, when repair is set
 }
 
 // resolver holds one call while its edits are located, checked against
@@ -113,6 +164,9 @@ type resolver struct {
 	done     []resolved
 	missed   []int // edits whose old was not found
 	problems []Problem
+	repairs  bool               // try the first-try repairs (F9)
+	seen     map[int][]*reading // slips an edit's old showed, for its refusal
+	folded   *foldedText        // the text with typographic characters read as ASCII
 }
 
 func (r *resolver) problem(edit int, kind error, text string) {
@@ -143,6 +197,15 @@ func (r *resolver) resolveAll() {
 		s := r.doc.find(old)
 		switch {
 		case s.count == 0:
+			if r.repairs {
+				res, ok, refused := r.repair(i, old, new)
+				if ok {
+					r.done = append(r.done, res)
+				}
+				if ok || refused {
+					continue
+				}
+			}
 			r.missed = append(r.missed, i)
 			continue
 		case s.count > 1:
@@ -274,7 +337,7 @@ func (r *resolver) ambiguousText(s search) string {
 // back to raw offsets, new text takes the file's line ending, and every byte
 // outside the regions is copied unchanged. changed is false when every
 // region already held its replacement.
-func (r *resolver) build(f *textFile) (out []byte, applied []Applied, changed bool) {
+func (r *resolver) build(f *textFile) (out []byte, applied []Applied, regions []region, changed bool) {
 	order := append([]resolved(nil), r.done...)
 	sort.Slice(order, func(a, b int) bool { return order[a].start < order[b].start })
 	size := len(f.raw)
@@ -283,6 +346,7 @@ func (r *resolver) build(f *textFile) (out []byte, applied []Applied, changed bo
 	}
 	out = make([]byte, 0, max(size, 0))
 	applied = make([]Applied, len(r.edits))
+	regions = make([]region, len(r.edits))
 	text := r.doc.text
 	last, line, counted := 0, 1, 0 // line is the new line number at text[counted]
 	for _, e := range order {
@@ -301,11 +365,15 @@ func (r *resolver) build(f *textFile) (out []byte, applied []Applied, changed bo
 			end-- // a final line end does not start a line of the edit
 		}
 		applied[e.edit] = Applied{Line: line, EndLine: end, Loose: e.loose}
+		regions[e.edit] = region{start: rs, end: re, repl: repl, old: e.old, new: e.new, repaired: e.repair != nil}
+		if e.repair != nil {
+			applied[e.edit].Repair = e.repair.name
+		}
 		line += added // the new line of text[e.end]
 		counted = e.end
 	}
 	out = append(out, f.raw[last:]...)
-	return out, applied, changed
+	return out, applied, regions, changed
 }
 
 // unchangedText explains a call whose edits, once matched and re-indented,

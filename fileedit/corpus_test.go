@@ -15,13 +15,19 @@ import (
 // one report line; applied-wrong must stay 0.
 //
 // Header: "want: applied" or "want: refused", "hint: substring" (any
-// number), "loose: N" (optional, for applied cases).
+// number), "loose: N" (optional, for applied cases), "repair: slip" (the
+// slip an applied case's first edit was repaired for; none when absent).
+// The report also counts the refusals without the first-try repairs, the
+// figure the README gives.
 func TestCorpus(t *testing.T) {
-	var right, refused, wrong, missed int
+	var right, refused, wrong, missed, refusedBefore int
 	for _, path := range caseFiles(t, "corpus") {
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		c := readCase(t, path)
 		file, content, edits := c.input(t)
+		if _, err := applyFile(file, content, edits, false); err != nil {
+			refusedBefore++ // without the first-try repairs (F9)
+		}
 		before := bytes.Clone(content)
 		o, err := ApplyFile(file, content, edits)
 		if !bytes.Equal(before, content) {
@@ -45,6 +51,9 @@ func TestCorpus(t *testing.T) {
 				if l := c.key("loose"); l != "" && l != fmt.Sprint(o.Loose) {
 					t.Errorf("%s: Loose = %d, want %s", name, o.Loose, l)
 				}
+				if got := o.Edits[0].Repair; got != c.key("repair") {
+					t.Errorf("%s: repaired %q, want %q (%s)", name, got, c.key("repair"), o.Summary)
+				}
 			}
 		case "refused":
 			if err == nil {
@@ -65,8 +74,8 @@ func TestCorpus(t *testing.T) {
 			t.Fatalf("%s: header needs want: applied | refused", name)
 		}
 	}
-	report := fmt.Sprintf("corpus: %d cases — applied right %d, refused %d, applied wrong %d, refused but should apply %d",
-		right+refused+wrong+missed, right, refused, wrong, missed)
+	report := fmt.Sprintf("corpus: %d cases — applied right %d, refused %d, applied wrong %d, refused but should apply %d; without first-try repairs %d refused",
+		right+refused+wrong+missed, right, refused, wrong, missed, refusedBefore)
 	t.Log(report)
 	if testing.Verbose() {
 		fmt.Println(report)

@@ -34,6 +34,17 @@
 //     when at least half of old's lines coincide (F5), and names the
 //     frequent slips it recognises (line numbers copied into old, "\n"
 //     written as two characters).
+//   - First-try repairs (F9): when no pass finds old, the slips of one
+//     reading are tried — line-number prefixes of a listing, \n and \t
+//     written as two characters, doubled backslashes, \" for ", HTML
+//     entities, a Markdown code fence, typographic characters for ASCII
+//     ones or the reverse. Each reads old and new the same way; the repaired
+//     old must then be found exactly once by the passes, every other
+//     reading found in the file must agree with it, and the file must not
+//     hold text of the slip's own form (numbered lines, entities, fences)
+//     where that would make the "slip" content. The summary names the
+//     repair and what to send next time; anything less is refused, naming
+//     the slip seen.
 //   - Bytes outside the replaced regions are kept byte for byte: the BOM,
 //     CRLF endings (mixed ones too) and the rest of the file (F6). New text
 //     gets the file's dominant line ending.

@@ -19,7 +19,10 @@ import (
 //   - with loose matches, differs from that only in whitespace: the
 //     non-whitespace text of the result is the original's with old's
 //     replaced by new's (re-indentation and blank edge lines change only
-//     whitespace), and it contains new's non-whitespace text.
+//     whitespace), and it contains new's non-whitespace text;
+//   - every byte outside the replaced regions is kept, and an edit repaired
+//     for a slip (F9) was found by no pass as sent, replaced the repaired
+//     old and wrote the repaired new, whitespace aside.
 //
 // The seeds are the golden and corpus cases plus a few hand-made ones, so
 // `go test` runs them every time.
@@ -97,6 +100,15 @@ func checkApplied(t *testing.T, content []byte, edits []Edit, o Outcome) {
 	if Diff("f", content, o.Content) == "" {
 		t.Fatal("no diff for a change")
 	}
+	checkRegions(t, content, o)
+	for i, a := range o.Edits {
+		if a.Repair != "" {
+			checkRepaired(t, content, edits[i], o.regions[i])
+		}
+	}
+	if repaired(o) {
+		return // the references below are for edits found as sent
+	}
 	src := fuzzNorm(string(content))
 	got := fuzzNorm(string(o.Content))
 	if o.Loose == 0 {
@@ -126,6 +138,60 @@ func checkApplied(t *testing.T, content []byte, edits []Edit, o Outcome) {
 	}
 	if len(sq) != size {
 		t.Fatalf("loose edit changed more than whitespace: %d non-space bytes, want %d\nsrc %q\ngot %q\nedits %+v", len(sq), size, src, got, edits)
+	}
+}
+
+func repaired(o Outcome) bool {
+	for _, a := range o.Edits {
+		if a.Repair != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRegions checks that the result is the original with each region
+// replaced and every byte outside the regions kept.
+func checkRegions(t *testing.T, content []byte, o Outcome) {
+	t.Helper()
+	rs := append([]region(nil), o.regions...)
+	sort.Slice(rs, func(a, b int) bool { return rs[a].start < rs[b].start })
+	var want []byte
+	last := 0
+	for _, r := range rs {
+		if r.start < last || r.end < r.start || r.end > len(content) {
+			t.Fatalf("regions out of order or out of the file: %+v", rs)
+		}
+		want = append(want, content[last:r.start]...)
+		want = append(want, r.repl...)
+		last = r.end
+	}
+	want = append(want, content[last:]...)
+	if !bytes.Equal(want, o.Content) {
+		t.Fatalf("bytes outside the replaced regions changed:\nwant %q\ngot  %q", want, o.Content)
+	}
+}
+
+// checkRepaired checks one repaired edit: the passes did not find its old
+// as sent; the region it replaced is the repaired old, and its replacement
+// the repaired new, whitespace aside (the passes forgive only whitespace).
+func checkRepaired(t *testing.T, content []byte, e Edit, r region) {
+	t.Helper()
+	d := doc{text: decode(content).text}
+	if d.find(normalizeArg(e.Old)).count != 0 {
+		t.Fatalf("repaired an old the passes find: %q", e.Old)
+	}
+	if r.old == normalizeArg(e.Old) {
+		t.Fatalf("a repair that changed nothing in old: %q", e.Old)
+	}
+	if !utf8.Valid(content) {
+		return
+	}
+	if got, want := squeezeAll(fuzzNorm(string(content[r.start:r.end]))), squeezeAll(r.old); got != want {
+		t.Fatalf("repaired edit replaced %q, which is not the repaired old %q", got, want)
+	}
+	if got, want := squeezeAll(fuzzNorm(r.repl)), squeezeAll(r.new); got != want {
+		t.Fatalf("repaired edit wrote %q, not the repaired new %q", got, want)
 	}
 }
 

@@ -23,14 +23,16 @@ func (r *resolver) explainMiss(i int) {
 		return
 	}
 	text := "old text not found in " + r.path + "."
-	if numbered(old) {
-		text += " old must not contain the line numbers shown by read_file: copy only the text after them."
+	// the slips old showed are named, and the nearest lines are those of
+	// what old meant
+	seen, near := r.seenText(i)
+	if seen == "" && numbered(old) {
+		// numbered, but not a listing that could be read back
+		seen = " " + slips[0].hint
 	}
-	if !strings.Contains(old, "\n") && strings.Contains(old, `\n`) {
-		// a JSON escaping slip: the model wrote \n where it meant a line
-		// break; look for the nearest lines of what it meant
-		text += ` old contains the two characters \n: write real line breaks instead.`
-		old = strings.NewReplacer(`\n`, "\n", `\t`, "\t").Replace(old)
+	text += seen
+	if near != "" {
+		old = near
 	}
 	if strings.TrimSpace(old) == "" {
 		r.problem(i, ErrNotFound, text+" old holds only blank lines or spaces, which is not enough to find a place: put in old the lines around the place you want to change.")
