@@ -117,13 +117,14 @@ type Session struct {
 	mu      sync.Mutex // guards the fields below
 	history []llm.Message
 	callSeq int
-	loops   *guard.LoopDetector // reset at the start of each turn
-	report  guard.Report        // the running turn's struggle reporter
-	total   TurnEnd             // session totals (Prompt, Completion, Cached)
-	sv      saved               // what is stored beside the history (saved.go)
-	st      steering            // model, thought level, notes (saved.go)
-	cs      ctxState            // context budgeting (context.go)
-	hidden  map[string]bool     // tools hidden for the running turn (toolroute.go)
+	loops   *guard.LoopDetector           // reset at the start of each turn
+	report  guard.Report                  // the running turn's struggle reporter
+	total   TurnEnd                       // session totals (Prompt, Completion, Cached)
+	sv      saved                         // what is stored beside the history (saved.go)
+	st      steering                      // model, thought level, notes (saved.go)
+	cs      ctxState                      // context budgeting (context.go)
+	hidden  map[string]bool               // tools hidden for the running turn (toolroute.go)
+	fixed   map[guard.TextCallFormat]bool // server fixes named (textcall.go)
 
 	emitMu sync.Mutex
 }

@@ -117,7 +117,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			if converted == nil {
 				continue
 			}
-			g.resp.ToolCalls, g.content = []llm.ToolCall{*converted}, ""
+			g.resp.ToolCalls, g.content = converted, ""
 		case g.err != nil:
 			var fe *fitError
 			if errors.As(g.err, &fe) {
@@ -273,35 +273,6 @@ func (t *turn) stopped(content, callID, name, args string, res tools.Result) (Tu
 	}
 	t.emit(ToolStarted{ID: id, Name: name, Title: title, Kind: kind, Input: json.RawMessage(args)})
 	return t.answered(id, call, res)
-}
-
-// textCall handles a tool call written as text (E18): converted into a
-// real call when it is the whole answer and valid, otherwise given back
-// with a note quoting it, at most MaxTextCallRetries times in a row.
-func (t *turn) textCall(g generation) (end TurnEnd, stop bool, converted *llm.ToolCall) {
-	s, c := t.s, g.textCall
-	if c.Convertible() {
-		if r := s.toolset(true).Resolve(c.Name, c.Arguments); !r.Unknown {
-			t.struggle(c.Struggle(true))
-			return TurnEnd{}, false, &llm.ToolCall{ID: s.nextCallID(), Name: r.Name, Arguments: string(r.Args)}
-		}
-	}
-	t.struggle(c.Struggle(false))
-	if !t.textCalls.Take() {
-		line := "the model kept writing tool calls as text instead of calling them — check that the server applies the model's tool-call template (llama-server --jinja) or try another model"
-		t.struggle(guard.Struggle{Level: guard.Severe, Kind: guard.KindTextToolCall, Text: "text tool call: written as text again — turn stopped"})
-		t.keepPartial(g.content)
-		return t.fail(line), true, nil
-	}
-	// The assistant turn keeps what it said (or what it wrote instead of a
-	// call), then the note; roles keep alternating for strict templates.
-	said := g.content
-	if strings.TrimSpace(said) == "" {
-		said = c.Text
-	}
-	s.append(llm.Message{Role: llm.RoleAssistant, Content: said})
-	s.append(llm.Message{Role: llm.RoleUser, Content: c.Note()})
-	return TurnEnd{}, false, nil
 }
 
 // toolCalls stores the assistant message and answers each of its calls.

@@ -8,7 +8,9 @@
 // One file per concern, each answering a failure the seeds record:
 //
 //	think.go     E7  <think>…</think> in content → reasoning (ThinkFilter, StripThink)
-//	textcall.go  E18 tool calls written as text (TextCallDetector)
+//	textcall.go  E18 tool calls written as text (TextCallDetector), streaming
+//	families.go  E18 the table of syntaxes models leak (one entry per family)
+//	parsers.go   E18 the readers of those syntaxes (JSON, XML-ish, Python calls)
 //	runaway.go   E10 arguments that repeat or never end (RunawayDetector)
 //	args.go      E15 truncated / malformed arguments (CheckArgs, BrokenCall, Retries)
 //	toolset.go   E17 invented tools and aliases (Toolset.Resolve)
@@ -23,8 +25,9 @@
 //   - Content deltas go through a ThinkFilter: reasoning segments become
 //     thought events (never history), text segments go through a
 //     TextCallDetector, and what it returns to show becomes text events.
-//     When it returns a call, cut the generation. If call.Convertible(),
-//     resolve it (Toolset.Resolve) and run it as if the model had called it;
+//     When it returns calls, cut the generation. If call.Convertible(),
+//     resolve each (Toolset.Resolve) and run them all, in order, as if the
+//     model had called them (or none, when one does not resolve);
 //     otherwise give call.Note() back and retry, at most MaxTextCallRetries
 //     times in a row (a Retries, reset by a real call). Report
 //     call.Struggle either way. At the end of the stream, Flush both (the

@@ -70,3 +70,10 @@ func (m *mdState) inCode() bool {
 	}
 	return m.fence != 0 || m.inline != 0
 }
+
+// openRun reports, without ending the run in progress, whether a ` or ~
+// coming next would start a new run outside code: not inside a fence or
+// an inline span, and not continuing a run.
+func (m *mdState) openRun() bool {
+	return m.runLen == 0 && m.fence == 0 && m.inline == 0
+}

@@ -56,8 +56,8 @@ func checkSplits(t *testing.T, ts *Toolset, in string) (string, *TextCall) {
 	show, call := textAll(ts, in)
 	same := func(how string, s string, c *TextCall) {
 		t.Helper()
-		if s != show || (c == nil) != (call == nil) || c != nil && (c.Text != call.Text || c.Name != call.Name ||
-			string(c.Arguments) != string(call.Arguments) || c.Problem != call.Problem || c.Whole != call.Whole) {
+		if s != show || (c == nil) != (call == nil) || c != nil && (c.Text != call.Text || c.Name() != call.Name() ||
+			string(args0(c)) != string(args0(call)) || c.Problem != call.Problem || c.Whole != call.Whole) {
 			t.Fatalf("%s: show %q call %+v; one write: show %q call %+v", how, s, c, show, call)
 		}
 	}
@@ -84,6 +84,14 @@ func checkSplits(t *testing.T, ts *Toolset, in string) (string, *TextCall) {
 
 func itoa(i int) string { return thousands(i) }
 
+// args0 is the first call's arguments, nil when none.
+func args0(c *TextCall) json.RawMessage {
+	if c == nil || len(c.Calls) == 0 {
+		return nil
+	}
+	return c.Calls[0].Arguments
+}
+
 func TestTextCallDetected(t *testing.T) {
 	ts := testTools()
 	tests := []struct {
@@ -93,58 +101,58 @@ func TestTextCallDetected(t *testing.T) {
 	}{
 		{"hermes whole answer",
 			"<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls -la\"}}\n</tool_call>",
-			wantCall{format: FormatHermes, name: "bash", args: `{"command":"ls -la"}`, whole: true}},
+			wantCall{format: TextCallFormat("hermes"), name: "bash", args: `{"command":"ls -la"}`, whole: true}},
 		{"hermes after prose",
 			"I will list the files.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
-			wantCall{format: FormatHermes, name: "bash", args: `{"command":"ls"}`, show: "I will list the files.\n"}},
+			wantCall{format: TextCallFormat("hermes"), name: "bash", args: `{"command":"ls"}`, show: "I will list the files.\n"}},
 		{"hermes parameters key, braces in strings",
 			"<tool_call>{\"name\": \"write_file\", \"parameters\": {\"path\": \"a.go\", \"content\": \"func f() { return \\\"}\\\" }\"}}</tool_call>",
-			wantCall{format: FormatHermes, name: "write_file", args: `{"path":"a.go","content":"func f() { return \"}\" }"}`, whole: true}},
+			wantCall{format: TextCallFormat("hermes"), name: "write_file", args: `{"path":"a.go","content":"func f() { return \"}\" }"}`, whole: true}},
 		{"hermes closing tag inside a string",
 			"<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"doc.md\", \"content\": \"wrap it in </tool_call>\"}}</tool_call>",
-			wantCall{format: FormatHermes, name: "write_file", args: `{"path":"doc.md","content":"wrap it in </tool_call>"}`, whole: true}},
+			wantCall{format: TextCallFormat("hermes"), name: "write_file", args: `{"path":"doc.md","content":"wrap it in </tool_call>"}`, whole: true}},
 		{"hermes double-encoded arguments",
 			"<tool_call>{\"name\": \"read_file\", \"arguments\": \"{\\\"path\\\": \\\"go.mod\\\"}\"}</tool_call>",
-			wantCall{format: FormatHermes, name: "read_file", args: `{"path":"go.mod"}`, whole: true}},
+			wantCall{format: TextCallFormat("hermes"), name: "read_file", args: `{"path":"go.mod"}`, whole: true}},
 		{"hermes alias name is known",
 			"<tool_call>{\"name\": \"shell\", \"arguments\": {\"command\": \"pwd\"}}</tool_call>",
-			wantCall{format: FormatHermes, name: "shell", args: `{"command":"pwd"}`, whole: true}},
+			wantCall{format: TextCallFormat("hermes"), name: "shell", args: `{"command":"pwd"}`, whole: true}},
 		{"hermes unknown tool",
 			"<tool_call>{\"name\": \"python\", \"arguments\": {\"code\": \"print(1)\"}}</tool_call>",
-			wantCall{format: FormatHermes, name: "python", whole: true, problem: `no tool named "python"`}},
+			wantCall{format: TextCallFormat("hermes"), name: "python", whole: true, problem: `no tool named "python"`}},
 		{"hermes broken JSON ends at the closing tag",
 			"<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}</tool_call> more",
-			wantCall{format: FormatHermes, name: "", whole: true, problem: "not valid"}},
+			wantCall{format: TextCallFormat("hermes"), name: "", whole: true, problem: "not valid"}},
 		{"qwen xml inside tool_call",
 			"<tool_call>\n<function=bash>\n<parameter=command>\nls -la\n</parameter>\n</function>\n</tool_call>",
-			wantCall{format: FormatQwenXML, name: "bash", args: `{"command":"ls -la"}`, whole: true}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "bash", args: `{"command":"ls -la"}`, whole: true}},
 		{"qwen xml bare, multi-line value, typed integer",
 			"Writing it now.\n<function=write_file>\n<parameter=path>\nmain.go\n</parameter>\n<parameter=content>\npackage main\n\nfunc main() {}\n</parameter>\n</function>",
-			wantCall{format: FormatQwenXML, name: "write_file", args: `{"path":"main.go","content":"package main\n\nfunc main() {}"}`, show: "Writing it now.\n"}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "write_file", args: `{"path":"main.go","content":"package main\n\nfunc main() {}"}`, show: "Writing it now.\n"}},
 		{"qwen xml integer and missing closing parameter tags",
 			"<function=bash>\n<parameter=command>\nsleep 1\n<parameter=timeout>\n30\n</function>",
-			wantCall{format: FormatQwenXML, name: "bash", args: `{"command":"sleep 1","timeout":30}`, whole: true}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "bash", args: `{"command":"sleep 1","timeout":30}`, whole: true}},
 		{"qwen xml array parameter",
 			"<function=edit_file>\n<parameter=path>\na.go\n</parameter>\n<parameter=edits>\n[{\"old\": \"a\", \"new\": \"b\"}]\n</parameter>\n</function>",
-			wantCall{format: FormatQwenXML, name: "edit_file", args: `{"path":"a.go","edits":[{"old":"a","new":"b"}]}`, whole: true}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "edit_file", args: `{"path":"a.go","edits":[{"old":"a","new":"b"}]}`, whole: true}},
 		{"qwen xml undeclared tool with parameters",
 			"<function=python>\n<parameter=code>\nprint(1)\n</parameter>\n</function>",
-			wantCall{format: FormatQwenXML, name: "python", whole: true, problem: `no tool named "python"`}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "python", whole: true, problem: `no tool named "python"`}},
 		{"after an unclosed backtick, the next line counts",
 			"It`s done.\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
-			wantCall{format: FormatHermes, name: "bash", args: `{"command":"ls"}`, show: "It`s done.\n"}},
+			wantCall{format: TextCallFormat("hermes"), name: "bash", args: `{"command":"ls"}`, show: "It`s done.\n"}},
 		{"after a closed fence, a call counts",
 			"```sh\nls\n```\n<function=bash><parameter=command>ls</parameter></function>",
-			wantCall{format: FormatQwenXML, name: "bash", args: `{"command":"ls"}`, show: "```sh\nls\n```\n"}},
+			wantCall{format: TextCallFormat("qwen_xml"), name: "bash", args: `{"command":"ls"}`, show: "```sh\nls\n```\n"}},
 		{"bare json",
 			"{\"name\": \"bash\", \"arguments\": {\"command\": \"go test ./...\"}}",
-			wantCall{format: FormatJSON, name: "bash", args: `{"command":"go test ./..."}`, whole: true}},
+			wantCall{format: TextCallFormat("json"), name: "bash", args: `{"command":"go test ./..."}`, whole: true}},
 		{"bare json after blank lines, tool and parameters keys",
 			"\n\n  {\"tool\": \"read_file\", \"parameters\": {\"path\": \"README.md\"}}\nDone.",
-			wantCall{format: FormatJSON, name: "read_file", args: `{"path":"README.md"}`, whole: true, show: "\n\n  "}},
+			wantCall{format: TextCallFormat("json"), name: "read_file", whole: true, show: "\n\n  ", problem: "text follows the call"}},
 		{"bare json arguments before name",
 			"{\"arguments\": {\"path\": \"a.go\", \"start\": 1}, \"name\": \"read_file\"}",
-			wantCall{format: FormatJSON, name: "read_file", args: `{"path":"a.go","start":1}`, whole: true}},
+			wantCall{format: TextCallFormat("json"), name: "read_file", args: `{"path":"a.go","start":1}`, whole: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,10 +161,10 @@ func TestTextCallDetected(t *testing.T) {
 				t.Fatalf("no call detected; shown %q", show)
 			}
 			w := tt.want
-			if show != w.show || call.Format != w.format || call.Name != w.name || call.Whole != w.whole {
-				t.Fatalf("got show %q format %s name %q whole %v; want %q %s %q %v", show, call.Format, call.Name, call.Whole, w.show, w.format, w.name, w.whole)
+			if show != w.show || call.Format != w.format || call.Name() != w.name || call.Whole != w.whole {
+				t.Fatalf("got show %q format %s name %q whole %v; want %q %s %q %v", show, call.Format, call.Name(), call.Whole, w.show, w.format, w.name, w.whole)
 			}
-			if got := compactJSON(t, call.Arguments); got != w.args {
+			if got := compactJSON(t, args0(call)); w.problem == "" && got != w.args {
 				t.Fatalf("arguments %s, want %s", got, w.args)
 			}
 			if w.problem == "" && call.Problem != "" || !strings.Contains(call.Problem, w.problem) {
@@ -177,13 +185,13 @@ func TestTextCallQwenSplitMidTag(t *testing.T) {
 	for i := 0; i <= len(in); i++ {
 		for j := i; j <= len(in); j++ {
 			show, call := textAll(ts, in[:i], in[i:j], in[j:])
-			if show != "" || call == nil || call.Name != "bash" || string(call.Arguments) != `{"command":"ls"}` {
+			if show != "" || call == nil || call.Name() != "bash" || string(args0(call)) != `{"command":"ls"}` {
 				t.Fatalf("chunks %q %q %q: show %q call %+v", in[:i], in[i:j], in[j:], show, call)
 			}
 		}
 	}
 	show, call := textAll(ts, "<func", "tion=ba", "sh>\n<para", "meter=command>\npwd\n</par", "ameter>\n</func", "tion>")
-	if show != "" || call == nil || string(call.Arguments) != `{"command":"pwd"}` {
+	if show != "" || call == nil || string(args0(call)) != `{"command":"pwd"}` {
 		t.Fatalf("show %q call %+v", show, call)
 	}
 }
@@ -200,8 +208,13 @@ func TestTextCallDecidesWhileStreaming(t *testing.T) {
 	if show != "" || call != nil {
 		t.Fatalf("the call leaked: %q", show)
 	}
-	_, call = d.Write("\"}}")
-	if call == nil || call.Problem != "" || d.State() != TextDone {
+	if _, call = d.Write("\"}}\n</tool_call>"); call != nil || d.State() != TextComposing {
+		t.Fatalf("decided before what follows the call: %+v", call)
+	}
+	// Another call may follow; anything else ends the calls: the
+	// generation is cut there.
+	_, call = d.Write("\n<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>\nThe result")
+	if call == nil || call.Problem == "" || len(call.Calls) != 2 || d.State() != TextDone {
 		t.Fatalf("call %+v state %v", call, d.State())
 	}
 }
@@ -213,6 +226,8 @@ func TestTextCallUnfinishedAtFlush(t *testing.T) {
 		args        string
 	}{
 		{"<tool_call>{\"name\": \"bash\", \"argum", "unfinished", ""},
+		// The closing tag was cut off: the call is complete.
+		{"<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_", "", `{"command":"ls"}`},
 		// Qwen call whose last parameter was closed: the model only
 		// forgot </function>.
 		{"<function=bash>\n<parameter=command>\nls\n</parameter>\n", "", `{"command":"ls"}`},
@@ -221,7 +236,7 @@ func TestTextCallUnfinishedAtFlush(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, call := checkSplits(t, ts, tt.in)
-		if call == nil || !strings.Contains(call.Problem, tt.problem) || tt.problem == "" && call.Problem != "" || compactJSON(t, call.Arguments) != tt.args {
+		if call == nil || !strings.Contains(call.Problem, tt.problem) || tt.problem == "" && call.Problem != "" || compactJSON(t, args0(call)) != tt.args {
 			t.Errorf("%q: call %+v", tt.in, call)
 		}
 	}
@@ -230,7 +245,7 @@ func TestTextCallUnfinishedAtFlush(t *testing.T) {
 func TestTextCallTooLong(t *testing.T) {
 	d := NewTextCallDetector(testTools(), TextCallOptions{MaxCall: 100})
 	_, call := d.Write("<tool_call>{\"name\": \"write_file\", \"arguments\": {\"content\": \"" + strings.Repeat("x", 200))
-	if call == nil || !strings.Contains(call.Problem, "passed 100 bytes") || call.Arguments != nil {
+	if call == nil || !strings.Contains(call.Problem, "passed 100 bytes") || call.Calls != nil {
 		t.Fatalf("call %+v", call)
 	}
 }
@@ -241,7 +256,6 @@ func TestTextCallNoFalsePositive(t *testing.T) {
 	ts := testTools()
 	tests := map[string]string{
 		"json example in a fence after prose":        "Here is an example of a tool call:\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```\nThe server turns it into a real call.",
-		"answer that is only a fenced json example":  "```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```",
 		"hermes example in a fence":                  "The Hermes format looks like this:\n\n```xml\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>\n```\n",
 		"qwen example in a tilde fence":              "~~~\n<function=bash>\n<parameter=command>\nls\n</parameter>\n</function>\n~~~\nThat is Qwen3-Coder's syntax.",
 		"inline code":                                "Write `<tool_call>{\"name\": \"bash\", \"arguments\": {}}</tool_call>` and the parser does the rest.",
@@ -329,8 +343,8 @@ func FuzzTextCall(f *testing.F) {
 		got := show
 		if call != nil {
 			got += call.Text
-			if call.Problem == "" && !json.Valid(call.Arguments) {
-				t.Fatalf("invalid arguments %q", call.Arguments)
+			if call.Problem == "" && !json.Valid(args0(call)) {
+				t.Fatalf("invalid arguments %q", args0(call))
 			}
 		}
 		if !strings.HasPrefix(in, got) || call == nil && got != in {
