@@ -57,15 +57,9 @@ func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *sto
 	s.engine = eng
 	if rec != nil {
 		eng.Restore(rec)
-		if m, ok := tools.ParseMode(rec.Mode); ok {
-			policy.SetMode(m)
-		}
 	}
-	eng.SetMode(string(policy.Mode()))
+	eng.AdoptMode(policy)
 	s.thoughtShown = len(s.thoughtLevels(ctx)) > 0 // offered in the answer
-	if policy.Mode() == tools.ModePlan {
-		eng.Tell(tools.PlanNote)
-	}
 	a.mu.Lock()
 	a.sessions[id] = s
 	a.mu.Unlock()

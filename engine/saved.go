@@ -170,6 +170,20 @@ func (s *Session) SwitchMode(p *tools.Policy, m tools.Mode) bool {
 	return true
 }
 
+// AdoptMode puts a session's recorded mode (restored from the store) into
+// p, or records p's mode when the session has none yet, and tells the
+// model when it starts in plan mode. Every front end opens a session
+// through it, so a resumed session keeps the mode the user chose for it.
+func (s *Session) AdoptMode(p *tools.Policy) {
+	if m, ok := tools.ParseMode(s.Mode()); ok {
+		p.SetMode(m)
+	}
+	s.SetMode(string(p.Mode()))
+	if p.Mode() == tools.ModePlan {
+		s.Tell(tools.PlanNote)
+	}
+}
+
 // Mode is the recorded permission mode.
 func (s *Session) Mode() string {
 	s.mu.Lock()

@@ -43,7 +43,7 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	}
 	ask, closeTTY := lineAsker(f.yes, stderr)
 	defer closeTTY()
-	ws, _, err := a.workspace(cwd, ask)
+	ws, policy, err := a.workspace(cwd, ask)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -61,6 +61,7 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	if code != exitOK {
 		return code
 	}
+	sess.AdoptMode(policy)
 	end := sess.Run(ctx, prompt, r.render)
 	if a.store != nil && !f.json {
 		r.line(r.paint(dim, "[session "+sess.ID()+" · mm -p --resume "+sess.ID()+" \"…\" continues it]"))

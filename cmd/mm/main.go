@@ -85,25 +85,52 @@ type flags struct {
 	version bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (flags, []string, error) {
+func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error) {
 	var f flags
 	args, f.resume, f.cont = sessionFlags(args)
 	fs := flag.NewFlagSet("mm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	usage := stderr // a usage error; asked for (-h, --help), it goes to stdout
 	fs.StringVar(&f.prompt, "p", "", "run one turn in line mode with this prompt (- reads it from stdin)")
 	fs.StringVar(&f.config, "c", "", "config file (default: $MM_CONFIG, .mm/agent.yaml, ~/.config/mm/agent.yaml)")
 	fs.BoolVar(&f.json, "json", false, "line mode: print one JSON object per event on stdout")
 	fs.BoolVar(&f.yes, "yes", false, "line mode: allow edits and commands without asking")
 	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tools|tasks [FILE] [--json]")
-		fs.PrintDefaults()
-		fmt.Fprintln(stderr, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
-		fmt.Fprintln(stderr, "  -continue\n    \tline mode: continue the newest saved session of this workspace")
-	}
+	fs.Usage = func() {}
 	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage = stdout
+	}
+	if err != nil {
+		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tools|tasks [FILE] [--json]")
+		fs.SetOutput(usage)
+		fs.PrintDefaults()
+		fmt.Fprintln(usage, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
+		fmt.Fprintln(usage, "  -continue\n    \tline mode: continue the newest saved session of this workspace")
+	}
 	return f, fs.Args(), err
+}
+
+// subcommandUsage is the usage line of each subcommand, printed on stdout
+// by `mm SUBCOMMAND --help`.
+var subcommandUsage = map[string]string{
+	"acp":    "usage: mm acp\n  serves an editor over the Agent Client Protocol on stdin/stdout (what `mm` does when stdin is not a terminal)",
+	"doctor": "usage: mm doctor [--json]\n  checks the set-up (config, model server, window, tool calls, language servers, MCP servers, skills, state directory), one line per check",
+	"eval":   evalUsage + "\n  routing: the skill router against cases; tools: the tool router; tasks: the chat model against tasks (built-in cases without a file)",
+}
+
+// wantsHelp reports whether args (after the subcommand) ask for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
 }
 
 // sessionFlags takes --resume [ID] and --continue out of args (the flag
@@ -144,12 +171,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && args[0] == "__sandbox" { // bash.Sandbox's helper, not for users
 		return bash.SandboxMain(args[1:], stderr)
 	}
-	f, rest, err := parseFlags(args, stderr)
+	f, rest, err := parseFlags(args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
 		return exitUsage
+	}
+	if len(rest) > 0 && subcommandUsage[rest[0]] != "" && wantsHelp(rest[1:]) {
+		fmt.Fprintln(stdout, subcommandUsage[rest[0]])
+		return exitOK
 	}
 	if f.version {
 		fmt.Fprintln(stdout, "mm", mmVersion())

@@ -203,7 +203,7 @@ func (r *repl) newSession() {
 	}
 	r.policy = policy
 	r.sess = r.a.session(store.NewID(), r.cwd, ws, r.extra...)
-	r.sess.SetMode(string(policy.Mode()))
+	r.sess.AdoptMode(policy)
 }
 
 // interrupt handles one Ctrl-C: it cancels the running turn, or, at the

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -272,13 +274,23 @@ func (c *Config) checkAsked() error {
 	return nil
 }
 
+// pathless is what went wrong with a file whose path the message already
+// names: "no such file or directory", not "open X: no such file…" again.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // LoadAgent reads an agent file another file names (a router, a guard):
 // its own provider, baseURL and model, untouched by the MM_* overrides
 // that configure the chat agent; the API key from its apiKeyEnv.
 func LoadAgent(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the agent file %s: %v", path, err)
+		return nil, fmt.Errorf("cannot read the agent file %s: %v", path, pathless(err))
 	}
 	a := &Config{}
 	if err := Parse(data, a); err != nil {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+// TestHelpOnStdout: every subcommand's --help (and -h) prints its usage
+// on stdout and exits 0, as a new user trying `mm eval --help` expects;
+// nothing on stderr, no config or server needed.
+func TestHelpOnStdout(t *testing.T) {
+	dir := t.TempDir()
+	env := mmEnv(t, nil)
+	for _, args := range [][]string{
+		{"--help"}, {"-h"},
+		{"acp", "--help"},
+		{"doctor", "--help"}, {"doctor", "--json", "-h"},
+		{"eval", "--help"}, {"eval", "routing", "--help"}, {"eval", "tools", "-h"}, {"eval", "tasks", "--help"},
+	} {
+		stdout, stderr, code := runMM(t, dir, env, "", args...)
+		if code != 0 || !strings.HasPrefix(stdout, "usage: mm") || stderr != "" {
+			t.Errorf("mm %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	// A usage error still goes to stderr with exit 2.
+	if stdout, stderr, code := runMM(t, dir, env, "", "--nope"); code != 2 || stdout != "" || !strings.Contains(stderr, "usage: mm") {
+		t.Errorf("mm --nope: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestLineResumeKeepsMode: a session the user put in plan mode in the
+// editor stays in plan mode when continued with mm -p --resume: the
+// model is told, and its write is refused even with --yes.
+func TestLineResumeKeepsMode(t *testing.T) {
+	srv := scenario(t, "resume_plan")
+	dir := t.TempDir()
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := testContext(t)
+	p := startAgent(t, dir, env)
+	id := p.session(t, ctx, dir)
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {
+		t.Fatal(err)
+	}
+	p.stdin.Close()
+	<-p.done
+	p.done <- nil // for the cleanup
+
+	_, stderr, code := runMM(t, dir, env, "", "--yes", "-p", "--resume", string(id), "create plan.txt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plan.txt")); !os.IsNotExist(err) {
+		t.Errorf("plan.txt was written in plan mode (stat: %v)", err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no request")
+	}
+	last := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if !strings.Contains(last.Content, tools.PlanNote) {
+		t.Errorf("the model was not told it is in plan mode: %q", last.Content)
+	}
+}
