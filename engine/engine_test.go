@@ -47,13 +47,13 @@ type echoParams struct {
 // testTools are small real tools: echo, and boom (which panics).
 func testTools() *tools.Registry {
 	echo := tools.New(tools.Spec[echoParams]{
-		Name: "echo", Description: "Echo the text.", Kind: tools.KindOther,
+		Name: "echo", Description: "Echo the text.", Kind: tools.KindOther, Caps: tools.Reads,
 		Run: func(_ context.Context, _ tools.Env, p echoParams) (tools.Result, error) {
 			return tools.Result{Text: "echo: " + p.Text}, nil
 		},
 	})
 	boom := tools.New(tools.Spec[echoParams]{
-		Name: "boom", Description: "Explode.", Kind: tools.KindOther,
+		Name: "boom", Description: "Explode.", Kind: tools.KindOther, Caps: tools.Reads,
 		Run: func(context.Context, tools.Env, echoParams) (tools.Result, error) {
 			panic("boom")
 		},

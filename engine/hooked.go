@@ -91,15 +91,11 @@ func (t *turn) hookWarnings(ws []string) {
 	}
 }
 
-// asksItself reports whether calls of this kind ask permission on their
-// own (with their diff or command), so a hook's ask travels with that
-// question; other calls (reads, searches) never ask.
-func asksItself(k tools.Kind) bool {
-	switch k {
-	case tools.KindEdit, tools.KindDelete, tools.KindMove, tools.KindExecute, tools.KindFetch:
-		return true
-	}
-	return false
+// asksItself reports whether a tool's calls ask permission on their own
+// (with their diff or command), so a hook's ask travels with that
+// question: every tool that may do more than read the workspace asks.
+func asksItself(t tools.Tool) bool {
+	return t.Caps()&^tools.Reads != 0
 }
 
 // runWithHook runs the call; when a preToolUse hook said ask and the tool
@@ -107,8 +103,8 @@ func asksItself(k tools.Kind) bool {
 // one Policy: a deny rule still refuses, yolo still allows), and a yes
 // lets the call run without a second question.
 func (t *turn) runWithHook(ctx context.Context, env *callEnv, tool tools.Tool, desc tools.Call, args json.RawMessage) (tools.Result, error) {
-	if env.hook == tools.HookAsk && !asksItself(tool.Kind()) {
-		d, err := env.Approve(ctx, tools.Approval{Tool: tool.Name(), Kind: tool.Kind(), Title: desc.Title, Key: tool.Name(), Subject: desc.Title, Locations: desc.Locations, Input: args})
+	if env.hook == tools.HookAsk && !asksItself(tool) {
+		d, err := env.Approve(ctx, tools.Approval{Tool: tool.Name(), Kind: tool.Kind(), Caps: tool.Caps(), Title: desc.Title, Key: tool.Name(), Subject: desc.Title, Locations: desc.Locations, Input: args})
 		if err != nil {
 			return tools.Result{}, err
 		}

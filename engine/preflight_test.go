@@ -23,7 +23,7 @@ type turnKey struct{}
 // a cancelled turn).
 func guardedWrite(ran *bool) tools.Tool {
 	return tools.New(tools.Spec[writeParams]{
-		Name: "write_file", Description: "Write.", Kind: tools.KindEdit,
+		Name: "write_file", Description: "Write.", Kind: tools.KindEdit, Caps: tools.WritesWorkspace,
 		Preflight: func(ctx context.Context, _ tools.Env, path string) string {
 			if ctx.Value(turnKey{}) == nil {
 				return "[error: the preflight did not get the turn's context]"

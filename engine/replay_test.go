@@ -42,6 +42,7 @@ func (a anyTool) Name() string            { return a.name }
 func (a anyTool) Description() string     { return "Test tool " + a.name + "." }
 func (a anyTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 func (a anyTool) Kind() tools.Kind        { return tools.KindOther }
+func (a anyTool) Caps() tools.Caps        { return tools.Anything }
 func (a anyTool) Describe(tools.Env, json.RawMessage) tools.Call {
 	return tools.Call{Title: a.name}
 }

@@ -48,13 +48,24 @@ type Approval struct {
 	CallID string
 	Tool   string
 	Kind   Kind
-	Title  string
+	// Caps is what this call may do; the Policy decides from it. Zero is
+	// refused: an approval that does not say what it does is never given.
+	Caps Caps
+	// Title is a one-line honest summary of the action.
+	Title string
+	// Detail, when set, is shown with the question in full: the whole
+	// command, escaped, and what "always" would remember.
+	Detail string
 	// Key is what an "always" answer is remembered by: the tool name, or
-	// for bash the command prefix ("git status").
+	// the host for fetch_content.
 	Key string
-	// Subject is what permission rules match: the command for bash, the
-	// path relative to the workspace for file tools.
-	Subject   string
+	// Subject is what permission rules match: the path relative to the
+	// workspace for file tools, the URL for fetch_content.
+	Subject string
+	// Parts, when set, replace Key and Subject: the pieces of the action
+	// that a grant or a rule must each cover (every simple command of a
+	// bash line).
+	Parts     []Part
 	Diffs     []Diff
 	Locations []Location
 	// Input is the raw arguments, shown by clients that display them.
@@ -64,6 +75,30 @@ type Approval struct {
 	// rule, a mode or an earlier answer would allow. A hook's deny never
 	// gets here: the call does not run.
 	Hook string
+}
+
+// Part is one piece of an action that a grant or a rule must cover on its
+// own: one simple command of a command line.
+type Part struct {
+	// Key is what an "always" answer remembers for this part; "" when no
+	// answer may cover it (it is asked each time).
+	Key string
+	// Rule is what permissions.allow patterns match; "" when no allow
+	// rule may cover it.
+	Rule string
+	// Deny are the forms permissions.deny patterns are matched against
+	// (as written, without its wrappers, by the program's bare name); a
+	// match on any refuses the whole action.
+	Deny []string
+}
+
+// parts is what a grant or rule must cover for a: its Parts, or the one
+// part its Key and Subject make.
+func (a Approval) parts() []Part {
+	if a.Parts != nil {
+		return a.Parts
+	}
+	return []Part{{Key: a.Key, Rule: a.Subject, Deny: []string{a.Subject}}}
 }
 
 // The opinions a hook can give an approval.

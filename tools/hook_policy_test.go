@@ -11,9 +11,9 @@ import (
 // where a rule, accept-edits or an "always" answer would allow; in yolo
 // nothing is asked anyway.
 func TestHookOpinions(t *testing.T) {
-	rm := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "rm", Subject: "rm x"}
-	ls := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "ls", Subject: "ls"}
-	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Key: "edit_file", Subject: "a.go"}
+	rm := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "rm", Subject: "rm x"}
+	ls := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "ls", Subject: "ls"}
+	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}
 	with := func(a tools.Approval, hook string) tools.Approval { a.Hook = hook; return a }
 	outcome := func(p *tools.Policy, a tools.Approval) string {
 		d, ok := p.Decide(a)

@@ -9,11 +9,13 @@ type Mode string
 const (
 	// ModeAsk (the default): edits, writes and commands ask.
 	ModeAsk Mode = "ask"
-	// ModeAcceptEdits: edits and writes apply without asking; commands
-	// still ask.
+	// ModeAcceptEdits: edits and writes of workspace files apply without
+	// asking; commands, the network and files that run later still ask.
 	ModeAcceptEdits Mode = "accept-edits"
-	// ModePlan is read-only: nothing is written or run that changes
-	// files, and nobody is asked.
+	// ModePlan is read-only: only calls that declare themselves
+	// read-only go ahead (or ask, for the network); everything else —
+	// edits, commands, MCP tools, a fetch that saves — is refused without
+	// a question.
 	ModePlan Mode = "plan"
 	// ModeYolo: nothing asks.
 	ModeYolo Mode = "yolo"
@@ -65,21 +67,6 @@ func (m Mode) Description() string {
 		return "Nothing asks: edits and commands go ahead."
 	}
 	return "Edits, writes and commands ask first."
-}
-
-// changesFiles reports whether a call of this kind may change the
-// workspace (plan mode refuses those).
-func changesFiles(k Kind) bool {
-	switch k {
-	case KindEdit, KindDelete, KindMove, KindExecute:
-		return true
-	}
-	return false
-}
-
-// isEdit reports whether accept-edits lets a call of this kind through.
-func isEdit(k Kind) bool {
-	return k == KindEdit || k == KindDelete || k == KindMove
 }
 
 // PlanNote and its counterpart tell the model about plan mode; they go at

@@ -9,20 +9,23 @@ import (
 // TestModes is A4's table: what each mode lets through without a question
 // ("ask" means the user is asked).
 func TestModes(t *testing.T) {
-	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Key: "edit_file", Subject: "a.go"}
-	write := tools.Approval{Tool: "write_file", Kind: tools.KindEdit, Key: "write_file", Subject: "new.go"}
-	bash := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "go test", Subject: "go test ./..."}
-	fetch := tools.Approval{Tool: "fetch", Kind: tools.KindFetch, Key: "fetch", Subject: "https://x"}
-	want := map[tools.Mode][4]string{ // edit, write, bash, fetch
-		tools.ModeAsk:         {"ask", "ask", "ask", "ask"},
-		tools.ModeAcceptEdits: {"allow", "allow", "ask", "ask"},
-		tools.ModePlan:        {"refuse", "refuse", "refuse", "ask"},
-		tools.ModeYolo:        {"allow", "allow", "allow", "allow"},
+	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}
+	write := tools.Approval{Tool: "write_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "write_file", Subject: "new.go"}
+	bash := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "go test", Subject: "go test ./..."}
+	fetch := tools.Approval{Tool: "fetch", Kind: tools.KindFetch, Caps: tools.Network, Key: "fetch", Subject: "https://x"}
+	save := tools.Approval{Tool: "fetch", Kind: tools.KindFetch, Caps: tools.Network | tools.WritesWorkspace, Key: "fetch", Subject: "https://x"}
+	mcp := tools.Approval{Tool: "srv_tool", Kind: tools.KindOther, Caps: tools.Anything, Key: "srv_tool", Subject: "{}"}
+	undeclared := tools.Approval{Tool: "new_tool", Kind: tools.KindRead, Key: "new_tool", Subject: "x"}
+	want := map[tools.Mode][7]string{ // edit, write, bash, fetch, fetch+save, mcp, undeclared
+		tools.ModeAsk:         {"ask", "ask", "ask", "ask", "ask", "ask", "refuse"},
+		tools.ModeAcceptEdits: {"allow", "allow", "ask", "ask", "ask", "ask", "refuse"},
+		tools.ModePlan:        {"refuse", "refuse", "refuse", "ask", "refuse", "refuse", "refuse"},
+		tools.ModeYolo:        {"allow", "allow", "allow", "allow", "allow", "allow", "refuse"},
 	}
 	for _, m := range tools.Modes {
 		p := tools.NewPolicy(false, nil, nil)
 		p.SetMode(m)
-		for i, a := range []tools.Approval{edit, write, bash, fetch} {
+		for i, a := range []tools.Approval{edit, write, bash, fetch, save, mcp, undeclared} {
 			d, ok := p.Decide(a)
 			got := "ask"
 			if ok {
@@ -67,7 +70,7 @@ func TestPersistRecall(t *testing.T) {
 	}
 	q := tools.NewPolicy(false, nil, nil)
 	q.Recall("bash", "make", false)
-	if d, ok := q.Decide(tools.Approval{Tool: "bash", Kind: tools.KindExecute, Key: "make"}); !ok || d.Allowed {
+	if d, ok := q.Decide(tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "make"}); !ok || d.Allowed {
 		t.Errorf("recalled never: %+v", d)
 	}
 	if _, ok := tools.ParseMode("nope"); ok {

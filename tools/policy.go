@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -15,10 +16,12 @@ import (
 // means and what is remembered is decided here only, so ACP and line mode
 // behave the same. Safe for concurrent use.
 //
-// Precedence: a deny rule wins; then plan mode refuses what changes files;
-// then a "never" answer; then yolo mode; then a preToolUse hook's allow
-// (or its ask, which asks); then accept-edits for edits; then an allow rule
-// or an "always" answer; otherwise the user is asked. So a hook's allow only
+// Precedence: an approval that declares no capabilities is refused; a
+// deny rule wins; then plan mode refuses what is not read-only; then a
+// "never" answer; then yolo mode; then a preToolUse hook's allow (or its
+// ask, which asks); then accept-edits for what only writes workspace
+// files; then allow rules and "always" answers covering every part;
+// otherwise the user is asked. So a hook's allow only
 // skips the question: a deny rule, plan mode and the user's "never" still win.
 type Policy struct {
 	allow, deny []rule
@@ -91,8 +94,8 @@ type Answer int
 const (
 	RejectOnce Answer = iota
 	AllowOnce
-	AllowAlways  // and remember it for the session
-	RejectAlways // and remember it for the session
+	AllowAlways  // and remember it for the workspace
+	RejectAlways // and remember it for the workspace
 )
 
 // Asker renders the question of an approval and returns the answer. It
@@ -106,7 +109,8 @@ type Asker func(ctx context.Context, req Approval) (Answer, error)
 var ErrNoOneToAsk = errors.New("this action needs the user's permission and no one can be asked")
 
 // Approve decides req: the policy when it can, else ask (nil: no one to
-// ask). The answer's "always"/"never" is remembered for the session.
+// ask). The answer's "always"/"never" is remembered for the workspace:
+// for this session and, through Persist, for later ones.
 func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision, error) {
 	if d, ok := p.Decide(req); ok {
 		return d, nil
@@ -124,33 +128,42 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 	switch a {
 	case AllowAlways:
 		p.Remember(req, true)
-		return Decision{Allowed: true, Reason: "the user allowed it for this session"}, nil
+		return Decision{Allowed: true, Reason: "the user allowed it, and always in this workspace"}, nil
 	case AllowOnce:
 		return Decision{Allowed: true, Reason: "the user allowed it"}, nil
 	case RejectAlways:
 		p.Remember(req, false)
-		return Decision{Reason: "the user declined, for the rest of this session"}, nil
+		return Decision{Reason: "the user declined, for good in this workspace"}, nil
 	}
 	return Decision{Reason: "the user declined"}, nil
 }
 
 // Decide returns the decision and true when no question is needed.
+//
+// It reads only what the approval declares: its capabilities (for the
+// modes) and its parts (for grants and rules). Every part must be
+// covered by an allow rule or an "always" answer for the action to go
+// ahead unasked; a deny rule matching any part refuses the whole action.
 func (p *Policy) Decide(a Approval) (Decision, bool) {
 	if p == nil {
 		return Decision{}, false
 	}
-	if r, ok := match(p.deny, a); ok {
+	if a.Caps == 0 {
+		return Decision{Reason: a.Tool + " does not declare what it does, so mm does not run it"}, true
+	}
+	parts := a.parts()
+	if r, ok := denied(p.deny, a.Tool, parts); ok {
 		return Decision{Reason: "denied by the permissions.deny rule " + r}, true
 	}
 	p.mu.Lock()
-	allowed, remembered := p.always[a.Tool+"\x00"+a.Key]
 	mode := p.mode
+	refused, covered := p.lookup(a.Tool, parts)
 	p.mu.Unlock()
-	if mode == ModePlan && changesFiles(a.Kind) {
-		return Decision{Reason: "plan mode is read-only — nothing is written or run; put this step in your plan instead"}, true
+	if mode == ModePlan && !a.Caps.ReadOnly() {
+		return Decision{Reason: "plan mode is read-only — nothing is written or run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
 	}
-	if remembered && !allowed {
-		return Decision{Reason: "the user chose to always refuse " + a.Tool + " here"}, true
+	if refused != "" {
+		return Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
 	}
 	if mode == ModeYolo {
 		return Decision{Allowed: true, Reason: "yolo"}, true
@@ -161,40 +174,113 @@ func (p *Policy) Decide(a Approval) (Decision, bool) {
 	case HookAsk:
 		return Decision{}, false
 	}
-	if mode == ModeAcceptEdits && isEdit(a.Kind) {
+	if mode == ModeAcceptEdits && a.Caps.EditOnly() {
 		return Decision{Allowed: true, Reason: "accept-edits mode"}, true
 	}
-	if r, ok := match(p.allow, a); ok {
-		return Decision{Allowed: true, Reason: "allowed by the permissions.allow rule " + r}, true
-	}
-	if remembered {
-		return Decision{Allowed: true, Reason: "always allowed in this session"}, true
+	if why, ok := p.covered(a.Tool, parts, covered); ok {
+		return Decision{Allowed: true, Reason: why}, true
 	}
 	return Decision{}, false
 }
 
+// lookup finds the remembered answers of the parts: the first part the
+// user always refuses (as text, "" when none) and which parts an "always"
+// answer allows. The caller holds p.mu.
+func (p *Policy) lookup(tool string, parts []Part) (refused string, allowed []bool) {
+	allowed = make([]bool, len(parts))
+	for i, pt := range parts {
+		if pt.Key == "" {
+			continue
+		}
+		ok, remembered := p.always[tool+"\x00"+pt.Key]
+		if remembered && !ok && refused == "" {
+			refused = tool
+			if pt.Key != tool {
+				refused += " " + pt.Key
+			}
+		}
+		allowed[i] = remembered && ok
+	}
+	return refused, allowed
+}
+
+// covered reports whether every part is allowed by a rule or an "always"
+// answer, and says by what.
+func (p *Policy) covered(tool string, parts []Part, always []bool) (string, bool) {
+	var rules []string
+	byAnswer := false
+	for i, pt := range parts {
+		if r, ok := allowed(p.allow, tool, pt); ok {
+			if !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+			continue
+		}
+		if !always[i] {
+			return "", false
+		}
+		byAnswer = true
+	}
+	switch {
+	case len(rules) > 0 && byAnswer:
+		return "allowed by the permissions.allow rule " + strings.Join(rules, ", ") + " and an earlier \"always\" answer", true
+	case len(rules) > 0:
+		return "allowed by the permissions.allow rule " + strings.Join(rules, ", "), true
+	}
+	return "always allowed in this workspace", true
+}
+
 // Remember records an "always" (allowed) or "never" (refused) answer for
-// the approval's tool and key, for the rest of the session.
+// each part of the approval that an answer may cover.
 func (p *Policy) Remember(a Approval, allowed bool) {
 	if p == nil {
 		return
 	}
+	var keys []Approval
 	p.mu.Lock()
-	p.always[a.Tool+"\x00"+a.Key] = allowed
+	for _, pt := range a.parts() {
+		if pt.Key == "" {
+			continue
+		}
+		p.always[a.Tool+"\x00"+pt.Key] = allowed
+		one := a
+		one.Key, one.Parts = pt.Key, nil
+		keys = append(keys, one)
+	}
 	save := p.remember
 	p.mu.Unlock()
 	if save != nil {
-		save(a, allowed)
+		for _, k := range keys {
+			save(k, allowed)
+		}
 	}
 }
 
-func match(rs []rule, a Approval) (string, bool) {
+// allowed finds the allow rule that covers the part, if any.
+func allowed(rs []rule, tool string, pt Part) (string, bool) {
+	if pt.Rule == "" {
+		return "", false
+	}
 	for _, r := range rs {
-		if r.tool != a.Tool && r.tool != "*" {
+		if (r.tool == tool || r.tool == "*") && glob(r.pattern, pt.Rule) {
+			return r.tool + ":" + r.pattern, true
+		}
+	}
+	return "", false
+}
+
+// denied finds a deny rule matching any form of any part.
+func denied(rs []rule, tool string, parts []Part) (string, bool) {
+	for _, r := range rs {
+		if r.tool != tool && r.tool != "*" {
 			continue
 		}
-		if glob(r.pattern, a.Subject) {
-			return r.tool + ":" + r.pattern, true
+		for _, pt := range parts {
+			for _, s := range pt.Deny {
+				if glob(r.pattern, s) {
+					return r.tool + ":" + r.pattern, true
+				}
+			}
 		}
 	}
 	return "", false

@@ -34,6 +34,9 @@ type Tool interface {
 	// Schema is the JSON schema of the arguments; it must be byte-stable.
 	Schema() json.RawMessage
 	Kind() Kind
+	// Caps is everything a call of the tool may do (a call's approval
+	// declares what that call does, within it). Zero is refused.
+	Caps() Caps
 	// Describe gives what the user sees before the call runs: a short title
 	// and the files it touches. args may be invalid; Describe must not fail.
 	Describe(env Env, args json.RawMessage) Call

@@ -16,7 +16,7 @@ import (
 
 func TestPolicy(t *testing.T) {
 	bash := func(cmd string) tools.Approval {
-		return tools.Approval{Tool: "bash", Key: strings.Fields(cmd)[0], Subject: cmd}
+		return tools.Approval{Tool: "bash", Caps: tools.RunsPrograms, Key: strings.Fields(cmd)[0], Subject: cmd}
 	}
 	p := tools.NewPolicy(false, []string{"bash:git status*", "edit_file"}, []string{"bash:rm *"})
 	tests := []struct {
@@ -26,8 +26,8 @@ func TestPolicy(t *testing.T) {
 		{bash("git status --short"), true, true},
 		{bash("git push"), false, false},
 		{bash("rm -rf build"), true, false},
-		{tools.Approval{Tool: "edit_file", Key: "edit_file", Subject: "a.go"}, true, true},
-		{tools.Approval{Tool: "write_file", Key: "write_file", Subject: "a.go"}, false, false},
+		{tools.Approval{Tool: "edit_file", Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}, true, true},
+		{tools.Approval{Tool: "write_file", Caps: tools.WritesWorkspace, Key: "write_file", Subject: "a.go"}, false, false},
 	}
 	for _, tt := range tests {
 		d, ok := p.Decide(tt.a)
@@ -103,7 +103,7 @@ type nested struct {
 
 func TestTypedSchemaAndDecoding(t *testing.T) {
 	tool := tools.New(tools.Spec[nested]{
-		Name: "t", Description: "d", Kind: tools.KindEdit,
+		Name: "t", Description: "d", Kind: tools.KindEdit, Caps: tools.WritesWorkspace,
 		Run: func(_ context.Context, _ tools.Env, p nested) (tools.Result, error) {
 			return tools.Result{Text: p.Path + ":" + p.Edits[0].New}, nil
 		},
@@ -148,7 +148,9 @@ func TestReadTracker(t *testing.T) {
 // what is remembered, and what happens when no one can be asked.
 func TestPolicyApprove(t *testing.T) {
 	ctx := context.Background()
-	req := func(key string) tools.Approval { return tools.Approval{Tool: "bash", Key: key, Subject: key} }
+	req := func(key string) tools.Approval {
+		return tools.Approval{Tool: "bash", Caps: tools.RunsPrograms, Key: key, Subject: key}
+	}
 	answer := func(a tools.Answer) tools.Asker {
 		return func(context.Context, tools.Approval) (tools.Answer, error) { return a, nil }
 	}
@@ -158,9 +160,9 @@ func TestPolicyApprove(t *testing.T) {
 		reason          string
 	}{
 		{tools.AllowOnce, true, false, "the user allowed it"},
-		{tools.AllowAlways, true, true, "the user allowed it for this session"},
+		{tools.AllowAlways, true, true, "the user allowed it, and always in this workspace"},
 		{tools.RejectOnce, false, false, "the user declined"},
-		{tools.RejectAlways, false, true, "the user declined, for the rest of this session"},
+		{tools.RejectAlways, false, true, "the user declined, for good in this workspace"},
 	} {
 		p := tools.NewPolicy(false, nil, nil)
 		d, err := p.Approve(ctx, req("make"), answer(tc.answer))

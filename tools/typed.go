@@ -19,6 +19,9 @@ type Spec[P any] struct {
 	Name        string
 	Description string
 	Kind        Kind
+	// Caps is everything a call may do; New refuses a tool that declares
+	// nothing.
+	Caps Caps
 	// Describe gives the title and locations shown before the call runs.
 	Describe func(env Env, p P) Call
 	// Preflight, when set, refuses a call from its path alone, while the
@@ -31,6 +34,9 @@ type Spec[P any] struct {
 func New[P any](s Spec[P]) Tool {
 	var zero P
 	t := reflect.TypeOf(zero)
+	if s.Caps == 0 {
+		panic(fmt.Sprintf("tools: %s declares no capabilities (Spec.Caps)", s.Name))
+	}
 	if t.Kind() != reflect.Struct {
 		panic(fmt.Sprintf("tools: params of %s must be a struct, not %s", s.Name, t))
 	}
@@ -52,6 +58,7 @@ func (t *typed[P]) Name() string            { return t.spec.Name }
 func (t *typed[P]) Description() string     { return t.spec.Description }
 func (t *typed[P]) Schema() json.RawMessage { return t.schema }
 func (t *typed[P]) Kind() Kind              { return t.spec.Kind }
+func (t *typed[P]) Caps() Caps              { return t.spec.Caps }
 
 // Shape is the compact argument shape quoted in errors, e.g.
 // {path, edits:[{old,new}], dry_run?}.

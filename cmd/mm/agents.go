@@ -206,8 +206,7 @@ type readOnly struct {
 }
 
 func (r *readOnly) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	switch req.Kind {
-	case tools.KindEdit, tools.KindDelete, tools.KindMove, tools.KindExecute:
+	if !req.Caps.ReadOnly() {
 		return tools.Decision{Reason: "the " + r.name + " agent is read-only: it changes no file and runs no command"}, nil
 	}
 	// Under ask_<name>, the caller's call gives its own id; under

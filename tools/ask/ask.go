@@ -38,6 +38,8 @@ func New(o Options) tools.Tool {
 		Description: fmt.Sprintf("Ask the %s agent (%s) one question and get its answer. It does not see this conversation: include what it needs. It reads files, changes nothing.",
 			o.Name, strings.TrimSpace(o.About)),
 		Kind: tools.KindOther,
+		// The asked agent's own calls declare and ask on their own.
+		Caps: tools.Reads,
 		Describe: func(_ tools.Env, p params) tools.Call {
 			return tools.Call{Title: "Ask " + o.Name + ": " + clip(p.Question, 80)}
 		},

@@ -74,6 +74,7 @@ func New(opts Options) tools.Tool {
 	return tools.New(tools.Spec[Params]{
 		Name:        "bash",
 		Kind:        tools.KindExecute,
+		Caps:        tools.Anything,
 		Description: strings.ReplaceAll(strings.TrimSpace(description), "{timeout}", seconds(opts.Timeout)),
 		Describe: func(_ tools.Env, p Params) tools.Call {
 			return tools.Call{Title: title(p.Command)}
@@ -100,6 +101,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	d, err := env.Approve(ctx, tools.Approval{
 		Tool:    "bash",
 		Kind:    tools.KindExecute,
+		Caps:    tools.Anything,
 		Title:   title(line),
 		Key:     approvalKey(line),
 		Subject: strings.TrimSpace(line),

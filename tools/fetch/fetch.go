@@ -88,6 +88,7 @@ func New(opts Options) tools.Tool {
 		Name:        "fetch_content",
 		Description: strings.TrimSpace(desc),
 		Kind:        tools.KindFetch,
+		Caps:        tools.Network | tools.WritesWorkspace,
 		Describe: func(_ tools.Env, p params) tools.Call {
 			if u, err := Repair(p.URL); err == nil {
 				p.URL = u
@@ -123,15 +124,17 @@ func (f *fetcher) run(ctx context.Context, env tools.Env, p params) (tools.Resul
 			return failure(3, err.Error()), nil
 		}
 	}
-	kind, title := tools.KindFetch, "Fetch "+u
+	kind, caps, title := tools.KindFetch, tools.Network, "Fetch "+u
 	if save != "" {
-		kind, title = tools.KindEdit, title+" and save it to "+tools.Rel(env, save)
+		// A network request first, and a write: it asks as both, and
+		// accept-edits does not let the request out unasked.
+		caps, title = caps|tools.WritesWorkspace, title+" and save it to "+tools.Rel(env, save)
 	}
 	host := ""
 	if pu, err := url.Parse(u); err == nil {
 		host = pu.Host
 	}
-	d, err := env.Approve(ctx, tools.Approval{Tool: "fetch_content", Kind: kind, Title: title, Key: host, Subject: u, Input: p})
+	d, err := env.Approve(ctx, tools.Approval{Tool: "fetch_content", Kind: kind, Caps: caps, Title: title, Key: host, Subject: u, Input: p})
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()

@@ -28,6 +28,7 @@ func editTool(opts Options) tools.Tool {
 		Name:        "edit_file",
 		Description: strings.TrimSpace(editDesc),
 		Kind:        tools.KindEdit,
+		Caps:        tools.Reads | tools.WritesWorkspace,
 		Describe: func(env tools.Env, p editParams) tools.Call {
 			return describePath(env, "Edit", p.Path, 0)
 		},

@@ -71,6 +71,7 @@ func readTool(opts Options) tools.Tool {
 		Name:        "read_file",
 		Description: strings.TrimSpace(readDesc),
 		Kind:        tools.KindRead,
+		Caps:        tools.Reads,
 		Describe: func(env tools.Env, p readParams) tools.Call {
 			return describePath(env, "Read", p.Path, p.StartLine)
 		},

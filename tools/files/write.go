@@ -28,6 +28,7 @@ func writeTool(opts Options) tools.Tool {
 		Name:        "write_file",
 		Description: desc,
 		Kind:        tools.KindEdit,
+		Caps:        tools.Reads | tools.WritesWorkspace,
 		Describe: func(env tools.Env, p writeParams) tools.Call {
 			return describePath(env, "Write", p.Path, 0)
 		},
@@ -97,7 +98,7 @@ func commit(ctx context.Context, env tools.Env, opts Options, c change) (tools.R
 	diff := tools.Diff{Path: c.abs, Old: c.old, New: string(c.new)}
 	loc := []tools.Location{{Path: c.abs, Line: firstChangedLine(c.old, c.new)}}
 	d, err := env.Approve(ctx, tools.Approval{
-		Tool: c.tool, Kind: tools.KindEdit, Title: c.verb + " " + c.rel,
+		Tool: c.tool, Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Title: c.verb + " " + c.rel,
 		Key: c.tool, Subject: c.rel, Diffs: []tools.Diff{diff}, Locations: loc,
 	})
 	if err != nil {

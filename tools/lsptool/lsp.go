@@ -51,6 +51,7 @@ func New(opts Options) tools.Tool {
 		Name:        "lsp",
 		Description: strings.TrimSpace(description),
 		Kind:        tools.KindSearch,
+		Caps:        tools.Reads | tools.WritesWorkspace, // rename edits
 		Describe:    t.describe,
 		Run:         t.run,
 	})

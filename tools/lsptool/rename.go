@@ -34,7 +34,7 @@ func (t *tool) rename(ctx context.Context, env tools.Env, p Params) (tools.Resul
 	name := nameOf(env, p)
 	title := fmt.Sprintf("Rename %s to %s (%s)", name, newName, count(len(changes), "file"))
 	d, err := env.Approve(ctx, tools.Approval{
-		Tool: "lsp", Kind: tools.KindEdit, Title: title, Key: "lsp",
+		Tool: "lsp", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Title: title, Key: "lsp",
 		Subject: tools.Rel(env, changes[0].Path), Diffs: diffs, Locations: locs, Input: p,
 	})
 	if err != nil {

@@ -35,6 +35,10 @@ func (t *tool) Description() string     { return t.desc }
 func (t *tool) Schema() json.RawMessage { return t.schema }
 func (t *tool) Kind() tools.Kind        { return tools.KindOther }
 
+// Caps is everything: what a server's tool does is the server's to say,
+// and its own annotations are not the user's word.
+func (t *tool) Caps() tools.Caps { return tools.Anything }
+
 func (t *tool) Describe(tools.Env, json.RawMessage) tools.Call {
 	return tools.Call{Title: t.c.name + ": " + t.remote}
 }
@@ -54,7 +58,7 @@ func (t *tool) Run(ctx context.Context, env tools.Env, args json.RawMessage) (to
 		return t.stopped(why), nil
 	}
 	d, err := env.Approve(ctx, tools.Approval{
-		Tool: t.name, Kind: tools.KindOther, Title: "Run " + t.c.name + ": " + t.remote,
+		Tool: t.name, Kind: tools.KindOther, Caps: tools.Anything, Title: "Run " + t.c.name + ": " + t.remote,
 		Key: t.name, Subject: string(args), Input: obj,
 	})
 	if err != nil {

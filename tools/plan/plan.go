@@ -30,6 +30,7 @@ func New() tools.Tool {
 		Name:        "plan",
 		Description: strings.TrimSpace(desc),
 		Kind:        tools.KindThink,
+		Caps:        tools.Reads, // the todo list only: no file, no program
 		Describe: func(tools.Env, params) tools.Call {
 			return tools.Call{Title: "Plan"}
 		},

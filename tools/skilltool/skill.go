@@ -32,6 +32,7 @@ func New(lib *skills.Library) tools.Tool {
 		Name:        "read_skill",
 		Description: desc,
 		Kind:        tools.KindRead,
+		Caps:        tools.Reads,
 		Describe: func(_ tools.Env, p Params) tools.Call {
 			c := tools.Call{Title: "read skill " + p.Name}
 			if s, ok := lookup(lib, p.Name); ok && !strings.HasPrefix(s.Path, "shipped:") {
