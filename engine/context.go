@@ -85,6 +85,15 @@ type ctxState struct {
 	windowNoted bool
 	// Steps counts the steps taken (masking, compaction, shrink).
 	steps int
+	// compactFailedAt is the number of turns when an automatic
+	// compaction last failed (0: none since the last success). The next
+	// try waits until the conversation has doubled: a failed summary
+	// costs a full prompt read on a small local model, and retrying it
+	// before every call (as mm once did) made each later turn read the
+	// whole conversation three times.
+	compactFailedAt int
+	// compactFailNoted: the user was told a compaction failed.
+	compactFailNoted bool
 }
 
 // restart finds the turn boundaries of a history put back (a loaded
@@ -272,9 +281,8 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 		// conversation itself: summarise old turns, then all but this one.
 		if after > goal {
 			for _, keep := range []int{s.opts.Context.keep(), 1} {
-				n, err := t.compactTurns(ctx, keep, hi)
-				if err != nil {
-					t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: "compaction failed: " + err.Error() + " — the conversation is kept as it was"})
+				n, ok := t.autoCompact(ctx, keep, hi)
+				if !ok {
 					break
 				}
 				if n > 0 {
@@ -353,13 +361,50 @@ func (t *turn) fitByCount(ctx context.Context) {
 		}
 	}
 	if turns > 4*o.keep() {
-		n, err := t.compactTurns(ctx, o.keep(), 0)
-		if err != nil {
-			t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: "compaction failed: " + err.Error() + " — the conversation is kept as it was"})
+		if n, ok := t.autoCompact(ctx, o.keep(), 0); !ok {
+			// No summary to be had for now: what is left to cut is the
+			// outputs of earlier turns.
+			if n := s.maskOlderThan(1); n > 0 {
+				step("masked", n)
+			}
 		} else if n > 0 {
 			step("compacted", n)
 		}
 	}
+}
+
+// autoCompact is compaction mm decides on its own (not /compact). After a
+// failure it is not tried again until the conversation has twice the
+// turns it had then; the first failure is told to the user, later ones
+// only logged. ok is false when it failed or was not tried.
+func (t *turn) autoCompact(ctx context.Context, keep, budget int) (n int, ok bool) {
+	s := t.s
+	s.mu.Lock()
+	turns, failedAt, noted := len(s.cs.starts), s.cs.compactFailedAt, s.cs.compactFailNoted
+	s.mu.Unlock()
+	if failedAt > 0 && turns < 2*failedAt {
+		return 0, false
+	}
+	n, err := t.compactTurns(ctx, keep, budget)
+	if err != nil && ctx.Err() != nil {
+		return 0, false // cancelled: not the summary's failure
+	}
+	s.mu.Lock()
+	if err != nil {
+		s.cs.compactFailedAt, s.cs.compactFailNoted = max(turns, 1), true
+	} else if n > 0 {
+		s.cs.compactFailedAt = 0
+	}
+	s.mu.Unlock()
+	if err == nil {
+		return n, true
+	}
+	s.opts.Logger.Info("compaction failed", "err", err, "turns", turns, "retry_at_turns", 2*max(turns, 1))
+	if !noted {
+		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: fmt.Sprintf(
+			"compaction failed: %s — the conversation is kept as it was; mm masks old tool outputs instead and tries again once the conversation has doubled (turn %d)", err, 2*max(turns, 1))})
+	}
+	return 0, false
 }
 
 // maskOlderThan moves the mask to the start of the turn n back (the
@@ -649,6 +694,7 @@ func (t *turn) compactCommand(ctx context.Context) TurnEnd {
 	w := s.window(ctx)
 	s.mu.Lock()
 	s.cs.steps++
+	s.cs.compactFailedAt = 0
 	s.mu.Unlock()
 	t.emit(ContextStep{Step: "compacted", Before: before, After: after, Size: w, Turns: n})
 	t.emit(Text{Text: fmt.Sprintf("compacted: %s → %s tokens (%d earlier turn%s summarised; the last one kept as it was)",

@@ -48,6 +48,7 @@ type longResult struct {
 	session                   *engine.Session
 	events                    []engine.Event
 	stepAt                    map[int]bool // chat request indexes (0-based) that came right after a step
+	perTurn                   []int        // model requests (chat and summary) each turn made
 }
 
 // fileText is a deterministic text file of about n bytes: numbered lines
@@ -116,6 +117,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 	res.srv, res.session, res.stepAt = srv, s, map[int]bool{}
 	ctx := context.Background()
 	for i := 1; i <= o.turns; i++ {
+		sent := len(srv.Requests())
 		end := s.Run(ctx, fmt.Sprintf("What is in f%02d.txt?", i), func(e engine.Event) {
 			res.events = append(res.events, e)
 			if _, ok := e.(engine.ContextStep); ok {
@@ -123,6 +125,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 				res.stepAt[chatRequests(srv)] = true
 			}
 		})
+		res.perTurn = append(res.perTurn, len(srv.Requests())-sent)
 		if end.Reason == engine.EndTurn {
 			res.answered++
 		} else {
@@ -326,6 +329,29 @@ func BenchmarkLongSession(b *testing.B) {
 			b.ReportMetric(float64(res.reprefill), "reprefilled-tokens")
 		})
 	}
+	// A model that answers the summary request with a tool call: every
+	// compaction fails. Requests per turn after the first failure should
+	// stay at 2 (the read and the answer).
+	b.Run("failing-summary", func(b *testing.B) {
+		o := longOpts{turns: 30, fileSize: 20 << 10, nCtx: 65536, unknown: true}
+		var res longResult
+		for range b.N {
+			res = runLongSessionWith(b, o, failingSummaryScenario(o))
+		}
+		worst, after := 0, false
+		for _, n := range res.perTurn {
+			if after {
+				worst = max(worst, n)
+			}
+			after = after || n > 2
+		}
+		b.ReportMetric(float64(res.answered), "turns")
+		b.ReportMetric(float64(res.summaries), "summaries")
+		b.ReportMetric(float64(worst), "max-requests/turn-after-failure")
+		if worst > 2 {
+			b.Errorf("a turn after the failed compaction made %d model requests", worst)
+		}
+	})
 }
 
 // Bounded growth: thirty turns that each read a 200 KB file stay inside
@@ -363,4 +389,60 @@ func TestUnknownWindowMasksByCount(t *testing.T) {
 	if stubs == 0 || res.steps == 0 || res.steps > 3 {
 		t.Fatalf("%d stubs, %d steps over 10 turns with an unknown window", stubs, res.steps)
 	}
+}
+
+// failingSummaryScenario is longScenario with a model that answers the
+// summary request with a tool call instead of notes: every compaction
+// fails ("the model wrote an empty summary").
+func failingSummaryScenario(o longOpts) fakellm.Scenario {
+	sc := longScenario(o)
+	sc.Replies = []fakellm.Reply{{When: summaryAsk, Step: fakellm.Step{
+		ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f01.txt"}}}}}}
+	return sc
+}
+
+// A failed compaction is not retried before every model call: the issue
+// measured two extra 20–25 KB summary requests per turn for the rest of
+// the session, each a full prompt read on a small local model, and a ⚠
+// line each time. After a failure mm masks harder and retries only once
+// the conversation has grown enough to matter; the user is told once.
+func TestFailedCompactionBacksOff(t *testing.T) {
+	o := longOpts{turns: 30, fileSize: 20 << 10, nCtx: 65536, unknown: true}
+	res := runLongSessionWith(t, o, failingSummaryScenario(o))
+	if res.answered != o.turns {
+		t.Fatalf("answered %d of %d turns", res.answered, o.turns)
+	}
+	if res.summaries == 0 {
+		t.Fatal("no summary was ever tried: the test does not reach compaction")
+	}
+	first := -1
+	for i, n := range res.perTurn {
+		if first < 0 && n > 2 {
+			first = i
+			continue
+		}
+		if first >= 0 && n > 2 {
+			t.Errorf("turn %d made %d model requests after the failed compaction of turn %d (want ≤ 2: its read and its answer)", i+1, n, first+1)
+		}
+	}
+	notes := 0
+	for _, e := range res.events {
+		if s, ok := e.(engine.Struggle); ok && strings.Contains(s.Text, "compaction failed") {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d ⚠ compaction-failed notes, want 1", notes)
+	}
+	last := res.srv.Requests()[len(res.srv.Requests())-1]
+	stubs := 0
+	for _, m := range last.Messages {
+		if m.Role == "tool" && strings.HasPrefix(m.Content, "[output of read_file") {
+			stubs++
+		}
+	}
+	if stubs < o.turns-2 {
+		t.Errorf("after the failure only %d of %d old outputs are masked: mm should mask harder instead", stubs, o.turns-1)
+	}
+	t.Logf("requests per turn %v, %d summaries", res.perTurn, res.summaries)
 }
