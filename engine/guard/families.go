@@ -155,7 +155,10 @@ var families = []*family{
 		opens: []string{dsCallsBegin, dsCallBegin, dsASCII(dsCallsBegin), dsASCII(dsCallBegin)},
 		probe: probeDeepSeek,
 		end: func(s string, final bool) int {
-			return sectionEnd(dsNorm(s), final, dsCallEnd, dsCallsEnd, dsCallBegin)
+			if strings.HasPrefix(s, "<|") {
+				return sectionEnd(s, final, dsASCII(dsCallEnd), dsASCII(dsCallsEnd), dsASCII(dsCallBegin))
+			}
+			return sectionEnd(s, final, dsCallEnd, dsCallsEnd, dsCallBegin)
 		},
 		parse: parseDeepSeek,
 		fix:   "llama-server: add --jinja (a DeepSeek tool template); vLLM: --tool-call-parser deepseek_v3 (V3.1: deepseek_v31)",
@@ -172,7 +175,7 @@ var families = []*family{
 		// The same syntax with its special tokens stripped by the server,
 		// which leaves no marker: it counts only as the whole answer.
 		format: "harmony", title: "gpt-oss harmony",
-		opens: []string{"commentary to=functions.", "assistantcommentary to=functions."},
+		opens: []string{"commentary to=functions.", "assistantcommentary to=functions.", "to=functions."},
 		whole: true,
 		probe: probeHarmony,
 		end:   harmonyEnd,
@@ -302,11 +305,19 @@ var families = []*family{
 	},
 }
 
-// firstBytes are the bytes that may open a call of some family.
-var firstBytes = func() (b [256]bool) {
+// firstBytes says, for each byte, where it may open a call of some
+// family: anywhere, only at the start of a line, only as the whole answer.
+var firstBytes = func() (b [256]struct{ any, bol, whole bool }) {
 	for _, f := range families {
 		for _, o := range f.opens {
-			b[o[0]] = true
+			switch {
+			case f.whole:
+				b[o[0]].whole = true
+			case f.bol:
+				b[o[0]].bol = true
+			default:
+				b[o[0]].any = true
+			}
 		}
 	}
 	return b
@@ -484,7 +495,7 @@ func indexOutsideStrings(s, marker string) int {
 // jsonEnd is the end of the JSON object or array at s[i], -1 while it is
 // not complete or when there is none.
 func jsonEnd(s string, i int) int {
-	if i >= len(s) || s[i] != '{' && s[i] != '[' {
+	if i < 0 || i >= len(s) || s[i] != '{' && s[i] != '[' {
 		return -1
 	}
 	return balancedEnd(s, i, false, false)
@@ -607,9 +618,9 @@ func probeMistral(_, rest string, _ *Toolset, _ bool) int {
 // probeDeepSeek: the section opener then a call opener; a call opener
 // then a name and the separator.
 func probeDeepSeek(open, rest string, _ *Toolset, _ bool) int {
-	t := strings.TrimLeft(dsNorm(rest), " \t\r\n")
+	t := strings.TrimLeft(rest, " \t\r\n")
 	if dsNorm(open) == dsCallsBegin {
-		return startsWithAfterSpace(t, dsCallBegin)
+		return either(startsWithAfterSpace(t, dsCallBegin), startsWithAfterSpace(t, dsASCII(dsCallBegin)))
 	}
 	k := strings.IndexByte(t, '<')
 	if k < 0 {
@@ -621,7 +632,18 @@ func probeDeepSeek(open, rest string, _ *Toolset, _ bool) int {
 	if !isName(t[:k]) || k > maxTagSlack {
 		return reject
 	}
-	return startsWithAfterSpace(t[k:], dsSep)
+	return either(startsWithAfterSpace(t[k:], dsSep), startsWithAfterSpace(t[k:], dsASCII(dsSep)))
+}
+
+// either combines two probes: commit if one commits, wait if one waits.
+func either(a, b int) int {
+	switch {
+	case a == commit || b == commit:
+		return commit
+	case a == wait || b == wait:
+		return wait
+	}
+	return reject
 }
 
 // dsASCII writes a DeepSeek token with ASCII bars, as some conversions of

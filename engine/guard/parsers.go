@@ -551,6 +551,7 @@ func (p *pyParser) call() (Call, string) {
 		buf.WriteByte(':')
 		buf.Write(v)
 	}
+	buf.WriteByte('}')
 	return Call{Name: name, Arguments: json.RawMessage(buf.Bytes())}, ""
 }
 

@@ -367,7 +367,8 @@ func (d *TextCallDetector) note(c byte) {
 
 // starts reports whether c may open a call here.
 func (d *TextCallDetector) starts(c byte) bool {
-	if !firstBytes[c] || d.ts.Len() == 0 {
+	fb := firstBytes[c]
+	if !(fb.any || fb.bol && d.atLineStart() || fb.whole && d.onlySpace) || d.ts.Len() == 0 {
 		return false
 	}
 	if c == '`' {

@@ -315,6 +315,10 @@ func TestTextCallCorpus(t *testing.T) {
 	}
 }
 
+// FuzzTextCall covers every family's parser through the detector: seeded
+// with the whole corpus, any text in any chunking gives the same result,
+// what is shown plus the calls is what was written, and calls that would
+// run have JSON objects for arguments.
 func FuzzTextCall(f *testing.F) {
 	for _, s := range []string{
 		"<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>",
@@ -327,6 +331,16 @@ func FuzzTextCall(f *testing.F) {
 	} {
 		f.Add(s, uint8(5))
 	}
+	files, _ := filepath.Glob("testdata/textcalls/*.json")
+	for _, file := range files {
+		b, _ := os.ReadFile(file)
+		var c corpusFamily
+		if json.Unmarshal(b, &c) == nil {
+			for _, tc := range c.Cases {
+				f.Add(tc.Text, uint8(len(tc.Text)))
+			}
+		}
+	}
 	ts := testTools()
 	f.Fuzz(func(t *testing.T, in string, step uint8) {
 		show, call := textAll(ts, in)
@@ -337,14 +351,19 @@ func FuzzTextCall(f *testing.F) {
 			chunks, s = append(chunks, s[:k]), s[k:]
 		}
 		show2, call2 := textAll(ts, chunks...)
-		if show2 != show || (call == nil) != (call2 == nil) || call != nil && (call.Text != call2.Text || call.Problem != call2.Problem) {
+		if show2 != show || (call == nil) != (call2 == nil) || call != nil && (call.Text != call2.Text || call.Problem != call2.Problem || len(call.Calls) != len(call2.Calls)) {
 			t.Fatalf("chunking changed the result: %q %+v vs %q %+v", show, call, show2, call2)
 		}
 		got := show
 		if call != nil {
 			got += call.Text
-			if call.Problem == "" && !json.Valid(args0(call)) {
-				t.Fatalf("invalid arguments %q", args0(call))
+			for _, c := range call.Calls {
+				if call.Problem == "" && (!json.Valid(c.Arguments) || !strings.HasPrefix(strings.TrimSpace(string(c.Arguments)), "{")) {
+					t.Fatalf("invalid arguments %q", c.Arguments)
+				}
+			}
+			if call.Convertible() && !ts.Known(call.Name()) {
+				t.Fatalf("an unknown tool would run: %+v", call)
 			}
 		}
 		if !strings.HasPrefix(in, got) || call == nil && got != in {
