@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// textCallCorpus is engine/guard/testdata/textcalls: per family of tool
+// calls written as text, the cases that must run, be noted, or be shown.
+type textCallCase struct {
+	family, name, want, text, shown string
+	calls                           []struct {
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	}
+}
+
+func loadTextCallCorpus(t *testing.T) []textCallCase {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "..", "engine", "guard", "testdata", "textcalls", "*.json"))
+	if len(files) == 0 {
+		t.Fatal("no corpus")
+	}
+	var out []textCallCase
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fam struct {
+			Family string `json:"family"`
+			Cases  []struct {
+				Name, Want, Text, Shown string
+				Calls                   []struct {
+					Name string         `json:"name"`
+					Args map[string]any `json:"args"`
+				}
+			}
+		}
+		if err := json.Unmarshal(b, &fam); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, c := range fam.Cases {
+			out = append(out, textCallCase{family: fam.Family, name: c.Name, want: c.Want, text: c.Text, shown: c.Shown, calls: c.Calls})
+		}
+	}
+	return out
+}
+
+// TestACPTextCallFamilies (issue 27): every case of the corpus, streamed
+// by the fake model in 3-byte chunks through the built binary over ACP.
+// A whole-answer call in any family runs, with the right tools and
+// arguments, in order; anything else is never shown as the answer and
+// never dropped — the model gets the note naming the syntax, and the
+// user one short note; look-alikes are shown untouched and run nothing.
+// Counted: shown, dropped, wrong tool or arguments — all must be 0.
+func TestACPTextCallFamilies(t *testing.T) {
+	cases := loadTextCallCorpus(t)
+	sc := fakellm.Scenario{NCtx: 131072}
+	for _, c := range cases {
+		sc.Steps = append(sc.Steps, fakellm.Step{Content: c.text, ChunkSize: 3})
+		if c.want != "show" {
+			// After the calls ran, or after the note: the model answers.
+			sc.Steps = append(sc.Steps, fakellm.Step{Content: "All done."})
+		}
+	}
+	srv := fakellm.NewServer(sc)
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
+	writeFile(t, filepath.Join(dir, "todo.txt"), "line one\nline two\nline three\n")
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+
+	var shown, dropped, wrong, ran, noted, looks int
+	seen, reqs := 0, 0
+	for i, c := range cases {
+		what := fmt.Sprintf("%s/%s", c.family, c.name)
+		// A session per case: what one case wrote never steers the next.
+		id := p.session(t, ctx, dir)
+		resp, err := p.prompt(ctx, id, fmt.Sprintf("case %d", i))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if resp.StopReason != sdk.StopReasonEndTurn {
+			t.Errorf("%s: stop reason %q", what, resp.StopReason)
+		}
+		all, _ := p.client.snapshot()
+		updates := all[seen:]
+		seen = len(all)
+		msg := messageText(updates)
+		var started []*sdk.SessionUpdateToolCall
+		for _, u := range updates {
+			if u.ToolCall != nil {
+				started = append(started, u.ToolCall)
+			}
+		}
+		requests := srv.Requests()
+		mine := requests[reqs:]
+		reqs = len(requests)
+		markup := strings.TrimPrefix(c.text, c.shown)
+		switch c.want {
+		case "show":
+			looks++
+			if !strings.Contains(msg, c.text) || len(started) > 0 {
+				wrong++
+				t.Errorf("%s: a look-alike was not shown as it is (or ran): %q, %d calls", what, msg, len(started))
+			}
+			continue
+		case "run":
+			ran++
+		case "note":
+			noted++
+		}
+		if strings.TrimSpace(markup) != "" && strings.Contains(msg, strings.TrimSpace(markup)) {
+			shown++
+			t.Errorf("%s: the call was shown as the answer:\n%s", what, msg)
+		}
+		if !strings.Contains(msg, "text tool call") {
+			t.Errorf("%s: the user got no note: %q", what, msg)
+		}
+		if c.want == "note" {
+			// Never dropped: the next request carries the note naming the
+			// syntax, and no call ran.
+			told := false
+			if len(mine) == 2 {
+				for _, m := range mine[1].Messages {
+					told = told || strings.Contains(m.Content, "you wrote a tool call as text (syntax:")
+				}
+			}
+			if !told {
+				dropped++
+				t.Errorf("%s: the model was not told (%d requests)", what, len(mine))
+			}
+			if len(started) > 0 {
+				wrong++
+				t.Errorf("%s: a call ran from text that must not run", what)
+			}
+			continue
+		}
+		if len(started) != len(c.calls) {
+			dropped++
+			t.Errorf("%s: %d calls ran, want %d\n%s", what, len(started), len(c.calls), strings.Join(describe(updates), "\n"))
+			continue
+		}
+		for k, want := range c.calls {
+			got := started[k]
+			args, _ := got.RawInput.(map[string]any)
+			if got.Kind != sdk.ToolKindRead || !reflect.DeepEqual(normalize(args), normalize(want.Args)) {
+				wrong++
+				t.Errorf("%s: call %d ran %s %v, want %s %v", what, k, got.Kind, got.RawInput, want.Name, want.Args)
+			}
+		}
+	}
+	t.Logf("corpus through mm acp: %d cases (%d run, %d noted, %d look-alikes): %d shown, %d dropped, %d wrong",
+		len(cases), ran, noted, looks, shown, dropped, wrong)
+	if n := srv.Remaining(); n != 0 {
+		t.Errorf("%d scenario steps unused", n)
+	}
+}
+
+// normalize makes JSON numbers comparable whatever their Go type.
+func normalize(m map[string]any) map[string]any {
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
