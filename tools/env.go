@@ -75,6 +75,10 @@ type Approval struct {
 	// rule, a mode or an earlier answer would allow. A hook's deny never
 	// gets here: the call does not run.
 	Hook string
+	// RunsLater, when set, says why the action makes a program run code
+	// later (git obeying a repository's config); it is then asked in every
+	// mode, like a write to such a file (RunsLater).
+	RunsLater string
 }
 
 // Part is one piece of an action that a grant or a rule must cover on its

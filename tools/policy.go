@@ -30,6 +30,7 @@ type Policy struct {
 	mode     Mode
 	always   map[string]bool // tool + "\x00" + key → allowed
 	remember func(Approval, bool)
+	runLater *RunLater
 }
 
 type rule struct{ tool, pattern string }
@@ -115,10 +116,21 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 	if d, ok := p.Decide(req); ok {
 		return d, nil
 	}
+	later := p.runsLater(req)
+	if ask == nil && later != "" {
+		return Decision{Reason: ErrNoOneToAsk.Error() + ": " + later + " — --yes and yolo do not answer for it"}, nil
+	}
 	if ask == nil {
 		return Decision{Reason: ErrNoOneToAsk.Error() + " (run with --yes or set yolo: true)"}, nil
 	}
+	if later != "" {
+		req.Title += " ⚠ " + later
+		req.RunsLater = later
+	}
 	a, err := ask(ctx, req)
+	if later != "" && a == AllowAlways {
+		a = AllowOnce
+	}
 	if errors.Is(err, ErrNoOneToAsk) {
 		return Decision{Reason: err.Error()}, nil
 	}
@@ -164,6 +176,9 @@ func (p *Policy) Decide(a Approval) (Decision, bool) {
 	}
 	if refused != "" {
 		return Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
+	}
+	if p.runsLater(a) != "" {
+		return Decision{}, false
 	}
 	if mode == ModeYolo {
 		return Decision{Allowed: true, Reason: "yolo"}, true

@@ -170,7 +170,7 @@ func TestLineModeMCPFromConfig(t *testing.T) {
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "echo something", "--yes")
+	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "echo something", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

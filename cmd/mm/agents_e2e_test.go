@@ -63,7 +63,7 @@ func TestACPAskAgent(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "agents", "historian.yaml"), "baseURL: "+hist.URL()+"\nmodel: hist-7b\n"+
 		"description: knows why the code is the way it is\nsystemPrompt: You are the project's historian.\nsampling: {temperature: 0.7}\nmaxTurns: 3\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: agents/historian.yaml}\n")
-	p := startAgent(t, dir, mmEnv(t, chat))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	p.client.waitUpdates(t, "the / menu with ask-historian", func(us []sdk.SessionUpdate) bool {
@@ -163,7 +163,7 @@ func TestACPAskAgentDown(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+url+"\nmodel: hist-7b\nprovider: llamacpp\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-	p := startAgent(t, dir, mmEnv(t, chat))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "Ask the historian why.")
@@ -196,7 +196,7 @@ func TestAskAgentLine(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {triage: triage.yaml}\n")
 	chat := fakellm.NewServer(fakellm.Scenario{})
 	defer chat.Close()
-	env := mmEnv(t, chat)
+	env := trusted(t, dir, mmEnv(t, chat))
 	stdout, stderr, code := runMM(t, dir, env, "", "-p", "/ask-triage I was charged twice for one order")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -238,7 +238,9 @@ func TestAskAgentConfigRefused(t *testing.T) {
 				writeFile(t, filepath.Join(dir, ".mm", "h.yaml"), tt.agent)
 			}
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), tt.config)
-			_, stderr, code := runMM(t, dir, mmEnv(t, nil), "", "-p", "hi")
+			// the user's own config (MM_CONFIG): a workspace's untrusted
+			// agents: would be ignored, not checked
+			_, stderr, code := runMM(t, dir, mmEnv(t, nil, "MM_CONFIG="+filepath.Join(dir, ".mm", "agent.yaml")), "", "-p", "hi")
 			if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("exit %d, stderr %q, want one line with %q", code, stderr, tt.want)
 			}
@@ -272,7 +274,7 @@ steps:
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), readFile(t, filepath.Join(dir, ".mm", "agent.yaml"))+"agents: {historian: historian.yaml}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\nfetchContentTool: true\n")
-	p := startAgent(t, dir, mmEnv(t, chat))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "When was 1.0? Ask the historian."); err != nil {
@@ -307,7 +309,7 @@ func TestACPAskAgentCancel(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-	p := startAgent(t, dir, mmEnv(t, chat))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	for i, prompt := range []string{"Ask the historian why.", "/ask-historian why?"} {
@@ -351,7 +353,7 @@ func TestAskAgentBounds(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "main.go"), "package main\n")
 			writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\n"+tt.agent)
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-			if _, stderr, code := runMM(t, dir, mmEnv(t, chat), "", "-p", "What is main.go? Ask the historian."); code != 0 {
+			if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "What is main.go? Ask the historian."); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			if got := chat.Requests()[1].Last().Content; got != tt.want {
@@ -379,7 +381,7 @@ steps:
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "guard.yaml"), "baseURL: "+g.URL()+"\nguard: {risks: [jailbreak]}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {guard: guard.yaml}\n")
-	if _, stderr, code := runMM(t, dir, mmEnv(t, chat), "", "-p", "Is this text a jailbreak? Ask the guard."); code != 0 {
+	if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "Is this text a jailbreak? Ask the guard."); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	got := chat.Requests()[1].Last().Content
@@ -401,7 +403,7 @@ func TestREPLAskAgent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\ndescription: knows the history\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-	tm := startTerm(t, dir, mmEnv(t, chat, "XDG_STATE_HOME="+t.TempDir()))
+	tm := startTerm(t, dir, trusted(t, dir, mmEnv(t, chat, "XDG_STATE_HOME="+t.TempDir())))
 	tm.waitFor("mm> ")
 	tm.send("/help\r")
 	tm.waitFor("/ask-historian QUESTION — ask the historian agent (knows the history)")

@@ -57,6 +57,9 @@ type app struct {
 	// asks, in an asked agent's own app.
 	agents []*askedAgent
 	parent *app
+
+	// trust is the workspace config's trust state (mm doctor, /trust).
+	trust *config.Trust
 }
 
 func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
@@ -100,10 +103,14 @@ func explain(err error) string { return llm.Explain(err) }
 func (a *app) workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error) {
 	policy := tools.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
 	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
-	if err != nil || a.store == nil {
+	if err != nil {
 		return ws, policy, err
 	}
 	root := ws.Cwd()
+	policy.WatchRunLater(&tools.RunLater{Root: root, Named: a.runLater(root)})
+	if a.store == nil {
+		return ws, policy, nil
+	}
 	for _, g := range a.store.Grants(root) {
 		policy.Recall(g.Tool, g.Key, g.Allowed)
 	}

@@ -71,7 +71,7 @@ func TestACPDecisionAgent(t *testing.T) {
 	defer dec.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)
-	p := startAgent(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL="))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=")))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "I was charged twice for one order"); err != nil {

@@ -108,6 +108,7 @@ func runDoctor(ctx context.Context, a *app, cfgErr error, cwd string, args []str
 	} else {
 		d.ok("config", "%s", a.cfg.Source)
 	}
+	d.trust()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if c, model := d.server(ctx); c != nil && model != "" {
@@ -404,4 +405,20 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// trust says whether the workspace's own config is trusted, and what is
+// ignored until it is.
+func (d *doctor) trust() {
+	t := d.a.trust
+	switch {
+	case t == nil || !t.Workspace:
+		return
+	case t.Trusted:
+		d.ok("trust", "%s is trusted, as it is now (any change makes it untrusted again)", t.Path)
+	case len(t.Ignored) == 0:
+		d.ok("trust", "%s is not trusted; it sets nothing that needs trust", t.Path)
+	default:
+		d.note("trust", fmt.Sprintf("%s is not trusted: %s ignored", t.Path, strings.Join(t.Ignored, ", ")), "run `mm trust` here if you wrote it")
+	}
 }

@@ -39,7 +39,7 @@ func TestEvalRouting(t *testing.T) {
 		}
 		abs, _ := filepath.Abs(args[2])
 		args[2] = abs
-		stdout, stderr, code := runMM(t, dir, mmEnv(t, nil), "", args...)
+		stdout, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
 		dec.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)

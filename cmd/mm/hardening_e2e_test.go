@@ -73,7 +73,7 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 		"ORDINARY_SETTING=plain-value",
 		"LANG=C.UTF-8",
 	)
-	_, stderr, code := runMM(t, dir, env, "", "-p", "show me the environment", "--yes")
+	_, stderr, code := runMM(t, dir, trusted(t, dir, env), "", "-p", "show me the environment", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -243,7 +243,7 @@ func TestLineSandboxLandlock(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "write files")
+	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -43,7 +43,7 @@ func TestHookDeniesRmACP(t *testing.T) {
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p := startAgent(t, dir, mmEnv(t, srv))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "delete hello.txt"); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n    - {command: [./.mm/rec.sh]}\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p := startAgent(t, dir, mmEnv(t, srv))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "write hi to out.txt"); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestHooksLineMode(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	hookConfig(t, dir, "  preToolUse:\n    - {command: ./.mm/no-rm.sh}\n")
-	_, stderr, _ := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "delete hello.txt")
+	_, stderr, _ := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
 		t.Fatalf("hello.txt deleted despite the hook (even with --yes a deny wins)")
 	}
@@ -118,7 +118,7 @@ func TestHooksLineMode(t *testing.T) {
 	srv = scenario(t, "hook_ignored")
 	dir = t.TempDir()
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "write hi to out.txt")
+	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write hi to out.txt")
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" || code != 0 {
 		t.Errorf("out.txt = %q (exit %d): the hook's allow did not skip the question\n%s", b, code, stderr)
 	}
@@ -135,12 +135,12 @@ func TestPreGenerationHookLineMode(t *testing.T) {
 	srv := scenario(t, "hook_ignored")
 	dir := t.TempDir()
 	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/frozen.sh]}\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "write hi to out.txt")
+	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt")
 	if code == 0 || len(srv.Requests()) != 0 || !strings.Contains(stderr, "turn stopped by a hook: the repository is frozen for the release") {
 		t.Errorf("exit %d, %d requests, stderr:\n%s", code, len(srv.Requests()), stderr)
 	}
 	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/rewrite.sh]}\n")
-	if _, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
+	if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	msgs := srv.Requests()[0].Messages
@@ -163,7 +163,7 @@ func TestHookAskOnReadACP(t *testing.T) {
 			hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/ask.sh], tools: [read_file]}\n")
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			p := startAgent(t, dir, mmEnv(t, srv))
+			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
 			p.client.choose = c.choose
 			id := p.session(t, ctx, dir)
 			if _, err := p.prompt(ctx, id, "what does hello.txt say?"); err != nil {

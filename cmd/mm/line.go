@@ -110,15 +110,28 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, ex
 // or TERM say about colours); --yes allows all; with neither, risky
 // actions are refused with a reason the model reads. The terminal is
 // opened at the first question and closed by the returned func.
+//
+// --yes never answers for a file that runs code later (tools.RunsLater):
+// that is asked on the terminal, or refused without one.
 func lineAsker(yes bool, stderr io.Writer) (tools.Asker, func()) {
-	if yes {
-		return func(context.Context, tools.Approval) (tools.Answer, error) { return tools.AllowOnce, nil }, func() {}
+	var tty tools.Asker
+	closeTTY := func() {}
+	if isTerminal(stderr) {
+		t := &ttyAsker{}
+		tty, closeTTY = t.ask, t.close
 	}
-	if !isTerminal(stderr) {
-		return nil, func() {}
+	if !yes {
+		return tty, closeTTY
 	}
-	t := &ttyAsker{}
-	return t.ask, t.close
+	return func(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+		switch {
+		case req.RunsLater == "":
+			return tools.AllowOnce, nil
+		case tty != nil:
+			return tty(ctx, req)
+		}
+		return 0, fmt.Errorf("%w: %s — --yes and yolo do not answer for it", tools.ErrNoOneToAsk, req.RunsLater)
+	}, closeTTY
 }
 
 // ttyAsker puts permission questions on /dev/tty.

@@ -4,6 +4,7 @@
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
 //	mm doctor     checks the set-up, one line per check (--json for scripts)
+//	mm trust      trusts this workspace's .mm/agent.yaml as it is now
 //	mm eval       routing eval (the skill router), tools eval (the tool router) or task eval (the chat model), C5
 package main
 
@@ -103,7 +104,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error
 		usage = stdout
 	}
 	if err != nil {
-		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm eval routing|tools|tasks [FILE] [--json]")
+		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm trust [--yes] | mm eval routing|tools|tasks [FILE] [--json]")
 		fs.SetOutput(usage)
 		fs.PrintDefaults()
 		fmt.Fprintln(usage, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
@@ -206,6 +207,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		mode = "doctor"
 	case len(rest) > 0 && rest[0] == "eval":
 		mode = "eval"
+	case len(rest) > 0 && rest[0] == "trust":
+		mode = "trust"
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
 		return exitUsage
@@ -221,7 +224,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
 		return exitUsage
 	}
-	cfg, cfgErr := config.Load(config.Find(f.config, cwd))
+	cfg, trust, cfgErr := config.LoadFor(f.config, cwd, trustFile())
+	if mode == "trust" {
+		return runTrust(trust, cfgErr, rest[1:], f.yes, stdin, stdout, stderr)
+	}
 	if cfgErr != nil && mode != "doctor" {
 		line := strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
 		fmt.Fprintln(stderr, "mm:", line)
@@ -250,8 +256,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	defer closeLog()
+	warning := trust.Warning()
+	if warning != "" {
+		log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
+		if mode != "doctor" && mode != "eval" {
+			fmt.Fprintln(stderr, "mm:", warning)
+		}
+	}
 	if mode == "doctor" {
 		a := newApp(cfg, log, nil)
+		a.trust = trust
 		a.lspCold = true
 		defer a.conn.Close()
 		defer a.closeAgents()
@@ -269,6 +283,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
 	a := newApp(cfg, log, openStore(log))
+	a.trust = trust
 	defer a.closeLSP()
 	defer a.conn.Close()
 	defer a.closeAgents()

@@ -36,6 +36,9 @@ func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 // acpMCP is acp.Options.MCP: the editor's servers after the config's.
 func (a *app) acpMCP(ctx context.Context, cwd string, servers []sdk.McpServer) ([]tools.Tool, []string, func()) {
 	more, notes := fromACP(servers)
+	if w := a.trust.Warning(); w != "" {
+		notes = append(notes, w)
+	}
 	set := a.mcpConnect(ctx, cwd, more)
 	return set.Tools(), append(notes, set.Notes...), set.Close
 }

@@ -45,7 +45,7 @@ func TestReadmeExamples(t *testing.T) {
 	writeFile(t, hook, readmeBlock(t, "An example, `.mm/hooks/no-rm.sh`", "sh"))
 	os.Chmod(hook, 0o755)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
-	_, stderr, _ := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "delete hello.txt")
+	_, stderr, _ := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
 		t.Errorf("the README's hook let rm run:\n%s", stderr)
 	}

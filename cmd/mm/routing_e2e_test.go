@@ -46,7 +46,7 @@ func TestACPSkillRouting(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 300ms}\n")
-			p := startAgent(t, dir, mmEnv(t, chat))
+			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 			ctx := testContext(t)
 			id := p.session(t, ctx, dir)
 			start := time.Now()
@@ -92,7 +92,7 @@ func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
-	p := startAgent(t, dir, mmEnv(t, chat))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 	ctx := testContext(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "$run-tests for the parser"); err != nil {

@@ -80,7 +80,7 @@ func TestSkillACP(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	p := startAgent(t, dir, mmEnv(t, srv))
+	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
 	id := p.session(t, ctx, dir)
 	// A5: /release-notes (with its hint) in the / menu after session/new.
 	menu := func(has string) map[string]string {

@@ -71,7 +71,7 @@ func TestACPToolRouting(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "tools-router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: tools-router.yaml, timeout: 300ms}\n")
-			p := startAgent(t, dir, mmEnv(t, chat))
+			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 			ctx := testContext(t)
 			id := p.session(t, ctx, dir)
 			start := time.Now()
@@ -151,7 +151,7 @@ func TestEvalTools(t *testing.T) {
 		if jsonOut {
 			args = append(args, "--json")
 		}
-		stdout, stderr, code := runMM(t, dir, mmEnv(t, nil), "", args...)
+		stdout, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
 		dec.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)

@@ -74,6 +74,9 @@ type Config struct {
 
 	// lines are the top-level keys' lines in the file, for messages.
 	lines map[string]int
+	// ignored are the untrusted keys cleared from a workspace config that
+	// is not trusted (LoadFor).
+	ignored []string
 }
 
 // Sampling parameters; nil means the default.

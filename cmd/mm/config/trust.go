@@ -1,0 +1,325 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// A workspace's own .mm/agent.yaml comes with the repository: whoever
+// wrote it — the project, a pull request, the model through a file it
+// wrote — is not the user. Until the user trusts it, its keys that run a
+// program, relax a permission, or send data or credentials elsewhere are
+// ignored; the others apply. Trust is bound to content: the hash of every
+// file that takes part (Parts), recorded in mm's state directory, never in
+// the repository, so any change makes the config untrusted again.
+
+// Untrusted is one key a workspace config may set only once trusted.
+type Untrusted struct {
+	Key string
+	// Why says what the key could do, for the README and `mm trust`.
+	Why   string
+	set   func(*Config) bool
+	clear func(*Config)
+}
+
+// UntrustedKeys are the keys an untrusted workspace config cannot set,
+// in the order the README's table lists them. Every other key applies.
+var UntrustedKeys = []Untrusted{
+	{"yolo", "runs every edit and command without asking",
+		func(c *Config) bool { return c.Yolo }, func(c *Config) { c.Yolo = false }},
+	{"permissions.allow", "lets commands and edits run without asking",
+		func(c *Config) bool { return len(c.Permissions.Allow) > 0 }, func(c *Config) { c.Permissions.Allow = nil }},
+	{"hooks", "runs programs (and guard agents) at each step",
+		func(c *Config) bool {
+			return len(c.Hooks.PreGeneration)+len(c.Hooks.PreToolUse)+len(c.Hooks.PostToolUse) > 0
+		}, func(c *Config) { c.Hooks = Hooks{} }},
+	{"mcpServers", "starts programs, or connects to URLs, at every session",
+		func(c *Config) bool { return len(c.MCPServers) > 0 }, func(c *Config) { c.MCPServers = nil }},
+	{"lsp", "starts language server programs",
+		func(c *Config) bool { return len(c.LSP) > 0 }, func(c *Config) { c.LSP = nil }},
+	{"provider", "picks the server your code is sent to (openai: api.openai.com)",
+		func(c *Config) bool { return c.Provider != "" }, func(c *Config) { c.Provider = "" }},
+	{"baseURL", "sends your code and prompts to another server",
+		func(c *Config) bool { return c.BaseURL != "" }, func(c *Config) { c.BaseURL = "" }},
+	{"apiKeyEnv", "sends one of your environment variables (a token) to the server as its key",
+		func(c *Config) bool { return c.APIKeyEnv != "" }, func(c *Config) { c.APIKeyEnv = "" }},
+	{"bashEnv.keep", "lets secret variables through to commands",
+		func(c *Config) bool { return len(c.BashEnv.Keep) > 0 }, func(c *Config) { c.BashEnv.Keep = nil }},
+	{"fetchContentTool", "lets the model fetch URLs (it can send what it read)",
+		func(c *Config) bool { return c.FetchContentTool != nil && *c.FetchContentTool }, func(c *Config) { c.FetchContentTool = nil }},
+	{"agents", "other agent files, with their own servers and keys",
+		func(c *Config) bool { return len(c.Agents) > 0 }, func(c *Config) { c.Agents = nil }},
+	{"skillRouting", "a decision agent file, with its own server and key",
+		func(c *Config) bool { return c.SkillRouting.Agent != "" }, func(c *Config) { c.SkillRouting = Routing{} }},
+	{"toolRouting", "a decision agent file, with its own server and key",
+		func(c *Config) bool { return c.ToolRouting.Agent != "" }, func(c *Config) { c.ToolRouting = ToolRouting{} }},
+}
+
+// Ignorable names the untrusted keys c sets.
+func (c *Config) Ignorable() []string {
+	var keys []string
+	for _, u := range UntrustedKeys {
+		if u.set(c) {
+			keys = append(keys, u.Key)
+		}
+	}
+	return keys
+}
+
+// restrict clears the untrusted keys of c.
+func (c *Config) restrict() {
+	for _, u := range UntrustedKeys {
+		if u.set(c) {
+			u.clear(c)
+		}
+	}
+}
+
+// Parts are the files that take part in the config, absolute, sorted: the
+// file itself, the agent files it names (and theirs), and the programs it
+// starts — hooks, MCP servers, language servers — that are files: a
+// command with a slash, or an argument naming an existing file under dir
+// (`python .mm/server.py`). Programs found on PATH are the user's.
+func (c *Config) Parts(dir string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	var walk func(c *Config)
+	walk = func(c *Config) {
+		if c == nil || c.Source == "" || seen[absPath(c.Source)] {
+			return
+		}
+		add(absPath(c.Source))
+		argv := func(words []string) {
+			for i, w := range words {
+				p := w
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(dir, p)
+				}
+				fi, err := os.Stat(p)
+				if (i == 0 && strings.ContainsRune(w, '/')) || (err == nil && !fi.IsDir() && within(dir, p)) {
+					add(p)
+				}
+			}
+		}
+		for _, hs := range [][]Hook{c.Hooks.PreGeneration, c.Hooks.PreToolUse, c.Hooks.PostToolUse} {
+			for _, h := range hs {
+				argv(h.Command)
+				walk(h.GuardFile)
+			}
+		}
+		for _, s := range c.MCPServers {
+			if s.Command != "" {
+				argv(append([]string{s.Command}, s.Args...))
+			}
+		}
+		for _, l := range c.LSP {
+			argv(l.Command)
+		}
+		walk(c.SkillRouting.File)
+		walk(c.ToolRouting.File)
+		for _, name := range c.Agents.Names() {
+			walk(c.Agents[name].Config)
+		}
+	}
+	walk(c)
+	sort.Strings(out)
+	return out
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// within reports whether p is dir or below it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// Hash is the content hash of parts: each file's path and bytes (a
+// missing file counts as missing), so changing, adding or removing any of
+// them changes it.
+func Hash(parts []string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%s\x00", p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintf(h, "missing\x00")
+			continue
+		}
+		fmt.Fprintf(h, "%d\x00", len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Trust is the trust state of the config mm loaded.
+type Trust struct {
+	// Workspace: the config is the workspace's own .mm/agent.yaml (the
+	// only kind that needs trust); false for the user's own config.
+	Workspace bool
+	// Trusted: the user trusted exactly these contents.
+	Trusted bool
+	// Ignored are the untrusted keys the config sets that were ignored.
+	Ignored []string
+	// Parts and Hash are what trusting records (Parts, Hash).
+	Parts []string
+	Hash  string
+	// Full is the config as it would apply once trusted (nil when the
+	// full config does not load); mm trust shows it.
+	Full *Config
+	// Path is the config file; Store the trust file in the state
+	// directory.
+	Path, Store string
+}
+
+// Warning is the one ⚠ line saying what was ignored and how to trust it,
+// "" when nothing was.
+func (t *Trust) Warning() string {
+	if t == nil || !t.Workspace || t.Trusted || len(t.Ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("⚠ .mm/agent.yaml is not trusted: %s ignored — run `mm trust` here (or /trust in the editor) if you wrote it", strings.Join(t.Ignored, ", "))
+}
+
+// LoadFor finds and loads the config of a session in dir (Find, Load)
+// and applies workspace trust: a workspace's own .mm/agent.yaml loses its
+// untrusted keys unless the user trusted its current contents (recorded
+// in trustFile; "" trusts nothing). This is the one function that loads a
+// config for a workspace: start-up and every later re-read go through it.
+func LoadFor(flag, dir, trustFile string) (*Config, *Trust, error) {
+	path := Find(flag, dir)
+	ws := flag == "" && os.Getenv("MM_CONFIG") == "" && path != "" && sameFile(path, filepath.Join(dir, ".mm", "agent.yaml"))
+	if !ws {
+		c, err := Load(path)
+		return c, &Trust{Trusted: true, Path: path, Store: trustFile, Full: c}, err
+	}
+	full, err := Load(path)
+	t := &Trust{Workspace: true, Path: absPath(path), Store: trustFile, Full: full}
+	if err == nil {
+		t.Parts = full.Parts(dir)
+		t.Hash = Hash(t.Parts)
+		t.Trusted = trusted(trustFile, t.Path, t.Hash)
+		if t.Trusted {
+			return full, t, nil
+		}
+	}
+	// Untrusted (or not loadable as a whole: a planted agent file that
+	// does not parse must not keep the rest from loading): load the file
+	// without its untrusted keys, so nothing they name is read.
+	c, rerr := loadRestricted(path)
+	if rerr != nil {
+		return nil, t, rerr
+	}
+	t.Ignored = c.ignored
+	return c, t, nil
+}
+
+// loadRestricted is Load with the untrusted keys cleared before anything
+// they name is read or validated.
+func loadRestricted(path string) (*Config, error) {
+	c := &Config{Source: path}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: cannot read %s: %v", ErrInvalid, path, err)
+	}
+	if err := Parse(data, c); err != nil {
+		return nil, fmt.Errorf("%w: %s %v", ErrInvalid, path, err)
+	}
+	c.ignored = c.Ignorable()
+	c.restrict()
+	if c.SkillsDir != "" && !filepath.IsAbs(c.SkillsDir) {
+		c.SkillsDir = filepath.Join(filepath.Dir(absPath(path)), c.SkillsDir)
+	}
+	c.applyEnv()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
+	}
+	if err := c.loadGuards(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return c, nil
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	if err1 != nil || err2 != nil {
+		return absPath(a) == absPath(b)
+	}
+	return os.SameFile(fa, fb)
+}
+
+// trustRecords is the trust file: the config file's absolute path → the
+// hash of the contents the user trusted.
+type trustRecords map[string]string
+
+func readTrust(file string) trustRecords {
+	recs := trustRecords{}
+	if file == "" {
+		return recs
+	}
+	if b, err := os.ReadFile(file); err == nil {
+		_ = json.Unmarshal(b, &recs)
+	}
+	return recs
+}
+
+func trusted(file, config, hash string) bool {
+	return hash != "" && readTrust(file)[config] == hash
+}
+
+// Grant records that the user trusts t's config as it is now. It refuses
+// when the files changed since t was read: the user trusts what was shown.
+func (t *Trust) Grant() error {
+	if t.Store == "" {
+		return errors.New("no state directory to record trust in (set XDG_STATE_HOME)")
+	}
+	if Hash(t.Parts) != t.Hash {
+		return errors.New("the files changed while you were deciding — nothing was trusted; run it again")
+	}
+	recs := readTrust(t.Store)
+	recs[t.Path] = t.Hash
+	b, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(t.Store), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(t.Store), ".trust-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), t.Store); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}

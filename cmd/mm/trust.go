@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/mm-agent/mm/cmd/mm/config"
+)
+
+// trustFile is where workspace trust is recorded (config.Trust): the
+// state directory, never the repository, which a clone could ship.
+func trustFile() string {
+	dir, err := stateDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "trust.json")
+}
+
+// runTrust is `mm trust [--yes]`: it shows what the workspace's
+// .mm/agent.yaml would make mm do once trusted and the files that take
+// part, asks, and records their hash. --yes answers yes (scripts).
+func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	for _, a := range args {
+		if a != "--yes" && a != "-yes" && a != "-y" {
+			fmt.Fprintf(stderr, "mm: unexpected argument %q after trust (only --yes)\n", a)
+			return exitUsage
+		}
+		yes = true
+	}
+	switch {
+	case !t.Workspace && t.Path != "":
+		fmt.Fprintf(stdout, "mm: the config in use is your own (%s): it is always trusted\n", t.Path)
+		return exitOK
+	case !t.Workspace:
+		fmt.Fprintln(stdout, "mm: there is no .mm/agent.yaml here — nothing to trust")
+		return exitOK
+	case t.Full == nil:
+		line := "the config does not load"
+		if cfgErr != nil {
+			line = strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
+		}
+		fmt.Fprintf(stderr, "mm: %s — fix it before trusting it\n", line)
+		return exitUsage
+	case t.Trusted:
+		fmt.Fprintf(stdout, "mm: %s is trusted already, as it is now\n", t.Path)
+		return exitOK
+	}
+	fmt.Fprint(stdout, trustSummary(t))
+	if !yes {
+		fmt.Fprint(stdout, "Trust these files as they are now? [y/N] ")
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(stdout, "mm: not trusted — nothing changed")
+			return exitFailed
+		}
+	}
+	if err := t.Grant(); err != nil {
+		fmt.Fprintln(stderr, "mm: not trusted:", err)
+		return exitFailed
+	}
+	fmt.Fprintln(stdout, "mm: trusted — any change to these files makes them untrusted again")
+	return exitOK
+}
+
+// trustSummary says what trusting t would let take effect and which
+// files the trust covers, for `mm trust` and /trust.
+func trustSummary(t *config.Trust) string {
+	var b strings.Builder
+	keys := t.Full.Ignorable()
+	fmt.Fprintf(&b, "%s is not trusted.\n", t.Path)
+	if len(keys) == 0 {
+		b.WriteString("It sets nothing that needs trust; trusting it changes nothing now.\n")
+	} else {
+		b.WriteString("Once trusted, these take effect:\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: %s\n", k, trustValue(t.Full, k))
+		}
+	}
+	b.WriteString("The trust covers these files, as they are now:\n")
+	for _, p := range t.Parts {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	return b.String()
+}
+
+// trustValue shows what an untrusted key would do, in a few words.
+func trustValue(c *config.Config, key string) string {
+	why := ""
+	for _, u := range config.UntrustedKeys {
+		if u.Key == key {
+			why = " — " + u.Why
+		}
+	}
+	var v string
+	switch key {
+	case "yolo":
+		v = "true"
+	case "baseURL":
+		v = c.BaseURL
+	case "provider":
+		v = c.Provider
+	case "apiKeyEnv":
+		v = "$" + c.APIKeyEnv
+	case "permissions.allow":
+		v = strings.Join(c.Permissions.Allow, ", ")
+	case "bashEnv.keep":
+		v = strings.Join(c.BashEnv.Keep, ", ")
+	case "mcpServers":
+		var ss []string
+		for _, s := range c.MCPServers {
+			if s.URL != "" {
+				ss = append(ss, s.Name+" ("+s.URL+")")
+			} else {
+				ss = append(ss, s.Name+" ("+strings.Join(append([]string{s.Command}, s.Args...), " ")+")")
+			}
+		}
+		v = strings.Join(ss, ", ")
+	case "hooks":
+		var ss []string
+		for _, hs := range [][]config.Hook{c.Hooks.PreGeneration, c.Hooks.PreToolUse, c.Hooks.PostToolUse} {
+			for _, h := range hs {
+				if h.Guard != "" {
+					ss = append(ss, "guard "+h.Guard)
+				} else {
+					ss = append(ss, strings.Join(h.Command, " "))
+				}
+			}
+		}
+		v = strings.Join(ss, ", ")
+	case "lsp":
+		var ss []string
+		for name, l := range c.LSP {
+			ss = append(ss, name+" ("+strings.Join(l.Command, " ")+")")
+		}
+		v = strings.Join(ss, ", ")
+	case "agents":
+		v = strings.Join(c.Agents.Names(), ", ")
+	case "skillRouting":
+		v = c.SkillRouting.Agent
+	case "toolRouting":
+		v = c.ToolRouting.Agent
+	case "fetchContentTool":
+		v = "true"
+	}
+	return v + why
+}
+
+// runLater names the files of the config in use that make mm run code
+// later — the config file, the agent files and the programs it names —
+// so a write to one asks like a write to .git/hooks (tools.RunsLater).
+// The full config's files count even while it is untrusted: trusting it
+// later must not trust what the model wrote meanwhile.
+func (a *app) runLater(root string) map[string]string {
+	out := map[string]string{}
+	cfgs := []*config.Config{a.cfg}
+	if a.trust != nil && a.trust.Full != nil {
+		cfgs = append(cfgs, a.trust.Full)
+	}
+	for _, c := range cfgs {
+		for _, p := range c.Parts(root) {
+			out[p] = "mm's configuration names it (" + filepath.Base(c.Source) + "): mm runs or obeys it"
+		}
+	}
+	return out
+}

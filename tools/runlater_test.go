@@ -1,0 +1,110 @@
+package tools_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+func TestRunsLater(t *testing.T) {
+	for _, c := range []struct {
+		rel   string
+		later bool
+	}{
+		{".mm/agent.yaml", true},
+		{".mm/hooks/no-rm.sh", true},
+		{".git/config", true},
+		{".git/hooks/pre-commit", true},
+		{"vendor/lib/.git/hooks/post-checkout", true}, // a submodule's
+		{"sub/.git", true},
+		{".gitattributes", true},
+		{"docs/.gitattributes", true},
+		{".gitmodules", true},
+		{".vscode/settings.json", true},
+		{".vscode/tasks.json", true},
+		{"app.code-workspace", true},
+		{".envrc", true},
+		{".idea/workspace.xml", true},
+		{".devcontainer/devcontainer.json", true},
+		{".husky/pre-commit", true},
+		{".github/workflows/ci.yml", true},
+		{".cargo/config.toml", true},
+		{".nvim.lua", true},
+		{".ENVRC", true}, // case-insensitive file systems
+		{"./.git/../.git/config", true},
+		{"main.go", false},
+		{"README.md", false},
+		{".github/ISSUE_TEMPLATE.md", false},
+		{"gitconfig.txt", false},
+		{"src/mm/agent.yaml", false},
+		{"../other/.git/config", false}, // outside: refused elsewhere
+		{"Makefile", false},
+	} {
+		if got := tools.RunsLater(c.rel) != ""; got != c.later {
+			t.Errorf("RunsLater(%q) = %v, want %v", c.rel, got, c.later)
+		}
+	}
+}
+
+// A write to a file that runs later is asked in every mode — yolo,
+// accept-edits, an allow rule, an "always" answer, a hook's allow — and
+// an "always" answer to it counts once. A deny rule, plan mode and a
+// "never" still refuse without asking.
+func TestPolicyAsksForFilesThatRunLater(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string) tools.Approval {
+		abs := filepath.Join(root, rel)
+		return tools.Approval{Tool: "write_file", Kind: tools.KindEdit, Caps: tools.Reads | tools.WritesWorkspace, Title: "Write " + rel, Key: "write_file", Subject: rel,
+			Diffs: []tools.Diff{{Path: abs}}, Locations: []tools.Location{{Path: abs}}}
+	}
+	named := filepath.Join(root, "scripts", "check.sh")
+	newPolicy := func(yolo bool, allow, deny []string) *tools.Policy {
+		p := tools.NewPolicy(yolo, allow, deny)
+		p.WatchRunLater(&tools.RunLater{Root: root, Named: map[string]string{named: "a hook mm runs"}})
+		return p
+	}
+	for _, mode := range []tools.Mode{tools.ModeYolo, tools.ModeAcceptEdits, tools.ModeAsk} {
+		p := newPolicy(false, []string{"write_file"}, nil)
+		p.SetMode(mode)
+		p.Remember(write("main.go"), true)
+		for _, rel := range []string{".git/hooks/pre-commit", ".vscode/tasks.json", "scripts/check.sh"} {
+			a := write(rel)
+			a.Hook = tools.HookAllow
+			if _, ok := p.Decide(a); ok {
+				t.Errorf("%s: %s decided without asking", mode, rel)
+			}
+			var asked string
+			d, err := p.Approve(context.Background(), a, func(_ context.Context, req tools.Approval) (tools.Answer, error) {
+				asked = req.Title
+				return tools.AllowAlways, nil
+			})
+			if err != nil || !d.Allowed || !strings.Contains(asked, "⚠ "+rel+" runs later") {
+				t.Errorf("%s: %s: allowed=%v, question %q", mode, rel, d.Allowed, asked)
+			}
+			if _, ok := p.Decide(a); ok {
+				t.Errorf("%s: an always answer to %s was remembered", mode, rel)
+			}
+		}
+		if d, ok := p.Decide(write("main.go")); !ok || !d.Allowed {
+			t.Errorf("%s: an ordinary file asks", mode)
+		}
+	}
+	// nobody to ask: refused, saying why
+	p := newPolicy(true, nil, nil)
+	d, _ := p.Approve(context.Background(), write(".envrc"), nil)
+	if d.Allowed || !strings.Contains(d.Reason, ".envrc runs later") || !strings.Contains(d.Reason, "do not answer for it") {
+		t.Errorf("no one to ask: %+v", d)
+	}
+	// refusals still refuse without a question
+	p = newPolicy(false, nil, []string{"write_file:.git/*"})
+	if d, ok := p.Decide(write(".git/config")); !ok || d.Allowed {
+		t.Errorf("the deny rule did not win: %+v %v", d, ok)
+	}
+	p.SetMode(tools.ModePlan)
+	if d, ok := p.Decide(write(".envrc")); !ok || d.Allowed {
+		t.Errorf("plan mode asked: %+v %v", d, ok)
+	}
+}
