@@ -93,7 +93,7 @@ func command(s string, sigil byte) (name, rest string, ok bool) {
 		end++
 	}
 	name = s[1:end]
-	if !validName.MatchString(name) || (end < len(s) && !isSpace(s[end])) {
+	if !validName(name) || (end < len(s) && !isSpace(s[end])) {
 		return "", "", false
 	}
 	if sigil == '$' {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -46,7 +45,20 @@ type frontMatter struct {
 	Hint        string   `yaml:"argument-hint"`
 }
 
-var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// validName: a skill name is 1 to 64 lower-case ASCII letters, digits,
+// '_' or '-', not starting with '_' or '-' (it is typed after '/' or '$').
+// A loop, not a regexp compiled at every start.
+func validName(name string) bool {
+	if name == "" || len(name) > 64 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Parse reads one skill file. fallback names the skill when the front
 // matter has no name (its folder, or the file name without .md).
@@ -74,7 +86,7 @@ func Parse(data []byte, fallback string) (Skill, error) {
 		s.Name = fallback
 	}
 	switch {
-	case !validName.MatchString(s.Name):
+	case !validName(s.Name):
 		return Skill{}, fmt.Errorf("name %q must be lowercase letters, digits, - or _ (at most 64)", s.Name)
 	case s.Description == "":
 		return Skill{}, errors.New("description is missing (one line saying when to use the skill)")

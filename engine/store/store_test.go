@@ -179,3 +179,19 @@ func TestTitle(t *testing.T) {
 		}
 	}
 }
+
+// A session id becomes a file name: only 1–128 ASCII letters, digits, '_'
+// and '-' are loaded; anything else is refused before the disk is touched.
+func TestLoadRefusesBadIDs(t *testing.T) {
+	s := store.Open(t.TempDir(), nil)
+	for _, id := range []string{"", "../x", "a/b", "a.json", "sess 1", "é", strings.Repeat("a", 129), "a\x00b"} {
+		if _, err := s.Load(id); !errors.Is(err, store.ErrBadID) {
+			t.Errorf("Load(%q) = %v, want ErrBadID", id, err)
+		}
+	}
+	for _, id := range []string{"a", "sess_01-AB", strings.Repeat("z", 128)} {
+		if _, err := s.Load(id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Load(%q) = %v, want ErrNotFound (a valid id)", id, err)
+		}
+	}
+}

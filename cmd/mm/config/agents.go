@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -163,7 +162,18 @@ func (a Agents) Names() []string {
 
 // agentName is what a name may be: it becomes part of a tool name and of
 // a slash command, which servers and editors restrict.
-var agentName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,31}$`)
+// A loop, not a regexp compiled at every start.
+func agentName(name string) bool {
+	if name == "" || len(name) > 32 || !('a' <= name[0] && name[0] <= 'z' || 'A' <= name[0] && name[0] <= 'Z') {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // maxDescription bounds an asked agent's description: it goes into the
 // ask_<name> tool's description, sent with every request (P1).
@@ -178,7 +188,7 @@ func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
 	out := Agents{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !agentName.MatchString(k.Value) {
+		if !agentName(k.Value) {
 			return fmt.Errorf("line %d: agents: %q is not a short name — a letter, then letters, digits, - or _ (32 at most): it becomes the tool ask_<name> and the command /ask-<name>", k.Line, k.Value)
 		}
 		ref := &AskedAgent{Line: k.Line}
