@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -25,10 +26,13 @@ type editorFiles struct {
 
 // ReadFile asks the editor for the buffer. A file the editor cannot give
 // is read from the disk when it is there (the editor may refuse binary
-// files), and is fs.ErrNotExist when it is on neither.
+// files), and is fs.ErrNotExist when it is on neither. A file on disk
+// that mm would not read (a FIFO, a device, one over the size limit) is
+// not asked of the editor either: the disk view refuses it, without
+// reading it.
 func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	conn := f.s.agent.connection()
-	if !f.read || conn == nil {
+	if !f.read || conn == nil || refused(path) {
 		return f.disk.ReadFile(ctx, path)
 	}
 	resp, err := conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: f.s.id, Path: path})
@@ -47,10 +51,16 @@ func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error)
 
 // WriteFile hands the new text to the editor. An empty text goes to the
 // disk: the protocol requires content, so clients refuse an empty write.
+// The editor follows links, so the path is checked once more right
+// before: a link out of the workspace put there while the permission
+// prompt was open is refused, not written through.
 func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
 	conn := f.s.agent.connection()
 	if !f.write || conn == nil || len(data) == 0 {
 		return f.disk.WriteFile(ctx, path, data, mode)
+	}
+	if err := tools.Inside(f.s.env.Roots(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if _, err := conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.s.id, Path: path, Content: string(data)}); err != nil {
 		if ctx.Err() != nil {
@@ -59,4 +69,11 @@ func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte, m
 		return fmt.Errorf("the editor did not write it: %v", err)
 	}
 	return nil
+}
+
+// refused reports whether the file at path is one the disk view would
+// refuse to read; a missing one is not (the editor may hold it unsaved).
+func refused(path string) bool {
+	err := disk.Check("", path, disk.MaxSource)
+	return err != nil && !errors.Is(err, fs.ErrNotExist)
 }

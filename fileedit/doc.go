@@ -48,8 +48,8 @@
 //   - Bytes outside the replaced regions are kept byte for byte: the BOM,
 //     CRLF endings (mixed ones too) and the rest of the file (F6). New text
 //     gets the file's dominant line ending.
-//   - WriteAtomic leaves the original byte-identical on any failure and no
-//     temporary file behind (F8).
+//   - Nothing here touches the disk: reading and the atomic write (F8)
+//     are fileedit/disk's.
 //
 // This is a leaf package: it imports only the standard library and go-udiff,
 // and knows nothing of tools, the engine or any front end.

@@ -1,6 +1,8 @@
 package lspbridge
 
 import (
+	"github.com/mm-agent/mm/fileedit/disk"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -40,7 +42,7 @@ func (m *Manager) ChangedSince(ctx context.Context, t time.Time) string {
 	unchecked := map[*server][]string{}
 	snap := m.snapshot(ctx, paths, false, func(s *server, c string) (snapFile, bool) {
 		if text, open := s.docText(c); open {
-			now, err := os.ReadFile(c)
+			now, err := disk.Read(ctx, s.root, c, disk.MaxSource)
 			if err == nil && bytes.Equal(now, text) {
 				return snapFile{}, false // unchanged: edited by mm just before
 			}
@@ -64,7 +66,7 @@ func (m *Manager) ChangedSince(ctx context.Context, t time.Time) string {
 	if snap != nil {
 		for _, g := range snap.groups {
 			for _, f := range g.files {
-				if data, err := os.ReadFile(f.path); err == nil {
+				if data, err := disk.Read(ctx, g.srv.root, f.path, disk.MaxSource); err == nil {
 					changes = append(changes, Change{Path: f.path, Content: data})
 				}
 			}

@@ -1,6 +1,8 @@
 package lspbridge
 
 import (
+	"github.com/mm-agent/mm/fileedit/disk"
+
 	"context"
 	"log/slog"
 	"os"
@@ -88,15 +90,17 @@ type Files interface {
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 }
 
-// disk is the default Files.
-type disk struct{}
+// onDisk is the default Files: mm's one bounded file reader.
+type onDisk struct{}
 
-func (disk) ReadFile(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
+func (onDisk) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return disk.Read(ctx, "", path, disk.MaxSource)
+}
 
 // files is the configured view, else the disk.
 func (c Config) files() Files {
 	if c.Files == nil {
-		return disk{}
+		return onDisk{}
 	}
 	return c.Files
 }

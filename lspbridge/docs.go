@@ -1,11 +1,13 @@
 package lspbridge
 
 import (
+	"github.com/mm-agent/mm/fileedit/disk"
+
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"slices"
 	"time"
 
@@ -167,12 +169,12 @@ func (s *server) filesChanged(ctx context.Context, paths []string) {
 		s.pruneOutstanding()
 	}()
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		data, err := disk.Read(ctx, s.root, path, disk.MaxSource)
 		s.mu.Lock()
 		d := s.docs[path]
 		s.mu.Unlock()
 		switch {
-		case err != nil && os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			if d != nil {
 				s.closeDoc(ctx, path)
 			}

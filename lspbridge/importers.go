@@ -1,13 +1,14 @@
 package lspbridge
 
 import (
+	"github.com/mm-agent/mm/fileedit/disk"
+
 	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -37,15 +38,11 @@ const maxSourceRead = 1 << 20
 // readSource returns the text of a file the scan looks at. The scan reads
 // the disk, not Config.Files: it looks at every file of the root, and
 // asking the editor for each would cost a round trip per file; the few
-// files it finds are opened with their text from Config.Files.
-func readSource(path string) ([]byte, error) {
-	if info, err := os.Stat(path); err != nil || info.Size() > maxSourceRead {
-		return nil, cmp.Or(err, errTooLarge)
-	}
-	return os.ReadFile(path)
+// files it finds are opened with their text from Config.Files. A link to
+// /dev/zero, a FIFO or a link out of the root is skipped, unread.
+func readSource(ctx context.Context, root, path string) ([]byte, error) {
+	return disk.Read(ctx, root, path, maxSourceRead)
 }
-
-var errTooLarge = errors.New("too large to scan")
 
 // importerScan is what the scan found: the files to check, nearest first,
 // at most maxImporters, and how many it found in all.
@@ -102,7 +99,7 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 		if !exts[filepath.Ext(name)] || slices.Contains(edited, p) {
 			return nil
 		}
-		if names, ok := s.imports.get(p, d, extract); ok && match(p, names) {
+		if names, ok := s.imports.get(ctx, s.root, p, d, extract); ok && match(p, names) {
 			sc.files = append(sc.files, p)
 		}
 		return nil
@@ -178,7 +175,7 @@ type importEntry struct {
 }
 
 // get returns the imports of path, read with extract when not cached.
-func (c *importCache) get(path string, d fs.DirEntry, extract func([]byte) []string) ([]string, bool) {
+func (c *importCache) get(ctx context.Context, root, path string, d fs.DirEntry, extract func([]byte) []string) ([]string, bool) {
 	info, err := d.Info()
 	if err != nil {
 		return nil, false
@@ -189,7 +186,7 @@ func (c *importCache) get(path string, d fs.DirEntry, extract func([]byte) []str
 	if ok && e.mod.Equal(info.ModTime()) && e.size == info.Size() {
 		return e.names, true
 	}
-	text, err := readSource(path)
+	text, err := readSource(ctx, root, path)
 	if err != nil {
 		return nil, false
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -113,9 +112,6 @@ type Source struct {
 	// embedded source.
 	Dir string
 }
-
-// DirSource is a skills folder on disk.
-func DirSource(dir string) Source { return Source{FS: os.DirFS(dir), Dir: dir} }
 
 // Warning is a skill file that was skipped.
 type Warning struct {

@@ -71,7 +71,7 @@ func TestLoadNearestWinsAndMalformedSkipped(t *testing.T) {
 	write(t, filepath.Join(user, "release-notes.md"), skill("release-notes", "User notes.", "user steps"))
 	write(t, filepath.Join(user, "greet.md"), skill("greet", "Say hello.", "hello"))
 
-	set, warns := skills.Load(skills.DirSource(ws), skills.DirSource(user), skills.Shipped())
+	set, warns := skills.Load(dirSource(ws), dirSource(user), skills.Shipped())
 	if len(warns) != 1 || warns[0].Path != filepath.Join(ws, "broken.md") || !strings.Contains(warns[0].String(), "no front matter") {
 		t.Fatalf("warnings = %v, want one for broken.md", warns)
 	}
@@ -127,7 +127,7 @@ func TestRewrite(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "release-notes", "SKILL.md"), skill("release-notes", "Notes.", "steps"))
 	write(t, filepath.Join(dir, "greetings.md"), skill("greetings", "Greet.", "steps"))
-	set, _ := skills.Load(skills.DirSource(dir))
+	set, _ := skills.Load(dirSource(dir))
 	reserved := func(n string) bool { return n == "compact" || strings.HasPrefix(n, "ask-") }
 	line := skills.Line
 	for _, c := range []struct {
@@ -164,7 +164,7 @@ func TestRewrite(t *testing.T) {
 func TestLibraryReloadsOnChange(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.md"), skill("a", "A.", "steps"))
-	lib := skills.NewLibrary(skills.DirSource(dir), skills.Shipped())
+	lib := skills.NewLibrary(dirSource(dir), skills.Shipped())
 	set, _, gen := lib.Current()
 	if _, ok := set.Lookup("a"); !ok {
 		t.Fatal("a not found")
@@ -192,7 +192,7 @@ func TestNearest(t *testing.T) {
 	for _, n := range []string{"release-notes", "run-tests", "review-diff"} {
 		write(t, filepath.Join(dir, n+".md"), skill(n, "d", "s"))
 	}
-	set, _ := skills.Load(skills.DirSource(dir))
+	set, _ := skills.Load(dirSource(dir))
 	if got := strings.Join(set.Nearest("review", 3), ","); got != "review-diff" {
 		t.Errorf("Nearest(review) = %s", got)
 	}
@@ -206,7 +206,7 @@ func TestNearest(t *testing.T) {
 func TestWatch(t *testing.T) {
 	ws := t.TempDir()
 	dir := filepath.Join(ws, ".mm", "skills")
-	lib := skills.NewLibrary(skills.DirSource(dir), skills.Shipped())
+	lib := skills.NewLibrary(dirSource(dir), skills.Shipped())
 	ctx, cancel := context.WithCancel(context.Background())
 	changed := make(chan struct{}, 8)
 	done := make(chan error, 1)
@@ -241,3 +241,6 @@ func TestWatch(t *testing.T) {
 			return s.Description == "Greet someone by name."
 		})
 }
+
+// dirSource is a skills folder on disk.
+func dirSource(dir string) skills.Source { return skills.Source{FS: os.DirFS(dir), Dir: dir} }

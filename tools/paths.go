@@ -27,20 +27,32 @@ func Resolve(env Env, p string) (string, error) {
 		p = filepath.Join(env.Cwd(), p)
 	}
 	p = filepath.Clean(p)
+	if err := Inside(env.Roots(), p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// Inside checks that the absolute path p, its symlinks followed — a
+// dangling one too — stays inside one of roots. The error text is a
+// repair instruction; a path outside is ErrOutside. Writers that do not
+// go through the disk's os.Root (the editor's fs/write_text_file) call it
+// again right before writing.
+func Inside(roots []string, p string) error {
 	real, err := evalExisting(p)
 	if err != nil {
-		return "", errors.New("[error: cannot resolve " + p + ": " + err.Error() + "]")
+		return errors.New("[error: cannot resolve " + p + ": " + err.Error() + "]")
 	}
-	for _, root := range env.Roots() {
+	for _, root := range roots {
 		rr, err := evalExisting(filepath.Clean(root))
 		if err != nil {
 			continue
 		}
 		if within(rr, real) {
-			return p, nil
+			return nil
 		}
 	}
-	return "", outsideError("[error: " + p + " is outside the workspace (" + strings.Join(env.Roots(), ", ") + ") — use a path inside it]")
+	return outsideError("[error: " + p + " is outside the workspace (" + strings.Join(roots, ", ") + ") — use a path inside it]")
 }
 
 // ErrOutside marks Resolve's refusal of a path outside the workspace.
@@ -69,17 +81,33 @@ func within(root, p string) bool {
 }
 
 // evalExisting resolves symlinks in the longest existing prefix of p and
-// appends the rest unchanged.
+// appends the rest unchanged. A dangling link on the way is followed to
+// where it points (`notes.txt -> ../outside/x`): writing there would
+// create its target, so that target is what confinement must check.
 func evalExisting(p string) (string, error) {
 	rest := ""
 	cur := p
-	for {
+	for hops := 0; ; {
 		real, err := filepath.EvalSymlinks(cur)
 		if err == nil {
 			return filepath.Join(real, rest), nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", err
+		}
+		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if hops++; hops > 40 {
+				return "", errors.New("too many levels of symbolic links")
+			}
+			target, err := os.Readlink(cur)
+			if err != nil {
+				return "", err
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			cur = filepath.Clean(target)
+			continue
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {

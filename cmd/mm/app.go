@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
@@ -212,7 +215,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 		Tools:          reg,
 		Env:            env,
 		SystemPrompt:   a.cfg.SystemPrompt,
-		ProjectContext: projectContext(cwd),
+		ProjectContext: a.projectContext(cwd),
 		Sampling: llm.Sampling{Temperature: s.Temperature, TopP: s.TopP, MaxTokens: s.MaxTokens, ParallelToolCalls: s.ParallelToolCalls,
 			TopK: s.TopK, MinP: s.MinP, PresencePenalty: s.PresencePenalty, RepeatPenalty: s.RepeatPenalty},
 		ReasoningEffort: a.cfg.Reasoning.Effort,
@@ -293,11 +296,17 @@ func withMentions(env tools.Env, next func(context.Context, string) engine.Rewri
 	}
 }
 
-// projectContext reads AGENTS.md, else CLAUDE.md, at the workspace root.
-func projectContext(cwd string) string {
+// projectContext reads AGENTS.md, else CLAUDE.md, at the workspace root,
+// through the one bounded reader: a FIFO, a device, a link out of the
+// workspace or a file over disk.MaxControl is no context (and logged).
+func (a *app) projectContext(cwd string) string {
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-		if b, err := os.ReadFile(filepath.Join(cwd, name)); err == nil {
+		b, err := disk.Read(context.Background(), cwd, filepath.Join(cwd, name), disk.MaxControl)
+		if err == nil {
 			return strings.TrimSpace(string(b))
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			a.log.Warn("project context not read", "err", err)
 		}
 	}
 	return ""

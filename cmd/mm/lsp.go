@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
-	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // lspConfig merges the config's lsp: block over the defaults (gopls,
@@ -130,7 +130,7 @@ func (f *sessionFiles) ReadFile(ctx context.Context, path string) ([]byte, error
 	cur := f.cur
 	f.mu.Unlock()
 	if cur == nil {
-		return workspace.Disk{}.ReadFile(ctx, path)
+		return disk.Read(ctx, "", path, disk.MaxSource)
 	}
 	return cur.ReadFile(ctx, path)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -35,7 +36,11 @@ func (a *app) skillsFor(cwd string) *skills.Library {
 	}
 	var srcs []skills.Source
 	for _, d := range skillDirs(cwd, a.cfg.SkillsDir) {
-		srcs = append(srcs, skills.DirSource(d))
+		root := "" // the user's own folders
+		if rel, err := filepath.Rel(cwd, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			root = cwd // a repository's skills stay in it
+		}
+		srcs = append(srcs, skills.Source{FS: disk.DirFS(d, root, disk.MaxControl), Dir: d})
 	}
 	l := skills.NewLibrary(append(srcs, skills.Shipped())...)
 	if a.skills.libs == nil {

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -173,11 +174,19 @@ func listDir(abs, rel string) (tools.Result, error) {
 }
 
 func fileError(err error, rel string) tools.Result {
+	var big *disk.TooLargeError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return tools.Errorf("[error: %s does not exist — check the path (list the directory with read_file on it, or bash `ls`)]", rel)
 	case errors.Is(err, fs.ErrPermission):
 		return tools.Errorf("[error: permission denied for %s]", rel)
+	case errors.As(err, &big):
+		return tools.Errorf("[error: %s is %s, more than mm reads (%s) — look at parts of it with bash: `head -n 100 %s`, `grep -n WORD %s`, `sed -n '1000,1100p' %s`]",
+			rel, disk.Human(big.Size), disk.Human(big.Limit), rel, rel, rel)
+	case errors.Is(err, disk.ErrNotRegular):
+		return tools.Errorf("[error: %s is not a regular file (a FIFO, a device or a socket) — mm reads and edits regular files only; bash `ls -l %s` shows what it is]", rel, rel)
+	case errors.Is(err, disk.ErrOutside):
+		return tools.Errorf("[error: %s leads out of the workspace (a symlink) — use a path inside it]", rel)
 	}
 	return tools.Errorf("[error: cannot read %s: %v]", rel, err)
 }

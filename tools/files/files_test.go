@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -257,5 +259,55 @@ func TestUserEditDuringPromptIsKept(t *testing.T) {
 				t.Errorf("a retry without reading wrote over the user's edit: %q", res.Text)
 			}
 		})
+	}
+}
+
+// Files mm would hang or die on are answered with a repair text, at once:
+// a link to /dev/zero, a FIFO, a 2 GB sparse file; and a write through a
+// dangling link out of the workspace is refused (issue 21, issue 19).
+func TestSpecialFilesAnswerRepairText(t *testing.T) {
+	f := newFixture(t)
+	outside := t.TempDir()
+	if err := os.Symlink("/dev/zero", filepath.Join(f.dir, "b.py")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(f.dir, "x.py"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(f.dir, "huge.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := big.Truncate(2 << 30); err != nil {
+		t.Skip("no sparse files:", err)
+	}
+	big.Close()
+	os.Symlink(filepath.Join(outside, "notes.txt"), filepath.Join(f.dir, "notes.txt"))
+	tests := []struct {
+		tool string
+		args m
+		want string
+	}{
+		{"read_file", m{"path": "b.py"}, "b.py is outside the workspace"},
+		{"read_file", m{"path": "x.py"}, "x.py is not a regular file"},
+		{"read_file", m{"path": "huge.log"}, "huge.log is 2.0 GiB, more than mm reads (8.0 MiB) — look at parts of it with bash: `head -n 100 huge.log`"},
+		{"edit_file", m{"path": "x.py", "edits": []m{{"old": "a", "new": "b"}}}, "x.py is not a regular file"},
+		{"write_file", m{"path": "x.py", "content": "a"}, "x.py is not a regular file"},
+		{"write_file", m{"path": "notes.txt", "content": "pwned"}, "is outside the workspace"},
+	}
+	for _, tt := range tests {
+		done := make(chan tools.Result, 1)
+		go func() { done <- f.run(tt.tool, tt.args) }()
+		select {
+		case res := <-done:
+			if !res.IsError || !strings.Contains(res.Text, tt.want) {
+				t.Errorf("%s %v: got (error=%v) %q, want %q", tt.tool, tt.args, res.IsError, res.Text, tt.want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s %v hung", tt.tool, tt.args)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "notes.txt")); err == nil {
+		t.Error("write_file created a file outside the workspace through a dangling link")
 	}
 }

@@ -74,7 +74,7 @@ func target(ctx context.Context, env tools.Env, path string, mustExist bool) (ab
 		}
 		return abs, nil, false, ""
 	case err != nil:
-		return "", nil, false, fmt.Sprintf("[error: cannot read %s: %v]", path, err)
+		return "", nil, false, fileError(err, path).Text
 	}
 	if r := env.Reads().Check(abs, path, current); r != "" {
 		return "", nil, false, r

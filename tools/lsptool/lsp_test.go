@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/fileedit"
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -49,7 +49,7 @@ func (e *env) ReadFile(_ context.Context, p string) ([]byte, error) {
 }
 func (e *env) WriteFile(_ context.Context, p string, data []byte, mode fs.FileMode) error {
 	e.written = append(e.written, p)
-	return fileedit.WriteAtomic(p, data, mode)
+	return disk.WriteAtomic(e.dir, p, data, mode)
 }
 func (e *env) Approve(_ context.Context, req tools.Approval) (tools.Decision, error) {
 	e.asked = append(e.asked, req)

@@ -17,7 +17,7 @@ func TestReadSkill(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "release-notes"), 0o755)
 	os.WriteFile(filepath.Join(dir, "release-notes", "SKILL.md"), []byte("---\nname: release-notes\ndescription: Notes from git log.\nkeywords: [release]\n---\n1. Run git log.\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "release-notes", "template.md"), []byte("## vX\n"), 0o644)
-	lib := skills.NewLibrary(skills.DirSource(dir), skills.Shipped())
+	lib := skills.NewLibrary(dirSource(dir), skills.Shipped())
 	tool := skilltool.New(lib)
 
 	if d := tool.Description(); !strings.Contains(d, "- release-notes: Notes from git log. (release)") || !strings.Contains(d, "- run-tests:") {
@@ -53,3 +53,6 @@ func TestReadSkill(t *testing.T) {
 		t.Error("the description changed during the session: the prefix would break")
 	}
 }
+
+// dirSource is a skills folder on disk.
+func dirSource(dir string) skills.Source { return skills.Source{FS: os.DirFS(dir), Dir: dir} }

@@ -7,10 +7,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"strings"
 
-	"github.com/mm-agent/mm/fileedit"
+	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -47,7 +47,7 @@ func New(opts Options) (*Workspace, error) {
 		opts.Roots = []string{abs}
 	}
 	if opts.Files == nil {
-		opts.Files = Disk{}
+		opts.Files = Disk{Roots: opts.Roots}
 	}
 	return &Workspace{opts: opts, reads: tools.NewReadTracker()}, nil
 }
@@ -74,18 +74,41 @@ func (w *Workspace) WriteFile(ctx context.Context, path string, data []byte, mod
 	return w.opts.Files.WriteFile(ctx, path, data, mode)
 }
 
-// Disk is the view of files on the local disk: writes are atomic and keep
-// the mode of an existing file (fileedit.WriteAtomic).
-type Disk struct{}
+// Disk is the view of files on the local disk, through mm's one file
+// reader and writer (fileedit/disk): a read takes a regular file of at
+// most disk.MaxSource bytes; a write is atomic and keeps the mode of an
+// existing file. Inside one of Roots every operation goes through
+// os.Root, so no symlink — not even a directory swapped for one while a
+// permission prompt was open — leads out of it.
+type Disk struct {
+	// Roots confine: a write outside all of them is refused. Reads
+	// outside them (a language server's file in the module cache) are
+	// bounded but not confined. Nil confines nothing.
+	Roots []string
+}
 
 // ReadFile implements tools.Files.
-func (Disk) ReadFile(_ context.Context, path string) ([]byte, error) {
-	return os.ReadFile(path)
+func (d Disk) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return disk.Read(ctx, d.rootOf(path), path, disk.MaxSource)
 }
 
 // WriteFile implements tools.Files.
-func (Disk) WriteFile(_ context.Context, path string, data []byte, mode fs.FileMode) error {
-	return fileedit.WriteAtomic(path, data, mode)
+func (d Disk) WriteFile(_ context.Context, path string, data []byte, mode fs.FileMode) error {
+	root := d.rootOf(path)
+	if root == "" && len(d.Roots) > 0 {
+		return fmt.Errorf("write %s: %w", path, disk.ErrOutside)
+	}
+	return disk.WriteAtomic(root, path, data, mode)
+}
+
+// rootOf is the root holding path, "" when none does.
+func (d Disk) rootOf(path string) string {
+	for _, r := range d.Roots {
+		if rel, err := filepath.Rel(r, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return r
+		}
+	}
+	return ""
 }
 
 // Approve implements tools.Env through the one permission flow.

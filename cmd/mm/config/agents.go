@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mm-agent/mm/fileedit/disk"
 )
 
 // validateAgent refuses, naming the line, a file that is two kinds of
@@ -298,7 +301,7 @@ func pathless(err error) error {
 // its own provider, baseURL and model, untouched by the MM_* overrides
 // that configure the chat agent; the API key from its apiKeyEnv.
 func LoadAgent(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := disk.Read(context.Background(), "", path, disk.MaxControl)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the agent file %s: %v", path, pathless(err))
 	}

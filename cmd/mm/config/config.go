@@ -6,6 +6,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/fileedit/disk"
 )
 
 // Config is the whole file. Zero values mean "the default" (Defaults).
@@ -349,7 +351,7 @@ func Find(flag, dir string) string {
 func Load(path string) (*Config, error) {
 	c := &Config{Source: "built-in defaults"}
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := disk.Read(context.Background(), "", path, disk.MaxControl)
 		if err != nil {
 			return nil, fmt.Errorf("%w: cannot read %s: %v", ErrInvalid, path, err)
 		}

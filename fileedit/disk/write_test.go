@@ -1,4 +1,4 @@
-package fileedit
+package disk
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestWriteAtomicKeepsMode(t *testing.T) {
 	if err := os.Chmod(p, 0o754); err != nil { // beat the umask
 		t.Fatal(err)
 	}
-	if err := WriteAtomic(p, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+	if err := WriteAtomic("", p, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(p)
@@ -56,7 +56,7 @@ func TestWriteAtomicKeepsMode(t *testing.T) {
 func TestWriteAtomicNewFileInNewDirs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "a", "b", "new.txt")
-	if err := WriteAtomic(p, []byte("x\n"), 0o600); err != nil {
+	if err := WriteAtomic("", p, []byte("x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(p)
@@ -81,7 +81,7 @@ func TestWriteAtomicThroughSymlink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	if err := WriteAtomic(link, []byte("new\n"), 0o644); err != nil {
+	if err := WriteAtomic("", link, []byte("new\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -104,7 +104,7 @@ func TestWriteAtomicFailureKeepsOriginal(t *testing.T) {
 			t.Fatal(err)
 		}
 		readOnlyDir(t, dir)
-		err := WriteAtomic(p, []byte("changed"), 0o644)
+		err := WriteAtomic("", p, []byte("changed"), 0o644)
 		if err == nil {
 			t.Fatal("write into a read-only directory succeeded")
 		}
@@ -119,7 +119,7 @@ func TestWriteAtomicFailureKeepsOriginal(t *testing.T) {
 		if err := os.WriteFile(parent, original, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteAtomic(filepath.Join(parent, "f.txt"), []byte("x"), 0o644); err == nil {
+		if err := WriteAtomic("", filepath.Join(parent, "f.txt"), []byte("x"), 0o644); err == nil {
 			t.Fatal("write under a file succeeded")
 		}
 		assertUntouched(t, dir, parent, original, 1)
@@ -130,7 +130,7 @@ func TestWriteAtomicFailureKeepsOriginal(t *testing.T) {
 		if err := os.Mkdir(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteAtomic(sub, []byte("x"), 0o644); err == nil {
+		if err := WriteAtomic("", sub, []byte("x"), 0o644); err == nil {
 			t.Fatal("write over a directory succeeded")
 		}
 		if names := entries(t, dir); len(names) != 1 {
@@ -167,8 +167,8 @@ func TestWriteAtomicLateFailureCleansUp(t *testing.T) {
 	original := []byte("original\n")
 	fail := errors.New("injected failure")
 	cases := map[string]fileOps{
-		"write":  {write: func(*os.File, []byte) (int, error) { return 0, fail }, rename: os.Rename},
-		"rename": {write: (*os.File).Write, rename: func(string, string) error { return fail }},
+		"write":  {write: func(*os.File, []byte) (int, error) { return 0, fail }, rename: (*os.Root).Rename},
+		"rename": {write: (*os.File).Write, rename: func(*os.Root, string, string) error { return fail }},
 	}
 	for name, ops := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestWriteAtomicLateFailureCleansUp(t *testing.T) {
 			if err := os.WriteFile(p, original, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeAndRename(p, []byte("changed\n"), 0o644, ops); !errors.Is(err, fail) {
+			if err := writeAtomic(dir, p, []byte("changed\n"), 0o644, ops); !errors.Is(err, fail) {
 				t.Fatalf("err = %v, want the injected failure", err)
 			}
 			assertUntouched(t, dir, p, original, 1)
