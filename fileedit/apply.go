@@ -86,7 +86,7 @@ func applyFile(path string, content []byte, edits []Edit, repairs bool) (Outcome
 	}
 	f := decode(content)
 	r := &resolver{path: path, doc: doc{text: f.text}, edits: edits, cmp: comparer{work: maxDistanceWork},
-		repairs: repairs, seen: map[int][]*reading{}}
+		repairs: repairs}
 	r.resolveAll()
 	if len(r.problems) > 0 {
 		return refuse(r.problems...)

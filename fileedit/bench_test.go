@@ -75,3 +75,21 @@ func BenchmarkDiff(b *testing.B) {
 		Diff("big.go", content, o.Content)
 	}
 }
+
+// BenchmarkApplyRepair is a one-line edit in a 1 MiB file whose old and
+// new carry read_file's line number: all passes fail, the slips are tried
+// and the line-number reading applies (F9).
+func BenchmarkApplyRepair(b *testing.B) {
+	content, line := bigFile(1 << 20)
+	n := strings.Count(string(content[:strings.Index(string(content), line)]), "\n") + 1
+	prefix := fmt.Sprintf("%d\t", n)
+	edits := []Edit{{Old: prefix + line, New: prefix + line + " // changed"}}
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		o, err := Apply(content, edits)
+		if err != nil || o.Edits[0].Repair == "" {
+			b.Fatal(o.Summary, err)
+		}
+	}
+}

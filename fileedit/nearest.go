@@ -3,7 +3,6 @@ package fileedit
 import (
 	"fmt"
 	"math/bits"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,19 +106,16 @@ func applyRegions(text string, edits []resolved) (string, bool) {
 	return b.String(), true
 }
 
-// lineNumbered recognises a line copied with the numbers of a numbered
-// listing: "12: x", "  12\tx", "12| x", "12→x", "L12: x".
-var lineNumbered = regexp.MustCompile(`^\s*L?\d+\s*(:|\||│|→|\t)`)
-
 // numbered reports whether every non-blank line of old starts with a line
-// number, a frequent copy mistake from numbered read_file output.
+// number, a frequent copy mistake from numbered read_file output, even when
+// the lines are not a listing that can be read back (F9).
 func numbered(old string) bool {
 	n := 0
 	for _, l := range strings.Split(old, "\n") {
 		if isBlank(l) {
 			continue
 		}
-		if !lineNumbered.MatchString(l) {
+		if _, sep, _, ok := unnumber(l); !ok || sep == "" {
 			return false
 		}
 		n++

@@ -65,6 +65,9 @@ func (r *resolver) repair(i int, old, new string) (res resolved, ok, refused boo
 	if rd := r.typographicReading(old, new); rd != nil {
 		seen = append(seen, rd)
 	}
+	if r.seen == nil {
+		r.seen = map[int][]*reading{}
+	}
 	r.seen[i] = seen
 	// the plausible readings: found in the file, with new read the same
 	// way; all must agree on one place and one replacement
@@ -159,6 +162,11 @@ func (r *resolver) typographicReading(old, new string) *reading {
 		return nil // not this slip: the file differs in more than these characters
 	case 1:
 	default:
+		for k, m := range rd.s.matches { // for the refusal's line numbers
+			if at, ok := r.folded.original(m.start); ok {
+				rd.s.matches[k].start = at
+			}
+		}
 		return rd
 	}
 	m := rd.s.matches[0]
@@ -194,9 +202,13 @@ func (r *resolver) seenText(i int) (text, near string) {
 		why := ""
 		switch {
 		case rd.s.count == 0:
-			why = "without it, old is not found either"
+			why = "read that way, old is not found either"
 		case rd.s.count > 1:
-			why = "without it, old matches " + strconv.Itoa(rd.s.count) + " places"
+			var at []string
+			for _, m := range rd.s.matches {
+				at = append(at, strconv.Itoa(r.doc.lineNo(m.start)))
+			}
+			why = "read that way, old matches " + strconv.Itoa(rd.s.count) + " places (lines " + strings.Join(at, ", ") + ")"
 		case !rd.fits:
 			why = "new does not show it the same way, so its reading is not certain"
 		case rd.blocked != "":
