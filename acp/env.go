@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -70,11 +71,11 @@ func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (tools.Answer, 
 	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(req.CallID),
-		Title:      sdk.Ptr(req.Title),
+		Title:      sdk.Ptr(strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")),
 		Kind:       sdk.Ptr(toolKind(req.Kind)),
 		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
 		Locations:  locations(req.Locations),
-		Content:    content(req.Diffs, ""),
+		Content:    content(req.Diffs, tools.Visible(req.Detail)),
 	}
 	if req.Input != nil {
 		tc.RawInput = req.Input

@@ -94,6 +94,10 @@ type Part struct {
 	// (as written, without its wrappers, by the program's bare name); a
 	// match on any refuses the whole action.
 	Deny []string
+	// Unknown says the part's program is computed when it runs ($x,
+	// $(…)): no deny rule can be checked against it, so any deny rule of
+	// the tool refuses it.
+	Unknown bool
 }
 
 // parts is what a grant or rule must cover for a: its Parts, or the one

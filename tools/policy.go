@@ -291,6 +291,9 @@ func denied(rs []rule, tool string, parts []Part) (string, bool) {
 			continue
 		}
 		for _, pt := range parts {
+			if pt.Unknown {
+				return r.tool + ":" + r.pattern + " (the program is computed when it runs, so no deny rule can be checked against it)", true
+			}
 			for _, s := range pt.Deny {
 				if glob(r.pattern, s) {
 					return r.tool + ":" + r.pattern, true

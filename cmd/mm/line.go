@@ -177,9 +177,20 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, e
 	}
 }
 
-// question is the permission question of line mode and the REPL.
+// question is the permission question of line mode and the REPL: the
+// detail (the whole command and what "always" covers) above the title,
+// every character that a terminal would hide or obey (CR, ESC, bidi,
+// zero-width) shown as a marker.
 func question(req tools.Approval) string {
-	return fmt.Sprintf("mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", req.Title)
+	var b strings.Builder
+	if req.Detail != "" {
+		for _, l := range strings.Split(tools.Visible(req.Detail), "\n") {
+			b.WriteString("  │ " + l + "\n")
+		}
+	}
+	title := strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")
+	fmt.Fprintf(&b, "mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", title)
+	return b.String()
 }
 
 // parseAnswer reads y / a / n / v (or the words); ok is false for

@@ -76,8 +76,8 @@ func New(opts Options) tools.Tool {
 		Kind:        tools.KindExecute,
 		Caps:        tools.Anything,
 		Description: strings.ReplaceAll(strings.TrimSpace(description), "{timeout}", seconds(opts.Timeout)),
-		Describe: func(_ tools.Env, p Params) tools.Call {
-			return tools.Call{Title: title(p.Command)}
+		Describe: func(env tools.Env, p Params) tools.Call {
+			return tools.Call{Title: analyse(env, p.Command).title(p.Command)}
 		},
 		Run: r.run,
 	})
@@ -98,15 +98,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	if why := refusal(line, r.home); why != "" {
 		return tools.Result{Text: why, IsError: true}, nil
 	}
-	d, err := env.Approve(ctx, tools.Approval{
-		Tool:    "bash",
-		Kind:    tools.KindExecute,
-		Caps:    tools.Anything,
-		Title:   title(line),
-		Key:     approvalKey(line),
-		Subject: strings.TrimSpace(line),
-		Input:   p,
-	})
+	d, err := env.Approve(ctx, analyse(env, line).approval(line, p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()

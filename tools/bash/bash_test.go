@@ -384,8 +384,13 @@ func TestApprovalRequest(t *testing.T) {
 		t.Fatalf("asked %d times", len(a))
 	}
 	got := a[0]
-	if got.Tool != "bash" || got.Kind != tools.KindExecute || got.Key != "git status" ||
-		got.Title != "Run `git status --short 2>&1 | head -5`" || got.Subject != "git status --short 2>&1 | head -5" {
+	keys := []string{}
+	for _, p := range got.Parts {
+		keys = append(keys, p.Key)
+	}
+	if got.Tool != "bash" || got.Kind != tools.KindExecute || strings.Join(keys, ",") != "git status --short,head -5" ||
+		got.Title != "Run `git status --short 2>&1 | head -5`" || got.Subject != "git status --short 2>&1 | head -5" ||
+		!strings.Contains(got.Detail, "git status --short 2>&1 | head -5") {
 		t.Errorf("got %+v", got)
 	}
 	if p, ok := got.Input.(Params); !ok || p.Command != "git status --short 2>&1 | head -5" {
@@ -421,8 +426,8 @@ func TestDescribe(t *testing.T) {
 	long := "echo " + strings.Repeat("x", 200)
 	cases := map[string]string{
 		`{"command":"go test ./..."}`: "Run `go test ./...`",
-		`{"command":"cd a\nmake\n"}`:  "Run `cd a …`",
-		`{"command":` + q(long) + `}`: "Run `" + long[:79] + "…`",
+		`{"command":"cd a\nmake\n"}`:  "Run `cd a` and 1 more command, 2 lines",
+		`{"command":` + q(long) + `}`: "Run `" + long[:59] + "…` (205 characters in all)",
 		`{"cmd":"ls"}`:                "bash",
 	}
 	for in, want := range cases {

@@ -182,58 +182,6 @@ func TestBareBackground(t *testing.T) {
 	}
 }
 
-func TestApprovalKey(t *testing.T) {
-	cases := map[string]string{
-		"ls -la":                             "ls",
-		"git status":                         "git status",
-		"git status --short":                 "git status",
-		"  go test ./... 2>&1 | tail -20\n":  "go test",
-		"cd web && npm run build":            "npm run",
-		"make":                               "make",
-		"make test":                          "make test",
-		"cargo build --release | grep error": "cargo build",
-		"pytest -x -q":                       "pytest",
-		"go test ./... > /dev/null":          "go test",
-		"git -C /x push":                     "git -C /x push",
-		"go test ./... && rm -rf out":        "go test ./... && rm -rf out",
-		"ls; rm x":                           "ls; rm x",
-		"echo $(rm x)":                       "echo $(rm x)",
-		`echo "$(rm x)"`:                     `echo "$(rm x)"`,
-		"echo hi > ~/.bashrc":                "echo hi > ~/.bashrc",
-		"ls | sh":                            "ls | sh",
-		"LD_PRELOAD=x.so ls":                 "LD_PRELOAD=x.so ls",
-		"npm start &":                        "npm start &",
-		"ls\nrm x":                           "ls\nrm x",
-		// Found only by a parser.
-		"git status; rm -rf x":      "git status; rm -rf x",
-		"(git status)":              "(git status)",
-		"git status | sh":           "git status | sh",
-		"cd sub && git status":      "git status",
-		"cd a && cd b && make test": "make test",
-		"cd $(rm x) && ls":          "cd $(rm x) && ls",
-		"bash -c 'git status'":      "bash -c 'git status'",
-		"ls | tail > out.txt":       "ls | tail > out.txt",
-		"FOO=1 git status":          "FOO=1 git status",
-		"git status # show it":      "git status",
-		"ls <(rm x)":                "ls <(rm x)",
-		"$EDITOR notes.md":          "$EDITOR notes.md",
-		"git status &":              "git status &",
-		"! git status":              "! git status",
-		"'git' status":              "git status",
-		"git \"$(rm x)\"":           "git \"$(rm x)\"",
-		"echo $((1+2))":             "echo $((1+2))",
-		"cat <<EOF | sh\nrm x\nEOF": "cat <<EOF | sh\nrm x\nEOF",
-		"cat > f <<'EOF'\nhi\nEOF":  "cat > f <<'EOF'\nhi\nEOF",
-		"git status || rm x":        "git status || rm x",
-		"echo 'unterminated":        "echo 'unterminated",
-	}
-	for in, want := range cases {
-		if got := approvalKey(in); got != want {
-			t.Errorf("approvalKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestCommands(t *testing.T) {
 	line := `a 'b c' "d \"e\" $f" g\ h 2>&1 >>x | y && z # c` + "\n" + `cat <<-EOF` + "\n\tbody &\n\tEOF\nw $(v ${u}) <(s)"
 	f, err := parse(line)

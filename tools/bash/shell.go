@@ -1,6 +1,7 @@
 package bash
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -166,12 +167,53 @@ func ansiC(s string) string {
 			b.WriteByte(11)
 		case '\\', '\'', '"', '?':
 			b.WriteByte(c)
+		case 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
+			// \xHH, \uHHHH, \UHHHHHHHH and \NNN name a character: `$'\x72m'`
+			// is rm.
+			base, max, from := 16, 2, i+1
+			switch c {
+			case 'u':
+				max = 4
+			case 'U':
+				max = 8
+			default:
+				if c != 'x' {
+					base, max, from = 8, 3, i
+				}
+			}
+			j := from
+			for j < len(s) && j-from < max && digitIn(s[j], base) {
+				j++
+			}
+			if j == from {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			n, _ := strconv.ParseUint(s[from:j], base, 32)
+			if c == 'u' || c == 'U' {
+				b.WriteRune(rune(n))
+			} else {
+				b.WriteByte(byte(n))
+			}
+			i = j - 1
 		default:
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		}
 	}
 	return b.String()
+}
+
+func digitIn(c byte, base int) bool {
+	switch {
+	case c >= '0' && c <= '7':
+		return true
+	case c == '8' || c == '9':
+		return base == 16
+	}
+	c |= 0x20
+	return base == 16 && c >= 'a' && c <= 'f'
 }
 
 // literal is the word's text when it is plain text only (no expansion
@@ -243,6 +285,7 @@ var wrappers = map[string]string{
 	"sudo": "ugCDhprtU", "doas": "uC", "nohup": "", "time": "", "command": "",
 	"exec": "a", "builtin": "", "nice": "n", "ionice": "cnp", "env": "uSC",
 	"timeout": "sk", "stdbuf": "ioe", "setsid": "", "xargs": "aEdILnPs",
+	"busybox": "", "toybox": "",
 }
 
 // program strips the wrappers and variable assignments in front of a

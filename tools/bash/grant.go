@@ -1,0 +1,612 @@
+package bash
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/mm-agent/mm/tools"
+)
+
+// This file says what a grant, an allow rule and a deny rule cover in a
+// command line. The line is parsed (mvdan.cc/sh) and every simple command
+// in it — after ;, &&, ||, |, &, a newline, inside $(…), `…`, <(…),
+// subshells, functions, loops, and inside the script of sh -c, bash -c and
+// eval, behind env, command, xargs, sudo, nice, timeout… — is one part
+// that a grant or a rule must cover on its own. What an "always" answer
+// remembers for a part is its key:
+//
+//   - a program on the plain list, with no option from its table of
+//     options that run a program or write a file: the program as written,
+//     git's subcommand, and its set of options ("git log --oneline").
+//     Its other arguments may change, but never to a path outside the
+//     workspace;
+//   - any other program (interpreters, build tools, package managers,
+//     anything unknown), and a plain one with such an option or a
+//     redirection into a file: its exact words ("= python3 x.py");
+//   - nothing at all (asked every time) when the command sets variables,
+//     runs behind a wrapper, has a computed word ($x, $(…), a glob with
+//     braces), or names a path outside the workspace.
+//
+// Allow rules match a part's words as written; a part with a redirection
+// into a file, a computed word or an outside path is never covered by
+// one. Deny rules match every form of every part (as written, without
+// its wrappers, with the program's bare name); a part whose program is
+// computed is refused by any deny rule, since none can be checked.
+
+// part is one simple command of a line, judged.
+type part struct {
+	tools.Part
+	text string // the command's words and redirections, for the question
+	why  string // why no answer covers it, when Key is ""
+	caps tools.Caps
+}
+
+// analysis is what a line does, part by part.
+type analysis struct {
+	parts []part
+	lines int
+}
+
+// analyse judges every simple command of line, with paths resolved
+// against env's workspace.
+func analyse(env tools.Env, line string) analysis {
+	a := analysis{lines: strings.Count(strings.TrimSpace(line), "\n") + 1}
+	a.walk(env, line, 0)
+	return a
+}
+
+// approval is the Approval of the whole line.
+func (a analysis) approval(line string, p Params) tools.Approval {
+	caps := tools.RunsPrograms
+	parts := make([]tools.Part, 0, len(a.parts))
+	for _, pt := range a.parts {
+		caps |= pt.caps
+		parts = append(parts, pt.Part)
+	}
+	if len(parts) == 0 { // nothing runs (a comment): still the whole line
+		parts = append(parts, tools.Part{Rule: strings.TrimSpace(line), Deny: []string{strings.TrimSpace(line)}})
+	}
+	return tools.Approval{
+		Tool:    "bash",
+		Kind:    tools.KindExecute,
+		Caps:    caps,
+		Title:   a.title(line),
+		Detail:  a.detail(line),
+		Subject: strings.TrimSpace(line),
+		Parts:   parts,
+		Input:   p,
+	}
+}
+
+func (a *analysis) walk(env tools.Env, src string, depth int) {
+	f, err := parse(src)
+	if err != nil {
+		a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{strings.TrimSpace(src)}, Unknown: true},
+			text: strings.TrimSpace(src), why: "it does not parse", caps: tools.Anything})
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		call, isCall := st.Cmd.(*syntax.CallExpr)
+		if !isCall || len(call.Args) == 0 {
+			if writes := writingRedirs(src, st.Redirs); len(writes) > 0 {
+				text := strings.TrimSpace(source(src, st))
+				a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}}, text: text,
+					why: "it writes " + strings.Join(writes, ", "), caps: tools.WritesWorkspace})
+			}
+			return true
+		}
+		a.call(env, src, st, call, depth)
+		return true
+	})
+}
+
+// word is one word of a command: its text and whether it is plain text.
+type word struct {
+	text    string
+	literal bool
+}
+
+func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax.CallExpr, depth int) {
+	var ws []word
+	for _, w := range call.Args {
+		text, lit := literal(src, w)
+		if !lit {
+			text = wordText(src, w)
+		}
+		ws = append(ws, word{text, lit})
+	}
+	p := part{caps: tools.RunsPrograms}
+	texts := make([]string, len(ws))
+	for i, w := range ws {
+		texts[i] = w.text
+	}
+	written := strings.Join(texts, " ")
+	from, to := int(st.Pos().Offset()), int(call.End().Offset())
+	for _, r := range st.Redirs {
+		to = max(to, int(r.End().Offset()))
+	}
+	if from >= 0 && to <= len(src) && from <= to {
+		p.text = strings.TrimSpace(src[from:to])
+	}
+	inner := unwrap(ws)
+	if len(inner) == 0 { // a wrapper alone (env, xargs): it is the program
+		inner = ws[:1]
+	}
+	p.Deny = denyForms(written, inner)
+	if !inner[0].literal {
+		p.Unknown = true
+	}
+	if writers[baseName(inner[0].text)] {
+		p.caps |= tools.WritesWorkspace
+	}
+	// The scripts of sh -c, bash -c, eval and find -exec are commands of
+	// the line too.
+	defer a.nested(env, texts, inner, depth)
+	why := ""
+	note := func(w string) {
+		if why == "" {
+			why = w
+		}
+	}
+	rulable := true
+	for _, as := range call.Assigns {
+		note("it sets " + as.Name.Value + " for the command")
+	}
+	if len(inner) < len(ws) && len(call.Assigns) == 0 {
+		note("it runs " + wordsText(inner) + " through " + ws[0].text)
+		if baseName(ws[0].text) == "xargs" {
+			rulable = false // its arguments come from its input
+		}
+	}
+	for _, w := range ws {
+		if !w.literal || hasBraces(w.text) {
+			note("`" + w.text + "` is computed when it runs")
+			rulable = false
+			break
+		}
+	}
+	for _, w := range ws[1:] {
+		if out := outsidePath(env, w.text); out != "" {
+			note("it names " + out + ", outside the workspace")
+			rulable = false
+			break
+		}
+	}
+	var writes []string
+	for _, r := range st.Redirs {
+		rd := redirOf(src, r)
+		if r.Word != nil {
+			if _, lit := literal(src, r.Word); !lit {
+				note("its redirection `" + rd.op + rd.target + "` is computed when it runs")
+				rulable = false
+				continue
+			}
+		}
+		if out := outsidePath(env, rd.target); out != "" && r.Word != nil && rd.target != "/dev/null" && !isDigits(rd.target) && rd.target != "-" {
+			note("it redirects to " + out + ", outside the workspace")
+			rulable = false
+			if rd.writesFile() {
+				p.caps |= tools.WritesOutside
+			}
+			continue
+		}
+		if rd.writesFile() {
+			writes = append(writes, rd.op+" "+rd.target)
+			p.caps |= tools.WritesWorkspace
+			rulable = false // an allow rule names a command, not the files it writes
+		}
+	}
+	if rulable {
+		p.Rule = written
+	}
+	if why != "" {
+		p.why = why
+		a.parts = append(a.parts, p)
+		return
+	}
+	p.Key = grantKey(texts, writes)
+	a.parts = append(a.parts, p)
+}
+
+// nested adds the commands a command runs from its arguments, after it.
+func (a *analysis) nested(env tools.Env, texts []string, inner []word, depth int) {
+	if depth >= maxDepth {
+		return
+	}
+	name := baseName(inner[0].text)
+	args := texts[len(texts)-len(inner)+1:]
+	switch {
+	case name == "eval":
+		a.walk(env, strings.Join(args, " "), depth+1)
+	case isShell(name):
+		if script, ok := shellScript(args); ok {
+			a.walk(env, script, depth+1)
+		}
+	case name == "find" || name == "fd" || name == "fdfind":
+		for _, c := range execOf(inner[1:]) {
+			sub := denyForms(strings.Join(c, " "), unwrap(asWords(c)))
+			a.parts = append(a.parts, part{Part: tools.Part{Deny: sub}, text: strings.Join(c, " "),
+				why: "find runs it for every file", caps: tools.RunsPrograms})
+		}
+	}
+}
+
+// grantKey is what an "always" answer remembers for a command whose words
+// are all plain text inside the workspace: its program, git's subcommand
+// and its option set when the program is plain and no option of its table
+// is used; else its exact words, "= " first.
+func grantKey(words, writes []string) string {
+	exact := "= " + quoteWords(words)
+	if len(writes) > 0 {
+		return exact + " " + strings.Join(writes, " ")
+	}
+	name := baseName(words[0])
+	table, plain := plainPrograms[name]
+	if !plain {
+		return exact
+	}
+	args := words[1:]
+	head := []string{words[0]}
+	if name == "git" {
+		if len(args) == 0 {
+			return words[0]
+		}
+		if !gitSafe[args[0]] {
+			return exact // an option first (-c, -C…), or an alias or a command that runs things
+		}
+		head, args = append(head, args[0]), args[1:]
+	}
+	opts := map[string]bool{}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			continue
+		}
+		if table.runsOrWrites(a) {
+			return exact
+		}
+		name, _, _ := strings.Cut(a, "=")
+		opts[name] = true
+	}
+	keys := make([]string, 0, len(opts))
+	for o := range opts {
+		keys = append(keys, o)
+	}
+	sort.Strings(keys)
+	return strings.Join(append(head, keys...), " ")
+}
+
+// options lists a program's options that run a program or write a file:
+// long ones (matched with GNU's abbreviations: --out is --output), short
+// letters (matched anywhere in a bundle: -uo is -u -o), and single-dash
+// words (find's -exec).
+type options struct {
+	long  []string
+	short string
+	words []string
+}
+
+func (o options) runsOrWrites(arg string) bool {
+	if strings.HasPrefix(arg, "--") {
+		name, _, _ := strings.Cut(arg, "=")
+		if len(name) < 3 {
+			return false
+		}
+		for _, l := range o.long {
+			if strings.HasPrefix(l, name) {
+				return true
+			}
+		}
+		return false
+	}
+	name, _, _ := strings.Cut(arg, "=")
+	for _, w := range o.words {
+		if name == w {
+			return true
+		}
+	}
+	if len(o.words) > 0 && len(arg) > 2 {
+		return false // find-style words are whole words, not bundles
+	}
+	return strings.ContainsAny(arg[1:], o.short)
+}
+
+// plainPrograms are the programs whose arguments are data (files,
+// patterns, revisions): a grant of one use covers the same program with
+// the same options and other such arguments. Each lists the options that
+// make it run a program or write a file; a use with one of them is
+// covered only by a grant of exactly that command. Every other program is
+// keyed by its whole argument list.
+var plainPrograms = map[string]options{
+	"ls": {}, "cat": {}, "head": {}, "tail": {}, "wc": {}, "cut": {}, "column": {},
+	"tr": {}, "nl": {}, "od": {}, "hexdump": {}, "file": {}, "stat": {}, "du": {},
+	"df": {}, "tree": {long: []string{"--fromfile"}, short: "o"}, "pwd": {}, "echo": {},
+	"printf": {}, "true": {}, "false": {},
+	"basename": {}, "dirname": {}, "realpath": {}, "readlink": {}, "which": {},
+	"whoami": {}, "id": {}, "uname": {}, "diff": {}, "cmp": {}, "comm": {},
+	"paste": {}, "join": {}, "fold": {}, "fmt": {}, "expand": {}, "unexpand": {},
+	"rev": {}, "tac": {}, "seq": {}, "sleep": {}, "test": {}, "[": {},
+	"md5sum": {}, "sha1sum": {}, "sha256sum": {}, "sha512sum": {}, "b2sum": {},
+	"cksum": {}, "base64": {}, "strings": {}, "nproc": {}, "printenv": {},
+	"jq": {}, "cd": {}, "pushd": {}, "popd": {},
+	"grep": {}, "egrep": {}, "fgrep": {},
+	"date":  {long: []string{"--set"}, short: "s"},
+	"mkdir": {}, "touch": {}, "rmdir": {}, "cp": {}, "mv": {}, "rm": {}, "ln": {},
+	"chmod": {},
+	"sort":  {long: []string{"--output", "--compress-program"}, short: "o"},
+	"rg":    {long: []string{"--pre", "--search-zip", "--hostname-bin"}, short: "z"},
+	"find":  {words: []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}},
+	"fd":    {long: []string{"--exec", "--exec-batch"}, short: "xX"},
+	"git": {
+		long: []string{"--output", "--output-directory", "--open-files-in-pager", "--ext-diff",
+			"--textconv", "--upload-pack", "--receive-pack", "--exec", "--exec-path", "--config",
+			"--template", "--separate-git-dir", "--work-tree", "--git-dir", "--extcmd", "--tool",
+			"--run", "--hook", "--command", "--execute", "--sequence-editor", "--gpg-program",
+			"--pager", "--paginate", "--edit", "--interactive"},
+		short: "oOcC",
+	},
+}
+
+// gitSafe are the git subcommands keyed by their options: built in (never
+// an alias, which the repository's config could define), and none runs
+// what its arguments name. Any other is keyed by its whole argument list.
+var gitSafe = map[string]bool{
+	"status": true, "diff": true, "log": true, "show": true, "branch": true, "tag": true,
+	"add": true, "commit": true, "restore": true, "switch": true, "checkout": true,
+	"stash": true, "rev-parse": true, "ls-files": true, "blame": true, "grep": true,
+	"shortlog": true, "describe": true, "fetch": true, "pull": true, "push": true,
+	"merge": true, "reset": true, "rm": true, "mv": true, "init": true, "reflog": true,
+	"cat-file": true, "ls-tree": true, "format-patch": true, "apply": true,
+	"cherry-pick": true, "revert": true, "remote": true, "clean": true, "rev-list": true,
+	"diff-tree": true, "merge-base": true, "show-ref": true, "for-each-ref": true,
+	"version": true, "help": true,
+}
+
+// unwrap strips the wrappers and variable assignments in front of a
+// command (`sudo FOO=1 nice -n 5 rm x` runs rm x); nil when nothing is
+// left or a wrapper's arguments are computed.
+func unwrap(ws []word) []word {
+	texts := make([]string, len(ws))
+	for i, w := range ws {
+		texts[i] = w.text
+	}
+	inner := program(texts)
+	return ws[len(ws)-len(inner):]
+}
+
+func asWords(ss []string) []word {
+	ws := make([]word, len(ss))
+	for i, s := range ss {
+		ws[i] = word{s, true}
+	}
+	return ws
+}
+
+func wordsText(ws []word) string {
+	ts := make([]string, len(ws))
+	for i, w := range ws {
+		ts[i] = w.text
+	}
+	return strings.Join(ts, " ")
+}
+
+// denyForms are the forms of a command deny rules are matched against:
+// as written, without its wrappers, and each with the program's bare name
+// (`/bin/rm -rf x` is `rm -rf x`).
+//
+// A program that is not plain may run its arguments as a command
+// (`strace -f rm x`, `xargs rm`), so every run of its words from a program
+// name on is a form too, with "{}" for the arguments xargs adds.
+func denyForms(written string, inner []word) []string {
+	forms := []string{written}
+	add := func(s string) {
+		for _, f := range forms {
+			if f == s {
+				return
+			}
+		}
+		forms = append(forms, s)
+	}
+	if len(inner) > 0 {
+		add(wordsText(inner))
+		bare := append([]word{{baseName(inner[0].text), true}}, inner[1:]...)
+		add(wordsText(bare))
+		if _, plain := plainPrograms[bare[0].text]; !plain {
+			for i := 1; i < len(bare); i++ {
+				rest := append([]word{{baseName(bare[i].text), true}}, bare[i+1:]...)
+				add(wordsText(rest))
+				add(wordsText(rest) + " {}")
+			}
+		}
+	}
+	if strings.Contains(written, "xargs ") && len(inner) > 0 {
+		add(wordsText(inner) + " {}")
+	}
+	return forms
+}
+
+// writers are plain programs that change files.
+var writers = map[string]bool{
+	"mkdir": true, "touch": true, "rmdir": true, "cp": true, "mv": true, "rm": true,
+	"ln": true, "chmod": true,
+}
+
+// execOf returns the commands of find's -exec/-execdir/-ok/-okdir and
+// fd's -x/--exec/-X/--exec-batch.
+func execOf(args []word) [][]string {
+	var out [][]string
+	for i := 0; i < len(args); i++ {
+		switch args[i].text {
+		case "-exec", "-execdir", "-ok", "-okdir", "-x", "--exec", "-X", "--exec-batch":
+			var c []string
+			for i++; i < len(args) && args[i].text != ";" && args[i].text != "+"; i++ {
+				c = append(c, args[i].text)
+			}
+			if len(c) > 0 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// outsidePath returns the path arg names when it is outside the
+// workspace (the argument itself, a value after =, a value glued to a
+// short option), "" otherwise.
+func outsidePath(env tools.Env, arg string) string {
+	if env == nil {
+		return ""
+	}
+	cands := []string{arg}
+	if strings.HasPrefix(arg, "-") {
+		cands = cands[:0]
+		if _, v, ok := strings.Cut(arg, "="); ok {
+			cands = append(cands, v)
+		}
+		if !strings.HasPrefix(arg, "--") && len(arg) > 2 && strings.ContainsAny(arg[2:], "/~") {
+			cands = append(cands, arg[2:])
+		}
+	}
+	for _, c := range cands {
+		if c == "" || c == "/dev/null" {
+			continue
+		}
+		if _, err := tools.Resolve(env, c); errors.Is(err, tools.ErrOutside) {
+			return c
+		}
+	}
+	return ""
+}
+
+// hasBraces reports whether an unquoted word may be a brace expansion,
+// which bash turns into other words (`{a,../b}`).
+func hasBraces(w string) bool {
+	i := strings.IndexByte(w, '{')
+	return i >= 0 && strings.ContainsAny(w[i:], ",.") && strings.Contains(w[i:], "}")
+}
+
+// writingRedirs lists the redirections into files, as text.
+func writingRedirs(src string, rs []*syntax.Redirect) []string {
+	var out []string
+	for _, r := range rs {
+		if rd := redirOf(src, r); rd.writesFile() {
+			out = append(out, rd.op+" "+rd.target)
+		}
+	}
+	return out
+}
+
+// quoteWords writes words as bash would read them back.
+func quoteWords(ws []string) string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w
+		if w == "" || strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-") != "" {
+			if q, err := syntax.Quote(w, syntax.LangBash); err == nil {
+				out[i] = q
+			}
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// title is the question's one line: the whole command when it is one
+// short line, else an honest summary — its first command and how many
+// more commands and lines there are (the question's detail shows all).
+func (a analysis) title(line string) string {
+	v := tools.Visible(strings.TrimSpace(line))
+	if a.lines == 1 && utf8.RuneCountInString(v) <= titleLimit {
+		return "Run `" + v + "`"
+	}
+	first := v
+	if len(a.parts) > 0 {
+		first = tools.Visible(a.parts[0].text)
+	}
+	first, _, _ = strings.Cut(first, "\n")
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:59]) + "…"
+	}
+	t := "Run `" + first + "`"
+	var more []string
+	if n := len(a.parts) - 1; n > 0 {
+		more = append(more, plural(n, "more command"))
+	}
+	if a.lines > 1 {
+		more = append(more, plural(a.lines, "line"))
+	}
+	if len(more) == 0 {
+		return t + fmt.Sprintf(" (%d characters in all)", utf8.RuneCountInString(v))
+	}
+	return t + " and " + strings.Join(more, ", ")
+}
+
+// detail is shown with the question: the whole command, escaped, and what
+// "always" would remember and what it cannot cover.
+func (a analysis) detail(line string) string {
+	v := tools.Visible(strings.TrimSpace(line))
+	fence := "```"
+	for strings.Contains(v, fence) {
+		fence += "`"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%ssh\n%s\n%s\n", fence, v, fence)
+	var covered, not []string
+	for _, pt := range a.parts {
+		if pt.Key == "" {
+			not = append(not, fmt.Sprintf("- `%s`: %s", tools.Visible(pt.text), pt.why))
+		} else {
+			covered = append(covered, "- "+keyText(pt.Key))
+		}
+	}
+	if len(a.parts) > 1 || a.lines > 1 {
+		fmt.Fprintf(&b, "%s, %s.\n", plural(len(a.parts), "command"), plural(a.lines, "line"))
+	}
+	if len(covered) > 0 {
+		b.WriteString("\"Always allow\" allows from now on, in this workspace:\n" + strings.Join(covered, "\n") + "\n")
+	}
+	if len(not) > 0 {
+		b.WriteString("No \"always\" covers, so it is asked each time:\n" + strings.Join(not, "\n") + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// keyText says in words what a grant key covers.
+func keyText(key string) string {
+	if exact, ok := strings.CutPrefix(key, "= "); ok {
+		return "exactly `" + tools.Visible(exact) + "`"
+	}
+	return "`" + tools.Visible(key) + "` with other arguments inside the workspace, no other option"
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// writesFile reports whether a redirection writes a file (other than
+// /dev/null), rather than duplicating a descriptor.
+func (r redirect) writesFile() bool {
+	if !strings.Contains(r.op, ">") || r.target == "/dev/null" {
+		return false
+	}
+	if strings.HasSuffix(r.op, "&") && (isDigits(r.target) || r.target == "-") {
+		return false
+	}
+	return true
+}
+
+// titleLimit is how many characters of the command a title shows whole.
+const titleLimit = 80
