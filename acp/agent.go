@@ -16,9 +16,10 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// Options configure the Agent.
-type Options struct {
-	Name, Version string
+// Builder makes sessions from one reading of mm's config. A session
+// keeps the builder it was made with for its whole life, so a config
+// changed on disk changes the sessions opened after, never a running one.
+type Builder struct {
 	// Workspace returns the base environment (disk) and the permission
 	// policy of a new session whose working directory is cwd.
 	Workspace func(cwd string) (tools.Env, *tools.Policy, error)
@@ -34,9 +35,6 @@ type Options struct {
 	// session closes or mm exits. Nil: the client's servers are refused
 	// with a note.
 	MCP func(ctx context.Context, cwd string, servers []sdk.McpServer) (ts []tools.Tool, notes []string, close func())
-	// Store holds the saved sessions (session/list, load, resume); nil
-	// keeps none and those methods are not advertised.
-	Store *store.Store
 	// Models lists the served models for the model picker (A9); nil or an
 	// error shows no picker.
 	Models func(ctx context.Context) ([]string, error)
@@ -46,13 +44,23 @@ type Options struct {
 	// Commands returns the slash commands of a workspace beyond the
 	// built-in ones (one per skill); nil adds none.
 	Commands func(cwd string) []Command
+}
+
+// Options configure the Agent.
+type Options struct {
+	Name, Version string
+	// Builder returns what the next session is built with. It is called
+	// at each session/new, load and resume, so mm can read its config
+	// again when it changed: a config fixed in the editor works without
+	// restarting the agent. Its error (the config is wrong) is one line,
+	// the answer to the request; sessions already open go on. Nil: no
+	// session can be built.
+	Builder func() (*Builder, error)
+	// Store holds the saved sessions (session/list, load, resume); nil
+	// keeps none and those methods are not advertised.
+	Store *store.Store
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// ConfigError, when set, is why mm cannot build sessions (its config
-	// file is wrong). mm still serves so the editor hears why: initialize
-	// is answered, and every request that needs a session is answered with
-	// a JSON-RPC error whose message is this one line.
-	ConfigError error
 }
 
 // Agent implements the ACP agent side.
@@ -119,7 +127,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	}
 	caps := sdk.AgentCapabilities{
 		PromptCapabilities: promptCapabilities,
-		McpCapabilities:    sdk.McpCapabilities{Http: a.opts.MCP != nil},
+		McpCapabilities:    sdk.McpCapabilities{Http: a.opts.Builder != nil},
 		SessionCapabilities: sdk.SessionCapabilities{
 			Close: &sdk.SessionCloseCapabilities{},
 		},
@@ -147,8 +155,12 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 // answers with the modes and config options; the / menu follows the
 // answer (A5).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	b, err := a.builder()
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	id := sdk.SessionId(store.NewID())
-	s, err := a.open(ctx, id, p.Cwd, nil, p.McpServers)
+	s, err := a.open(ctx, b, id, p.Cwd, nil, p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -161,9 +173,6 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 // (server error, guard) answers a JSON-RPC error carrying one actionable
 // line, after the struggle note was streamed.
 func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.PromptResponse, err error) {
-	if err := a.configError(); err != nil {
-		return sdk.PromptResponse{}, err
-	}
 	s := a.session(p.SessionId)
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
@@ -252,15 +261,19 @@ func (a *Agent) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// configError is the answer to a request that needs the config when the
-// config could not be read: the one line is the message itself, which is
-// what editors show.
-func (a *Agent) configError() error {
-	if a.opts.ConfigError == nil {
-		return nil
+// builder is what the next session is built with, or the answer to a
+// request that needs one when mm's config is wrong: the one line is the
+// message itself, which is what editors show.
+func (a *Agent) builder() (*Builder, error) {
+	if a.opts.Builder == nil {
+		return nil, sdk.NewInternalError(map[string]any{"error": "mm was built without a session factory"})
 	}
-	line := a.opts.ConfigError.Error()
-	return &sdk.RequestError{Code: -32603, Message: line, Data: map[string]any{"error": line}}
+	b, err := a.opts.Builder()
+	if err != nil {
+		line := err.Error()
+		return nil, &sdk.RequestError{Code: -32603, Message: line, Data: map[string]any{"error": line}}
+	}
+	return b, nil
 }
 
 func (a *Agent) session(id sdk.SessionId) *session {

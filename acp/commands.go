@@ -50,8 +50,8 @@ func (a *Agent) announce(id sdk.SessionId) {
 		return
 	}
 	var extra []Command
-	if a.opts.Commands != nil {
-		extra = a.opts.Commands(s.cwd)
+	if s.b.Commands != nil {
+		extra = s.b.Commands(s.cwd)
 	}
 	s.update(context.Background(), sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 		SessionUpdate: "available_commands_update", AvailableCommands: Commands(extra...),

@@ -25,6 +25,7 @@ import (
 type session struct {
 	id     sdk.SessionId
 	agent  *Agent
+	b      *Builder // what the session was built with (its config)
 	cwd    string
 	engine *engine.Session
 	env    *editorEnv

@@ -19,21 +19,15 @@ const listPage = 50
 
 // open builds a session in cwd under id, restored from rec when given,
 // and registers it.
-func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
-	if err := a.configError(); err != nil {
-		return nil, err
-	}
+func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, got " + cwd)
 	}
-	if a.opts.Workspace == nil || a.opts.Engine == nil {
-		return nil, sdk.NewInternalError(map[string]any{"error": "mm was built without a session factory"})
-	}
-	base, policy, err := a.opts.Workspace(cwd)
+	base, policy, err := b.Workspace(cwd)
 	if err != nil {
 		return nil, invalid(err.Error())
 	}
-	s := &session{id: id, agent: a, cwd: cwd, policy: policy}
+	s := &session{id: id, agent: a, b: b, cwd: cwd, policy: policy}
 	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
 	a.mu.Lock()
 	fsCaps := a.client.Fs
@@ -44,12 +38,12 @@ func (a *Agent) open(ctx context.Context, id sdk.SessionId, cwd string, rec *sto
 	}
 	var extra []tools.Tool
 	switch {
-	case a.opts.MCP != nil:
-		extra, s.notes, s.closeMCP = a.opts.MCP(ctx, cwd, mcp)
+	case b.MCP != nil:
+		extra, s.notes, s.closeMCP = b.MCP(ctx, cwd, mcp)
 	case len(mcp) > 0:
 		s.notes = []string{"MCP servers are not supported by this build of mm; their tools are not offered"}
 	}
-	eng, err := a.opts.Engine(string(id), cwd, s.env, extra)
+	eng, err := b.Engine(string(id), cwd, s.env, extra)
 	if err != nil {
 		s.release()
 		return nil, sdk.NewInternalError(map[string]any{"error": err.Error()})
@@ -87,14 +81,18 @@ func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
 
 // resume opens a stored session, or returns the open one.
 func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []sdk.McpServer) (*session, error) {
-	if err := a.configError(); err != nil {
+	if s := a.session(id); s != nil {
+		return s, nil
+	}
+	b, err := a.builder()
+	if err != nil {
 		return nil, err
 	}
 	s, rec, err := a.stored(id)
 	if err != nil || s != nil {
 		return s, err
 	}
-	s, err = a.open(ctx, id, cwd, rec, mcp)
+	s, err = a.open(ctx, b, id, cwd, rec, mcp)
 	if err != nil {
 		return nil, err
 	}

@@ -88,10 +88,10 @@ func thoughtName(l string) string {
 
 // models is the served model list, nil when the server cannot say.
 func (s *session) models(ctx context.Context) []string {
-	if s.agent.opts.Models == nil {
+	if s.b.Models == nil {
 		return nil
 	}
-	ms, err := s.agent.opts.Models(ctx)
+	ms, err := s.b.Models(ctx)
 	if err != nil {
 		s.agent.log.Info("no model picker: the server did not list its models", "err", err)
 		return nil
@@ -102,10 +102,10 @@ func (s *session) models(ctx context.Context) []string {
 // thoughtLevels are offered once the model reasons, or when an effort is
 // configured.
 func (s *session) thoughtLevels(ctx context.Context) []string {
-	if s.agent.opts.ThoughtLevels == nil || (!s.engine.Reasoned() && s.engine.Thinking() == "") {
+	if s.b.ThoughtLevels == nil || (!s.engine.Reasoned() && s.engine.Thinking() == "") {
 		return nil
 	}
-	return s.agent.opts.ThoughtLevels(ctx)
+	return s.b.ThoughtLevels(ctx)
 }
 
 // invalid is an invalid-params error whose message is the line itself.
@@ -168,7 +168,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 		s.engine.SetModel(value)
 		s.save()
 	case optThought:
-		levels := s.agent.thoughtLevels(ctx)
+		levels := s.allThoughtLevels(ctx)
 		if !slices.Contains(levels, value) {
 			return sdk.SetSessionConfigOptionResponse{}, invalid("unknown thought level " + value + " — the levels are " + strings.Join(levels, ", "))
 		}
@@ -180,11 +180,12 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(ctx)}, nil
 }
 
-func (a *Agent) thoughtLevels(ctx context.Context) []string {
-	if a.opts.ThoughtLevels == nil {
+// allThoughtLevels are the levels that can be chosen, shown or not.
+func (s *session) allThoughtLevels(ctx context.Context) []string {
+	if s.b.ThoughtLevels == nil {
 		return nil
 	}
-	return a.opts.ThoughtLevels(ctx)
+	return s.b.ThoughtLevels(ctx)
 }
 
 // save stores the session after a change of mode or model, with one log

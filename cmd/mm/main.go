@@ -22,11 +22,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/config"
-	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
-	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -118,6 +115,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error
 var subcommandUsage = map[string]string{
 	"acp":    "usage: mm acp\n  serves an editor over the Agent Client Protocol on stdin/stdout (what `mm` does when stdin is not a terminal)",
 	"doctor": "usage: mm doctor [--json]\n  checks the set-up (config, model server, window, tool calls, language servers, MCP servers, skills, state directory), one line per check",
+	"trust":  "usage: mm trust [--yes]\n  trusts this workspace's .mm/agent.yaml as it is now (its files are shown first; any change makes it untrusted again)",
 	"eval":   evalUsage + "\n  routing: the skill router against cases; tools: the tool router; tasks: the chat model against tasks (built-in cases without a file)",
 }
 
@@ -224,28 +222,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
 		return exitUsage
 	}
-	cfg, trust, cfgErr := config.LoadFor(f.config, cwd, trustFile())
+	readConfig := func() (*config.Config, *config.Trust, error) { return config.LoadFor(f.config, cwd, trustFile()) }
+	cfg, trust, cfgErr := readConfig()
 	if mode == "trust" {
 		return runTrust(trust, cfgErr, rest[1:], f.yes, stdin, stdout, stderr)
 	}
 	if cfgErr != nil && mode != "doctor" {
-		line := strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
-		fmt.Fprintln(stderr, "mm:", line)
+		fmt.Fprintln(stderr, "mm:", configLine(cfgErr))
 		if mode != "acp" {
 			return exitUsage
 		}
 		// The editor would only see "the agent server exited": serve, and
-		// answer every request that needs the config with this line.
-		log, closeLog, err := openLog(f.logFile, stderr, mode, "")
-		if err != nil {
-			fmt.Fprintln(stderr, "mm:", err)
-			return exitUsage
-		}
-		defer closeLog()
-		if f.logFile != "" { // else stderr has it already
-			log.Error("config", "err", line)
-		}
-		return serveACP(ctx, acp.Options{ConfigError: errors.New(line)}, stdin, stdout, log)
+		// answer each session/new with this line until the config is fixed.
 	}
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
@@ -278,60 +266,35 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer a.closeAgents()
 		return runEval(ctx, a, cwd, rest[1:], f.json, stdout, stderr)
 	}
-	log.Info("config", "source", cfg.Source)
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
+	if mode == "acp" {
+		c := &configs{read: readConfig, log: log, store: openStore(log), warned: warning}
+		if cfgErr != nil {
+			c.bad = configLine(cfgErr)
+			if f.logFile != "" { // else stderr has it already
+				log.Error("config", "err", c.bad)
+			}
+		}
+		return runACP(ctx, c, stdin, stdout)
+	}
+	log.Info("config", "source", cfg.Source)
 	a := newApp(cfg, log, openStore(log))
 	a.trust = trust
 	defer a.closeLSP()
 	defer a.conn.Close()
 	defer a.closeAgents()
 
-	switch mode {
-	case "line":
+	if mode == "line" {
 		return runLine(ctx, a, f, cwd, stdin, stdout, stderr)
-	case "repl":
-		return runREPL(ctx, a, cwd)
 	}
-	return runACP(ctx, a, stdin, stdout, log)
+	return runREPL(ctx, a, cwd)
 }
 
-// runACP serves the editor with sessions built by a.
-func runACP(ctx context.Context, a *app, stdin io.Reader, stdout io.Writer, log *slog.Logger) int {
-	ctx, stop := context.WithCancel(ctx)
-	defer a.waitSkillWatches()
-	defer stop()
-	var agent *acp.Agent // set before serving; used once sessions exist
-	return serveACP(ctx, acp.Options{
-		Commands: a.commands(ctx, func(cwd string) { agent.Announce(cwd) }),
-		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
-			return a.workspace(cwd, nil)
-		},
-		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {
-			return a.session(id, cwd, env, extra...), nil
-		},
-		MCP:           a.acpMCP,
-		Store:         a.store,
-		Models:        a.conn.Models,
-		ThoughtLevels: a.thoughtLevels,
-	}, stdin, stdout, log, func(ag *acp.Agent) { agent = ag })
-}
-
-// serveACP runs the ACP agent on stdio until EOF. With only
-// opts.ConfigError set (the config is wrong), initialize is answered and
-// every request that needs a session gets the one line.
-func serveACP(ctx context.Context, opts acp.Options, stdin io.Reader, stdout io.Writer, log *slog.Logger, bind ...func(*acp.Agent)) int {
-	opts.Name, opts.Version, opts.Logger = "mm", mmVersion(), log
-	agent := acp.New(opts)
-	for _, b := range bind {
-		b(agent)
-	}
-	if err := acp.Serve(ctx, agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
-		log.Error("acp stopped", "err", err)
-		return exitFailed
-	}
-	return exitOK
+// configLine is a config error as the one line the user sees.
+func configLine(err error) string {
+	return strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": ")
 }
 
 // openStore opens the session store in mm's state directory (E29).

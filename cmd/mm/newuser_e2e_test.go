@@ -20,7 +20,7 @@ func TestHelpOnStdout(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"-h"},
 		{"acp", "--help"},
-		{"doctor", "--help"}, {"doctor", "--json", "-h"},
+		{"doctor", "--help"}, {"doctor", "--json", "-h"}, {"trust", "--help"},
 		{"eval", "--help"}, {"eval", "routing", "--help"}, {"eval", "tools", "-h"}, {"eval", "tasks", "--help"},
 	} {
 		stdout, stderr, code := runMM(t, dir, env, "", args...)

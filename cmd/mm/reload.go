@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/mm-agent/mm/acp"
+	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
+)
+
+// configs is mm's config as the editor's sessions get it. An editor
+// starts the agent once and keeps it: a config error answered every
+// session/new until a restart the user cannot easily make, and a changed
+// config was ignored. So the config (with the agent files it names) is
+// read again at each session/new, load and resume; a reading that
+// differs from the last builds a new app, a wrong one answers with its
+// line. Sessions already open keep the app they were built with.
+type configs struct {
+	read  func() (*config.Config, *config.Trust, error) // config.LoadFor
+	log   *slog.Logger
+	store *store.Store // shared by every reading
+
+	ctx   context.Context // the agent's life: skill watchers stop with it
+	agent *acp.Agent
+
+	mu  sync.Mutex
+	cur *app
+	b   *acp.Builder // cur's
+	bad string       // the last reading's error line, to log it once
+	// warned is the last trust warning logged (start-up said it on
+	// stderr): a new one is logged when a re-read changes it.
+	warned string
+	apps   []*app // every app built, closed when the agent stops
+}
+
+// builder reads the config and returns what the next session is built
+// with: the same builder while the config reads the same.
+func (c *configs) builder() (*acp.Builder, error) {
+	cfg, trust, err := c.read()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		line := configLine(err)
+		if line != c.bad {
+			c.log.Error("config", "err", line)
+			c.bad = line
+		}
+		return nil, errors.New(line)
+	}
+	c.bad = ""
+	// The trust state holds the hash of every file the config names
+	// (agent files, hook and server programs): a change to one is a new
+	// reading too.
+	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.trust, trust) {
+		return c.b, nil
+	}
+	c.log.Info("config", "source", cfg.Source, "reread", c.cur != nil)
+	if w := trust.Warning(); w != c.warned {
+		c.warned = w
+		if w != "" {
+			c.log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
+		}
+	}
+	c.cur = newApp(cfg, c.log, c.store)
+	c.cur.trust = trust
+	c.apps = append(c.apps, c.cur)
+	c.b = c.cur.acpBuilder(c.ctx, func(cwd string) { c.agent.Announce(cwd) })
+	return c.b, nil
+}
+
+// close ends what every app started (language servers, connections,
+// asked agents, skill watchers); the agent has stopped.
+func (c *configs) close() {
+	c.mu.Lock()
+	apps := c.apps
+	c.apps = nil
+	c.mu.Unlock()
+	for _, a := range apps {
+		a.closeAgents()
+		a.conn.Close()
+		a.closeLSP()
+		a.waitSkillWatches()
+	}
+}
+
+// acpBuilder is how a builds ACP sessions.
+func (a *app) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Builder {
+	return &acp.Builder{
+		Commands: a.commands(ctx, announce),
+		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
+			return a.workspace(cwd, nil)
+		},
+		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {
+			return a.session(id, cwd, env, extra...), nil
+		},
+		MCP:           a.acpMCP,
+		Models:        a.conn.Models,
+		ThoughtLevels: a.thoughtLevels,
+	}
+}
+
+// runACP serves the editor on stdio until EOF, building sessions from
+// the config as it reads at each session/new.
+func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) int {
+	ctx, stop := context.WithCancel(ctx)
+	defer c.close()
+	defer stop()
+	c.ctx = ctx
+	c.agent = acp.New(acp.Options{Name: "mm", Version: mmVersion(), Logger: c.log, Store: c.store, Builder: c.builder})
+	if err := acp.Serve(ctx, c.agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		c.log.Error("acp stopped", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// TestACPConfigReread: the config is read again at each session/new. A
+// config broken when the editor started the agent, then fixed, works for
+// the next session without a restart; a changed config (or a changed
+// agent file it names) applies to new sessions while a running session
+// keeps the one it was built with; a config broken again answers
+// session/new with its line while the open sessions go on.
+func TestACPConfigReread(t *testing.T) {
+	srv := scenario(t, "config_reread")
+	dir := t.TempDir()
+	home := t.TempDir() // the user's own config, outside the workspace
+	cfg := filepath.Join(home, "agent.yaml")
+	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurn: 3\n")
+	ctx := testContext(t)
+	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg))
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	newSession := func() (sdk.SessionId, error) {
+		r, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+		return r.SessionId, err
+	}
+	if _, err := newSession(); err == nil || !strings.Contains(err.Error(), "maxTurns") {
+		t.Fatalf("broken config: session/new = %v", err)
+	}
+
+	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurns: 3\n") // fixed in the editor
+	a, err := newSession()
+	if err != nil {
+		t.Fatalf("fixed config: session/new = %v", err)
+	}
+	writeFile(t, cfg, "systemPrompt: beta\nmaxTurns: 3\n")
+	b, err := newSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An agent file the config names counts too.
+	writeFile(t, filepath.Join(home, "historian.yaml"), "description: one\nsystemPrompt: h\n")
+	writeFile(t, cfg, "systemPrompt: gamma\nagents: {historian: historian.yaml}\n")
+	c, err := newSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(home, "historian.yaml"), "description: two\nsystemPrompt: h\n")
+	d, err := newSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, "systemPrompt: delta\nbaseURL: [\n") // broken again
+	if _, err := newSession(); err == nil || !strings.Contains(err.Error(), "agent.yaml") {
+		t.Errorf("broken again: session/new = %v", err)
+	}
+	for _, id := range []sdk.SessionId{a, b, c, d} {
+		if _, err := p.prompt(ctx, id, "hi"); err != nil {
+			t.Fatalf("prompt %s: %v", id, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, want := range []string{"alpha", "beta", "gamma", "gamma"} {
+		if got := reqs[i].Messages[0].Content; got != want {
+			t.Errorf("session %d: system prompt %q, want %q", i+1, got, want)
+		}
+	}
+	var tools []string
+	for _, r := range reqs[2:] {
+		var desc string
+		for _, tl := range r.Tools {
+			if tl.Name == "ask_historian" {
+				desc = tl.Description
+			}
+		}
+		tools = append(tools, desc)
+	}
+	if !strings.Contains(tools[0], "one") || !strings.Contains(tools[1], "two") {
+		t.Errorf("ask_historian descriptions %q: the agent file change did not reach the new session", tools)
+	}
+}
