@@ -87,3 +87,51 @@ func TestACPConfigReread(t *testing.T) {
 		t.Errorf("ask_historian descriptions %q: the agent file change did not reach the new session", tools)
 	}
 }
+
+// TestACPConfigRereadTrust: the re-read goes through workspace trust. A
+// workspace .mm/agent.yaml's agents: key is ignored until the user runs
+// mm trust; the next session of the running agent then has the agent,
+// and a change to the agent file makes the config untrusted again for
+// the session after.
+func TestACPConfigRereadTrust(t *testing.T) {
+	srv := scenario(t, "config_reread")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: one\nsystemPrompt: h\n")
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := testContext(t)
+	p := startAgent(t, dir, env)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ask := func() bool {
+		t.Helper()
+		r, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.prompt(ctx, r.SessionId, "hi"); err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		for _, tl := range reqs[len(reqs)-1].Tools {
+			if tl.Name == "ask_historian" {
+				return true
+			}
+		}
+		return false
+	}
+	if ask() {
+		t.Fatal("an untrusted workspace config gave ask_historian")
+	}
+	if _, stderr, code := runMM(t, dir, env, "", "trust", "--yes"); code != 0 {
+		t.Fatalf("mm trust: exit %d: %s", code, stderr)
+	}
+	if !ask() {
+		t.Error("trusted while the agent ran: the next session has no ask_historian")
+	}
+	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: two\nsystemPrompt: h\n")
+	if ask() {
+		t.Error("the agent file changed after trust: ask_historian still offered")
+	}
+}
