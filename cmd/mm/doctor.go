@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 )
 
@@ -255,7 +256,13 @@ func (d *doctor) toolCall(ctx context.Context, c *llm.Client, model string) {
 		}
 		d.fail("tool calls", "the request with one tool failed: "+explain(p.Err), fix)
 	case p.AsText:
-		d.fail("tool calls", "the model wrote the call as text instead of calling the tool", fix)
+		line := "the model wrote the call as text instead of calling the tool"
+		if c := guard.FindTextCall(p.Content, llm.ProbeTool); c != nil {
+			// The family seen says which template or parser is missing.
+			line += " (syntax: " + c.Syntax() + ")"
+			fix = c.ServerFix()
+		}
+		d.fail("tool calls", line, fix)
 	case !p.Called:
 		d.fail("tool calls", fmt.Sprintf("the model answered without calling the tool (%q)", p.Text),
 			"use a model trained for tool calls (Qwen3, Qwen2.5-Coder, Mistral Small…); "+fix)

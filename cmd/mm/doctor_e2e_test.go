@@ -78,7 +78,23 @@ func TestDoctorToolCallsAsText(t *testing.T) {
 		t.Errorf("exit %d, want 1:\n%s", code, out)
 	}
 	wantLine(t, lines, out, "model server", "✓")
-	wantLine(t, lines, out, "tool calls", "✗", "as text", "--jinja")
+	wantLine(t, lines, out, "tool calls", "✗", "as text", "syntax: Hermes", "--jinja")
+}
+
+// TestDoctorToolCallsAsTextFamily (issue 27): the round trip names the
+// syntax the call was written in and the server fix for that family.
+func TestDoctorToolCallsAsTextFamily(t *testing.T) {
+	for _, tc := range []struct{ content, syntax, fix string }{
+		{`[TOOL_CALLS]mm_doctor_echo[ARGS]{"word": "ready"}`, "syntax: Mistral", "--tool-call-parser mistral"},
+		{`<|channel|>commentary to=functions.mm_doctor_echo <|constrain|>json<|message|>{"word": "ready"}<|call|>`, "syntax: gpt-oss harmony", "harmony"},
+	} {
+		srv := scenarioText(t, "steps:\n  - content: '"+tc.content+"'\n")
+		lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+		if code != 1 {
+			t.Errorf("exit %d, want 1:\n%s", code, out)
+		}
+		wantLine(t, lines, out, "tool calls", "✗", "as text", tc.syntax, tc.fix)
+	}
 }
 
 func TestDoctorToolsRejected(t *testing.T) {

@@ -494,3 +494,31 @@ func isName(s string) bool {
 	}
 	return true
 }
+
+// Syntax names the syntax the calls were written in, as the notes do.
+func (c *TextCall) Syntax() string { return familyOf(c.Format).title }
+
+// FindTextCall reads a whole answer as a generation would have streamed
+// it — reasoning set aside, then the detector — and returns the calls
+// written as text in it, nil when there are none. tools are the names of
+// the tools offered.
+func FindTextCall(answer string, tools ...string) *TextCall {
+	infos := make([]ToolInfo, len(tools))
+	for i, n := range tools {
+		infos[i] = ToolInfo{Name: n}
+	}
+	think := NewThinkFilter(ThinkOptions{})
+	d := NewTextCallDetector(NewToolset(infos...), TextCallOptions{})
+	for _, segs := range [][]Segment{think.Write(answer), think.Flush()} {
+		for _, s := range segs {
+			if s.Reasoning {
+				continue
+			}
+			if _, c := d.Write(s.Text); c != nil {
+				return c
+			}
+		}
+	}
+	_, c := d.Flush()
+	return c
+}

@@ -26,8 +26,10 @@ type ToolProbe struct {
 	// AsText: the answer's text names the tool instead (a call written
 	// as text: the server does not apply the tool-call template).
 	AsText bool
-	// Text is the start of the answer's text when there was no call.
-	Text string
+	// Text is the start of the answer's text when there was no call;
+	// Content is all of it, for reading the syntax of a call written as
+	// text.
+	Text, Content string
 	// Reasoning: reasoning arrived in the reasoning field; ThinkTags: as
 	// <think> tags inside the content instead.
 	Reasoning, ThinkTags bool
@@ -74,6 +76,7 @@ func (c *Client) ProbeTools(ctx context.Context, model string) ToolProbe {
 	if call == nil {
 		p.AsText = strings.Contains(resp.Content, ProbeTool)
 		p.Text = firstLine(strings.TrimSpace(resp.Content), 120)
+		p.Content = resp.Content
 		p.Elapsed = time.Since(start)
 		return p
 	}
