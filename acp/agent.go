@@ -297,6 +297,19 @@ func (a *Agent) cancelTurns() {
 	}
 }
 
+// hold counts one more goroutine closeAll must wait for, and reports
+// false — counting nothing — once closeAll began: the Add happens under
+// mu, so it never races closeAll's Wait.
+func (a *Agent) hold() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.wg.Add(1)
+	return true
+}
+
 // closeAll waits for the running turns (their contexts were cancelled
 // with the connection, so their tools' processes are being killed) and
 // forgets every session.

@@ -62,13 +62,9 @@ func (a *Agent) announce(id sdk.SessionId) {
 // was written; the / menu goes out on its own goroutine, joined by
 // closeAll, since the writer is busy with the answer.
 func (a *Agent) answered(sessionID string) {
-	a.mu.Lock()
-	if a.closing {
-		a.mu.Unlock()
+	if !a.hold() {
 		return // the connection is gone: nobody to tell
 	}
-	a.wg.Add(1) // under mu, so never concurrent with closeAll's Wait
-	a.mu.Unlock()
 	go func() {
 		defer a.wg.Done()
 		defer func() {

@@ -169,7 +169,9 @@ func (s *session) release() {
 // are sent on a context detached from the turn's, so the final ones still
 // reach the client after a cancel (A7).
 func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
-	s.agent.wg.Add(1)
+	if !s.agent.hold() {
+		return engine.TurnEnd{Reason: engine.Cancelled} // the connection is closing
+	}
 	defer s.agent.wg.Done()
 	send := context.WithoutCancel(ctx)
 	s.mu.Lock()

@@ -14,11 +14,16 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/sourcegraph/conc/panics"
+
+	"github.com/mm-agent/mm/fileedit/disk"
 )
 
 // MaxMessage is the largest JSON-RPC message accepted. The SDK's own line
-// reader stops the connection past 10 MiB; mm answers an error instead and
-// goes on.
+// reader stops the connection past 10 MiB, so the limit must stay under
+// that; mm answers an error instead, with the request's id, and goes on.
+// 8 MiB of embedded context is already some 2 million tokens, far past
+// the window of any model mm serves: a larger limit would only move the
+// refusal to the context budget, later and with less to say.
 const MaxMessage = 8 << 20
 
 // drainWait bounds how long, after EOF on stdin, mm waits for the answers
@@ -137,14 +142,11 @@ func (f *inflight) wait(d time.Duration) bool {
 	}
 }
 
-// responsePrefix starts every message the SDK writes with an id: its
-// answers and its own requests (it marshals a struct whose fields come in
-// this order). Notifications have no id and are not decoded at all.
-var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
-
 // lockedWriter serialises whole-line writes of the SDK and of the filter,
 // so an error answer never interleaves with an SDK message, and reports
-// the id (and the line) of each answer written.
+// the id (and the line) of each answer written. An answer is told from a
+// notification or a request by the parsed message — an id and no method
+// — not by the SDK's field order.
 type lockedWriter struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -155,12 +157,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n, err := l.w.Write(p)
 	l.mu.Unlock()
-	if l.answered != nil && bytes.HasPrefix(p, responsePrefix) {
+	if l.answered != nil && bytes.Contains(p, []byte(`"id"`)) { // else it cannot be an answer
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		if json.Unmarshal(p, &m) == nil && m.Method == "" && len(m.ID) > 0 {
+		if json.Unmarshal(p, &m) == nil && m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null" {
 			l.answered(compactID(m.ID), p)
 		}
 	}
@@ -245,14 +247,20 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > MaxMessage {
+			// Skipped unbuffered; its id is picked up on the way, so the
+			// client's request resolves (with an error) instead of hanging.
+			var sc idScan
+			sc.feed(line)
+			sc.feed(chunk)
 			n := len(line) + len(chunk)
 			line = line[:0]
 			for errors.Is(err, bufio.ErrBufferFull) {
 				chunk, err = r.ReadSlice('\n')
 				n += len(chunk)
+				sc.feed(chunk)
 			}
-			log.Warn("dropped an oversized message", "bytes", n)
-			reply(out, nil, -32600, fmt.Sprintf("message too large (%d bytes, the limit is %d)", n, MaxMessage))
+			log.Warn("dropped an oversized message", "bytes", n, "id", string(sc.id))
+			reply(out, sc.id, -32600, fmt.Sprintf("message too large (%s; mm takes at most %s per message) — attach big files as links (resource_link) instead of embedding their content", disk.Human(int64(n)), disk.Human(MaxMessage)))
 		} else {
 			line = append(line, chunk...)
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -352,4 +360,105 @@ func reply(out io.Writer, id json.RawMessage, code int, text string) {
 		Error   any             `json:"error"`
 	}{"2.0", id, map[string]any{"code": code, "message": text}})
 	out.Write(append(b, '\n'))
+}
+
+// idScan finds the top-level "id" of a JSON-RPC message as the message
+// streams past, holding a few bytes only: a message too large to keep is
+// still answered with its request's id. A message that is not JSON, or
+// whose id is not a string or a number, leaves id nil.
+type idScan struct {
+	depth      int
+	inStr, esc bool
+	expectKey  bool   // the next string at depth 1 is a key
+	keying     bool   // reading that key
+	key        []byte // the key read (its first bytes)
+	capturing  bool   // reading the value of "id"
+	val        []byte
+	id         json.RawMessage
+	done       bool
+}
+
+// maxIDBytes bounds the id kept: ids are short.
+const maxIDBytes = 256
+
+func (s *idScan) feed(p []byte) {
+	for _, c := range p {
+		if s.done {
+			return
+		}
+		if s.inStr {
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.inStr = false
+				if s.keying {
+					s.keying = false
+					continue
+				}
+			}
+			s.take(c)
+			continue
+		}
+		switch c {
+		case '"':
+			s.inStr = true
+			if s.depth == 1 && s.expectKey {
+				s.keying, s.key = true, s.key[:0]
+				continue
+			}
+			s.take(c)
+		case '{', '[':
+			if s.capturing && s.depth == 1 {
+				s.capturing, s.val = false, nil // an object or array: no usable id
+			}
+			s.depth++
+			s.expectKey = s.depth == 1 && c == '{'
+		case '}', ']':
+			if s.depth == 1 {
+				s.finish()
+			}
+			s.depth--
+		case ':':
+			if s.depth == 1 {
+				s.expectKey = false
+				s.capturing, s.val = string(s.key) == "id", s.val[:0]
+			}
+		case ',':
+			if s.depth == 1 {
+				s.finish()
+				s.expectKey = true
+			}
+		default:
+			s.take(c)
+		}
+	}
+}
+
+// take keeps a byte of the id's value, or of a key being read.
+func (s *idScan) take(c byte) {
+	switch {
+	case s.keying && len(s.key) < 8:
+		s.key = append(s.key, c)
+	case s.keying:
+		s.key = append(s.key[:0], "too long"...)
+	case s.capturing && s.depth == 1 && len(s.val) < maxIDBytes:
+		s.val = append(s.val, c)
+	case s.capturing && s.depth == 1:
+		s.capturing, s.val = false, nil
+	}
+}
+
+// finish ends the value read at depth 1: the id when it was one.
+func (s *idScan) finish() {
+	if !s.capturing {
+		return
+	}
+	s.capturing = false
+	id := bytes.TrimSpace(s.val)
+	if scalarID(id) && json.Valid(id) {
+		s.id, s.done = compactID(append(json.RawMessage(nil), id...)), true
+	}
 }

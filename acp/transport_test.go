@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/mm-agent/mm/engine"
 )
 
 // filterRun runs the stdin filter over in and returns the lines passed to
@@ -41,6 +44,9 @@ func filterRun(t testing.TB, in io.Reader) (forwarded, answered []string, ids []
 // match; an oversized line is answered without being buffered whole.
 func TestFilter(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":9,"method":"session/prompt","params":{"text":"` + strings.Repeat("y", MaxMessage) + `"}}`
+	// The id last, a decoy "id" inside params, escaped quotes in the text.
+	late := `{"jsonrpc":"2.0","method":"session/prompt","params":{"id":7,"text":"` + strings.Repeat(`y\"}{`, MaxMessage/5) + `"}, "id" : "late"}`
+	noID := `{"jsonrpc":"2.0","method":"session/cancel","params":{"id":7,"text":"` + strings.Repeat("y", MaxMessage) + `"}}`
 	tests := []struct {
 		name      string
 		in        string
@@ -60,7 +66,9 @@ func TestFilter(t *testing.T) {
 		{"batch", "[1,2]\n", 0, nil, []int{-32600}, []string{"null"}},
 		{"no method", `{"jsonrpc":"2.0","id":5}` + "\n", 0, nil, []int{-32600}, []string{"5"}},
 		{"neither", `{"jsonrpc":"2.0"}` + "\n", 0, nil, []int{-32600}, []string{"null"}},
-		{"oversized then ok", big + "\n" + `{"jsonrpc":"2.0","id":6,"method":"x"}` + "\n", 1, []string{"6"}, []int{-32600}, []string{"null"}},
+		{"oversized then ok", big + "\n" + `{"jsonrpc":"2.0","id":6,"method":"x"}` + "\n", 1, []string{"6"}, []int{-32600}, []string{"9"}},
+		{"oversized, id last", late + "\n", 0, nil, []int{-32600}, []string{`"late"`}},
+		{"oversized notification", noID + "\n", 0, nil, []int{-32600}, []string{"null"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,4 +187,36 @@ func FuzzFilter(f *testing.F) {
 			t.Fatalf("byte by byte differs:\n%q %q\n%q %q", fwd, ans, fwd2, ans2)
 		}
 	})
+}
+
+// An answer is recognised by its parsed fields, whatever their order: a
+// change of the SDK's field order must not leave the drain waiting for
+// answers it already wrote, nor drop the / menu (issue 21, defect 10).
+func TestAnswersRecognisedWhateverTheFieldOrder(t *testing.T) {
+	var got []string
+	w := &lockedWriter{w: io.Discard, answered: func(id json.RawMessage, _ []byte) { got = append(got, string(id)) }}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"result":{"sessionId":"s"},"id":"two","jsonrpc":"2.0"}`,
+		`{"error":{"code":-32603,"message":"x"},"jsonrpc":"2.0","id": 3}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"id":"not an answer"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"session/request_permission","params":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`,
+	} {
+		w.Write([]byte(line + "\n"))
+	}
+	if want := []string{`1`, `"two"`, `3`}; !slices.Equal(got, want) {
+		t.Fatalf("answers seen = %v, want %v", got, want)
+	}
+}
+
+// Once closeAll began, a turn does not start: its wait-group count would
+// race closeAll's Wait (issue 21, defect 9).
+func TestNoTurnStartsOnceClosing(t *testing.T) {
+	a := New(Options{})
+	a.closeAll()
+	s := &session{agent: a} // no engine: running it would panic
+	if end := s.run(context.Background(), "hi"); end.Reason != engine.Cancelled {
+		t.Fatalf("turn end = %+v, want cancelled", end)
+	}
 }

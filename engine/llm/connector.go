@@ -140,7 +140,10 @@ func (c *Connector) Close() {
 
 // Client returns the connected client and the model, connecting if
 // needed. Concurrent callers share one connect; each waits at most until
-// its ctx ends.
+// its ctx ends. The connect runs under the context of the caller that
+// started it: when that caller is cancelled, the others do not inherit
+// its "context canceled" — one session's cancel must not fail another
+// session's turn — they start a connect of their own.
 func (c *Connector) Client(ctx context.Context) (*Client, string, error) {
 	for {
 		c.mu.Lock()
@@ -155,8 +158,12 @@ func (c *Connector) Client(ctx context.Context) (*Client, string, error) {
 			c.connecting = wait
 			c.mu.Unlock()
 			err := c.connect(ctx)
+			shared := err
+			if ctx.Err() != nil {
+				shared = nil // this caller's end, not the server's answer
+			}
 			c.mu.Lock()
-			c.connecting, c.connErr = nil, err
+			c.connecting, c.connErr = nil, shared
 			c.mu.Unlock()
 			close(wait)
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,5 +139,47 @@ func TestDetectKind(t *testing.T) {
 	}
 	if got := llm.DetectKind(context.Background(), nil, "http://127.0.0.1:12434/engines/llama.cpp/v1", ""); got != llm.ProviderDMR {
 		t.Fatalf("DMR path: %q", got)
+	}
+}
+
+// A caller cancelled while its connect is in flight does not fail the
+// callers waiting on that connect: each waits under its own context
+// (issue 21, defect 8: one session's cancel ended another's turn with
+// "context canceled").
+func TestConnectorWaiterOutlivesCancelledConnect(t *testing.T) {
+	first := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		blocked := false
+		once.Do(func() { blocked = true })
+		if blocked { // the first /models hangs until its caller goes
+			close(first)
+			<-r.Context().Done()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"object":"list","data":[{"id":"m1","object":"model"}]}`))
+	}))
+	defer srv.Close()
+	c := llm.NewConnector(llm.ConnectorOptions{BaseURL: srv.URL + "/v1", Provider: llm.ProviderLlamaCpp, ProbeTimeout: 20 * time.Second})
+	defer c.Close()
+	ctxA, cancelA := context.WithCancel(context.Background())
+	errA := make(chan error, 1)
+	go func() { _, _, err := c.Client(ctxA); errA <- err }()
+	<-first
+	errB := make(chan error, 1)
+	go func() { _, _, err := c.Client(context.Background()); errB <- err }()
+	time.Sleep(50 * time.Millisecond) // let B wait on A's connect
+	cancelA()
+	if err := <-errA; !errors.Is(err, context.Canceled) {
+		t.Fatalf("A: err = %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-errB:
+		if err != nil {
+			t.Fatalf("B got A's failure: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("B never connected")
 	}
 }
