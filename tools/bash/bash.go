@@ -161,14 +161,24 @@ func (r *runner) timeout(secs int) time.Duration {
 	return min(time.Duration(secs)*time.Second, maxTimeout)
 }
 
-// exec runs line and reports what it printed and how it ended.
+// drainGrace bounds how long, once the shell has exited, its output is
+// still read: what it printed is in the pipe already; only a background
+// job it left holding the pipe makes the read wait, and that job's later
+// output is not the command's.
+const drainGrace = 200 * time.Millisecond
+
+// exec runs line and reports what it printed and how it ended. The output
+// goes through a pipe into a capture that keeps its two ends only, so no
+// command can fill memory or a disk through it.
 func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration) (tools.Result, error) {
-	out, err := os.CreateTemp("", "mm-bash-*.out")
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("create output file: %w", err)
+		return tools.Result{}, fmt.Errorf("create output pipe: %w", err)
 	}
-	defer os.Remove(out.Name())
-	defer out.Close()
+	var kept capture
+	read := make(chan struct{})
+	go func() { defer close(read); kept.readFrom(pr) }()
+	defer func() { pr.SetReadDeadline(time.Now()); <-read; pr.Close() }()
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -178,14 +188,16 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	}
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = out, out // a file: Wait does not wait for whoever holds it open
+	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
 	cmd.Env = r.environ
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
 
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close() // the command holds its own copy
+	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
 		}
@@ -202,10 +214,9 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		return tools.Result{}, fmt.Errorf("wait for bash: %w", waitErr)
 	}
 
-	o, err := readOutput(out)
-	if err != nil {
-		return tools.Result{}, err
-	}
+	pr.SetReadDeadline(time.Now().Add(drainGrace))
+	<-read
+	o := kept.output()
 	text := r.opts.Env.mask(o.render(r.opts.MaxOutput))
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"

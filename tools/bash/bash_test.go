@@ -461,3 +461,22 @@ func TestDescriptionAndSchema(t *testing.T) {
 		t.Errorf("name %q kind %q", tool.Name(), tool.Kind())
 	}
 }
+
+// What a command prints is kept in memory, its two ends only, and never
+// in a file: `yes` for 30 s used to fill a tmpfs /tmp through the output
+// file (issue 21, defect 5). The result says what was cut and why.
+func TestOutputCappedAndNeverOnDisk(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tool, env := New(Options{}), newEnv(t)
+	r := run(t, tool, env, `ls -A "$TMPDIR"; echo listed`)
+	if !strings.HasPrefix(r.Text, "listed\n") || strings.Contains(r.Text, "mm-bash") {
+		t.Fatalf("the command's output went to a file in $TMPDIR: %q", r.Text)
+	}
+	r = run(t, tool, env, `yes | head -c 40000000; echo; echo end`)
+	for _, want := range []string{"y\ny\n", "[… about 38.1 MiB cut here: the command printed 38.1 MiB and mm keeps only its first and last 1.0 MiB.", "y\n\nend\n[exit code: 0 "} {
+		if !strings.Contains(r.Text, want) {
+			t.Errorf("result lacks %q:\n%.300q … %q", want, r.Text, r.Text[max(0, len(r.Text)-300):])
+		}
+	}
+}

@@ -4,49 +4,93 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// endBytes is how much is read back from each end of the output file: the
+// endBytes is how much of each end of a command's output is kept: the
 // head says what the command did first, the tail usually holds the error
-// or the summary, and the middle of a huge output is never loaded.
+// or the summary, and the middle of a huge output is counted, not kept —
+// in memory or on disk (30 s of `yes` used to fill a tmpfs /tmp through
+// an output file).
 const endBytes = 1 << 20
 
-// output is what a command printed, cleaned, as far as it was read.
+// output is what a command printed, cleaned, as far as it was kept.
 type output struct {
 	head string // the start of the output, or all of it when unread is 0
 	tail string // the end of the output; empty when unread is 0
-	// unread is how many bytes between head and tail were never read.
+	// unread is how many bytes between head and tail were not kept.
 	unread int64
+	total  int64 // how many bytes the command printed
 }
 
-// readOutput reads back the output file: all of it when it holds at most
-// 2 MiB, else its first and last MiB.
-func readOutput(f *os.File) (output, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return output{}, fmt.Errorf("stat output file: %w", err)
+// capture keeps what a command prints, as it prints it: the first and
+// the last endBytes, and a count of the rest.
+type capture struct {
+	head  []byte
+	ring  []byte // the last bytes after head, circular once full
+	pos   int    // where the next byte goes in a full ring
+	full  bool
+	total int64
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if c.head == nil {
+		c.head = make([]byte, 0, min(len(p), endBytes))
 	}
-	size := st.Size()
-	if size <= 2*endBytes {
-		b := make([]byte, size)
-		n, err := io.ReadFull(io.NewSectionReader(f, 0, size), b)
-		if err != nil && err != io.ErrUnexpectedEOF {
-			return output{}, fmt.Errorf("read output file: %w", err)
+	if room := endBytes - len(c.head); room > 0 {
+		k := min(room, len(p))
+		if len(c.head)+k > cap(c.head) {
+			c.head = append(make([]byte, 0, endBytes), c.head...) // grown once
 		}
-		return output{head: clean(b[:n])}, nil
+		c.head = append(c.head, p[:k]...)
+		p = p[k:]
 	}
-	head := make([]byte, endBytes)
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return output{}, fmt.Errorf("read output file: %w", err)
+	for len(p) > 0 {
+		if !c.full {
+			if c.ring == nil {
+				c.ring = make([]byte, 0, endBytes)
+			}
+			k := min(endBytes-len(c.ring), len(p))
+			c.ring = append(c.ring, p[:k]...)
+			p = p[k:]
+			c.full = len(c.ring) == endBytes
+			continue
+		}
+		k := copy(c.ring[c.pos:], p)
+		c.pos = (c.pos + k) % endBytes
+		p = p[k:]
 	}
-	tail := make([]byte, endBytes)
-	if _, err := f.ReadAt(tail, size-endBytes); err != nil && err != io.EOF {
-		return output{}, fmt.Errorf("read output file: %w", err)
+	return n, nil
+}
+
+// readFrom keeps what r gives until it ends or fails (its deadline).
+func (c *capture) readFrom(r io.Reader) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		c.Write(buf[:n])
+		if err != nil {
+			return
+		}
 	}
-	return output{head: clean(head), tail: clean(tail), unread: size - 2*endBytes}, nil
+}
+
+// output is what was kept, cleaned.
+func (c *capture) output() output {
+	tail := c.ring // put in order in place: no second copy
+	slices.Reverse(tail[:c.pos])
+	slices.Reverse(tail[c.pos:])
+	slices.Reverse(tail)
+	c.pos = 0
+	kept := int64(len(c.head) + len(tail))
+	if kept == c.total {
+		return output{head: clean(append(c.head, tail...)), total: c.total}
+	}
+	return output{head: clean(c.head), tail: clean(tail), unread: c.total - kept, total: c.total}
 }
 
 // clean turns raw terminal output into text worth paying tokens for:
@@ -161,8 +205,8 @@ func (o output) render(max int) string {
 			strings.Count(cut, "\n"), utf8.RuneCountInString(cut), total)
 	} else {
 		cut := int64(len(o.head)-len(head)) + o.unread + int64(len(src)-len(tail))
-		marker = fmt.Sprintf("[… about %s cut here (the output was too large to read). To see it, run the command again with > out.txt 2>&1, then grep out.txt or print a line range (sed -n '100,200p' out.txt) …]",
-			humanBytes(cut))
+		marker = fmt.Sprintf("[… about %s cut here: the command printed %s and mm keeps only its first and last %s. To see it all, run the command again with > out.txt 2>&1, then grep out.txt or print a line range (sed -n '100,200p' out.txt) …]",
+			humanBytes(cut), humanBytes(o.total), humanBytes(endBytes))
 	}
 	if !strings.HasSuffix(head, "\n") {
 		head += "\n"
