@@ -10,9 +10,10 @@ import (
 // First-try repairs (F9). When no pass finds old, old may still be the
 // file's text wrapped or encoded by a slip with one reading. Each slip is
 // read on old and, the same way, on new; the reading is used only when the
-// repaired old is then found exactly once by the passes, no other reading
-// is found too, and nothing in the file suggests the "slip" is its own
-// content. Anything less is refused as before, naming the slip.
+// repaired old is then found exactly once by the passes, every other
+// reading the file holds agrees with it (same place, same replacement),
+// and nothing in the file suggests the "slip" is its own content. Anything
+// less is refused as before, naming the slip and why.
 
 // typographic is the slip of typographic and ASCII characters; it is read
 // against the file (typographicReading), not on old alone.

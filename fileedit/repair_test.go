@@ -112,3 +112,72 @@ func TestRepairOff(t *testing.T) {
 		t.Fatalf("with repairs: %q, %v", o.Content, err)
 	}
 }
+
+// TestSlipReadings reads old and new through each slip: whether old shows
+// it, the repaired texts, and whether new reads the same way.
+func TestSlipReadings(t *testing.T) {
+	tests := []struct {
+		fix        func(old, new string) (string, string, listing, bool, bool)
+		old, new   string
+		o, n       string
+		seen, fits bool
+	}{
+		{fixNumbers, "3\tfoo\n4\t\tbar", "3\tfoo\n4\t\tbaz", "foo\n\tbar", "foo\n\tbaz", true, true},
+		{fixNumbers, "    12\tfoo\n    13\t\n    14\tbar\n", "foo", "foo\n\nbar\n", "foo", true, true},
+		{fixNumbers, "12 | a\n13 | b", "12 | a\nb", "a\nb", "12 | a\nb", true, false},
+		{fixNumbers, "12: a\n14: b", "x", "", "", false, false},  // not consecutive
+		{fixNumbers, "12: a\n13 | b", "x", "", "", false, false}, // two separators
+		{fixNumbers, "8080\n9090", "x", "", "", false, false},    // numbers, no separator
+		{fixNewlines, `a()\n\tb()`, `c()`, "a()\n\tb()", "c()", true, true},
+		{fixNewlines, `a("\\n")\nb`, `x`, "a(\"\\\\n\")\nb", "x", true, true}, // \\n stays
+		{fixNewlines, `a\nb`, "c\nd\\n", "a\nb", "c\nd\\n", true, false},
+		{fixNewlines, "a\n\\nb", "x", "", "", false, false}, // real line breaks: not one line
+		{fixLeadingTabs, `\t\tgo test`, `\tx`, "\t\tgo test", "\tx", true, true},
+		{fixLeadingTabs, `a\tb`, "x", "", "", false, false},
+		{fixBackslashes, `r',\\s*'`, `r';\\s*'`, `r',\s*'`, `r';\s*'`, true, true},
+		{fixBackslashes, `r',\\s*'`, `r';\s*'`, `r',\s*'`, `r';\s*'`, true, false},
+		{fixBackslashes, `a\\\b`, "x", "", "", false, false}, // an odd run
+		{fixQuotes, `x = \"a\"`, `x = "b"`, `x = "a"`, `x = "b"`, true, true},
+		{fixQuotes, `x = \"a\n\"`, "x", "", "", false, false},
+		{fixJSON, `f(\"a\\n\")\n\tg()`, `h()`, "f(\"a\\n\")\n\tg()", "h()", true, true},
+		{fixJSON, `\d+`, "x", "", "", false, false},
+		{fixJSON, `a"\nb`, "x", "", "", false, false}, // a bare quote: not a JSON body
+		{fixJSON, `\ud83d\ude00`, "x", "😀", "x", true, true},
+		{fixEntities, "&lt;b&gt; &amp;amp;", "&quot;", "<b> &amp;", `"`, true, true},
+		{fixEntities, "&nbsp;", "x", "", "", false, false},
+		{fixFence, "```go\nx()\n```\n", "```go\ny()\n```", "x()\n", "y()", true, true},
+		{fixFence, "```\nx()\n```", "y()", "x()", "y()", true, true},
+		{fixFence, "```\nx()\n```", "```\ny()", "x()", "```\ny()", true, false},
+		{fixFence, "```go\nx()\n~~~", "y", "", "", false, false},
+	}
+	for i, tt := range tests {
+		o, n, _, seen, fits := tt.fix(tt.old, tt.new)
+		if seen != tt.seen || seen && (o != tt.o || n != tt.n || fits != tt.fits) {
+			t.Errorf("%d: fix(%q, %q) = %q, %q, seen %v, fits %v; want %q, %q, %v, %v",
+				i, tt.old, tt.new, o, n, seen, fits, tt.o, tt.n, tt.seen, tt.fits)
+		}
+	}
+}
+
+// TestTypographicNew writes new with the file's characters: the parts new
+// shares with old as the file has them, and a new quote as an opening or
+// closing one.
+func TestTypographicNew(t *testing.T) {
+	tests := []struct{ file, old, new, want string }{
+		{"“a” — b…", `"a" - b...`, `"a" - c...`, "“a” — c…"},
+		{"“a” — b…", `"a" - b...`, `"x" and "y"`, "“x” and “y”"},
+		{`say "hi"`, "say “hi”", "say “bye”", `say "bye"`},
+		{"it’s", "it's", "it's not", "it’s not"},
+		{"10\u00a0MB", "10 MB", "20 MB", "20\u00a0MB"},
+	}
+	for _, tt := range tests {
+		o, err := Apply([]byte(tt.file+"\n"), []Edit{{Old: tt.old, New: tt.new}})
+		if err != nil {
+			t.Errorf("%q → %q: %v", tt.old, tt.new, err)
+			continue
+		}
+		if got := strings.TrimSuffix(string(o.Content), "\n"); got != tt.want || o.Edits[0].Repair != typographic.name {
+			t.Errorf("%q → %q in %q: got %q (%s), want %q", tt.old, tt.new, tt.file, got, o.Edits[0].Repair, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package fileedit
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -338,77 +339,17 @@ func fixJSON(old, new string) (string, string, listing, bool, bool) {
 	return o, n, listing{}, true, ok
 }
 
-// jsonBody decodes s as the inside of a JSON string.
+// jsonBody decodes s as the inside of a JSON string: no bare quote, no raw
+// control character, only JSON escapes.
 func jsonBody(s string) (string, bool) {
 	if !utf8.ValidString(s) {
 		return "", false
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c < 0x20:
-			return "", false
-		case c != '\\':
-			b.WriteByte(c)
-			continue
-		}
-		if i+1 == len(s) {
-			return "", false
-		}
-		i++
-		switch s[i] {
-		case '"', '\\', '/':
-			b.WriteByte(s[i])
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'u':
-			r, w, ok := jsonRune(s[i+1:])
-			if !ok {
-				return "", false
-			}
-			b.WriteRune(r)
-			i += w
-		default:
-			return "", false
-		}
+	var out string
+	if err := json.Unmarshal([]byte(`"`+s+`"`), &out); err != nil {
+		return "", false
 	}
-	return b.String(), true
-}
-
-// jsonRune reads the hex digits of a \u escape, and the low half of a
-// surrogate pair; w is the bytes consumed after the "u".
-func jsonRune(s string) (r rune, w int, ok bool) {
-	hex := func(s string) (rune, bool) {
-		if len(s) < 4 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(s[:4], 16, 32)
-		return rune(v), err == nil
-	}
-	r, ok = hex(s)
-	if !ok {
-		return 0, 0, false
-	}
-	if r < 0xd800 || r > 0xdfff {
-		return r, 4, true
-	}
-	if r > 0xdbff || len(s) < 10 || s[4:6] != `\u` {
-		return 0, 0, false
-	}
-	lo, ok := hex(s[6:])
-	if !ok || lo < 0xdc00 || lo > 0xdfff {
-		return 0, 0, false
-	}
-	return 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), 10, true
+	return out, true
 }
 
 // entities are the HTML entities a model writes for the characters of
