@@ -322,3 +322,56 @@ func TestLineTTYQuestionShowsControls(t *testing.T) {
 		t.Errorf("the command's controls reached the terminal:\n%q", r.text())
 	}
 }
+
+// TestACPFetchRedirectAsksForTheNewHost: "Always allow" for host A does
+// not carry over to the host A redirects to (loopback here): that request
+// is asked like a first one, and refused, never sent.
+func TestACPFetchRedirectAsksForTheNewHost(t *testing.T) {
+	var hits atomic.Int32
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "<html><body><main>internal admin</main></body></html>")
+	}))
+	defer b.Close()
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		http.Redirect(w, r, b.URL+"/admin", http.StatusFound)
+	}))
+	defer a.Close()
+	srv := scenarioText(t, fmt.Sprintf(`
+steps:
+  - tool_calls:
+      - name: fetch_content
+        args: {url: %q}
+  - content: "Done."
+`, a.URL+"/start"))
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	writeFile(t, cfg, "fetchContentTool: true\n")
+	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir()))
+	p.client.choose = sdk.PermissionOptionKindAllowAlways
+	p.client.onAsk = func(sdk.RequestPermissionRequest) {
+		p.client.mu.Lock()
+		p.client.choose = sdk.PermissionOptionKindRejectOnce // from the second question on
+		p.client.mu.Unlock()
+	}
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "fetch it"); err != nil {
+		t.Fatal(err)
+	}
+	_, perms := p.client.snapshot()
+	if len(perms) != 2 || !strings.Contains(*perms[1].ToolCall.Title, b.URL+"/admin") {
+		var titles []string
+		for _, r := range perms {
+			titles = append(titles, *r.ToolCall.Title)
+		}
+		t.Errorf("questions %q: want the first host's, then the redirect's", titles)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the refused redirect target got %d requests", n)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
@@ -71,15 +72,9 @@ func New(opts Options) tools.Tool {
 		c := *opts.Client
 		hc = &c
 	}
-	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= MaxRedirects {
-			return fmt.Errorf("more than %d redirects", MaxRedirects)
-		}
-		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-			return fmt.Errorf("redirected to a %s: URL", req.URL.Scheme)
-		}
-		return nil
-	}
+	// Redirects are followed by run, one at a time: one to another host
+	// is asked and checked against robots.txt like a first request.
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = 16000
 	}
@@ -118,17 +113,81 @@ func (f *fetcher) run(ctx context.Context, env tools.Env, p params) (tools.Resul
 	if err != nil {
 		return failure(3, err.Error()), nil
 	}
-	var save string
+	var out *saving
 	if p.Output != "" {
-		if save, err = tools.Resolve(env, p.Output); err != nil {
+		if out, err = target(ctx, env, p.Output); err != nil {
 			return failure(3, err.Error()), nil
 		}
 	}
+	if res, err := f.ask(ctx, env, p, u, "", out); res != nil || err != nil {
+		return *orEmpty(res), err
+	}
+	md, res, err := f.page(ctx, env, p, u, out)
+	if res != nil || err != nil {
+		return *orEmpty(res), err
+	}
+	if strings.TrimSpace(md) == "" {
+		return failure(1, "the page has no text once scripts, navigation and banners are removed (nothing saved)"), nil
+	}
+	md = strings.TrimSpace(md) + "\n"
+	if out == nil {
+		return tools.Result{Text: truncate(md, f.maxOutput)}, nil
+	}
+	save := out.abs
+	if err := tools.WriteIfUnchanged(ctx, env, save, out.rel, out.old, out.existed, []byte(md), 0o644); err != nil {
+		var changed *tools.ChangedError
+		if errors.As(err, &changed) {
+			env.Reads().Forget(save)
+		}
+		return tools.Errorf("[fetch_content: fetched but not saved — %v]", err), nil
+	}
+	env.Reads().Record(save, []byte(md))
+	n := strings.Count(md, "\n")
+	return tools.Result{
+		Text:      fmt.Sprintf("[fetch_content: saved %d lines to %s — the content is not shown]", n, tools.Rel(env, save)),
+		Locations: []tools.Location{{Path: save}},
+	}, nil
+}
+
+// saving is the file a fetch saves to, checked as write_file checks its
+// file: inside the workspace, and read first when it exists.
+type saving struct {
+	abs, rel string
+	old      []byte
+	existed  bool
+}
+
+func target(ctx context.Context, env tools.Env, path string) (*saving, error) {
+	abs, err := tools.Resolve(env, path)
+	if err != nil {
+		return nil, err
+	}
+	s := &saving{abs: abs, rel: tools.Rel(env, abs)}
+	cur, err := env.ReadFile(ctx, abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %v", s.rel, err)
+	}
+	if r := env.Reads().Check(abs, path, cur); r != "" {
+		return nil, errors.New(strings.Trim(r, "[]"))
+	}
+	s.old, s.existed = cur, true
+	return s, nil
+}
+
+// ask asks for a request to u — the first, or a redirect from another
+// host (from) — and checks u's robots.txt once allowed. A result (or an
+// error) means the request must not go out. A fetch is a network request
+// first; one that saves also writes, and asks as both.
+func (f *fetcher) ask(ctx context.Context, env tools.Env, p params, u, from string, out *saving) (*tools.Result, error) {
 	kind, caps, title := tools.KindFetch, tools.Network, "Fetch "+u
-	if save != "" {
-		// A network request first, and a write: it asks as both, and
-		// accept-edits does not let the request out unasked.
-		caps, title = caps|tools.WritesWorkspace, title+" and save it to "+tools.Rel(env, save)
+	if from != "" {
+		title += " (redirected from " + from + ")"
+	}
+	if out != nil {
+		caps, title = caps|tools.WritesWorkspace, title+" and save it to "+out.rel
 	}
 	host := ""
 	if pu, err := url.Parse(u); err == nil {
@@ -137,35 +196,29 @@ func (f *fetcher) run(ctx context.Context, env tools.Env, p params) (tools.Resul
 	d, err := env.Approve(ctx, tools.Approval{Tool: "fetch_content", Kind: kind, Caps: caps, Title: title, Key: host, Subject: u, Input: p})
 	if err != nil {
 		if ctx.Err() != nil {
-			return tools.Result{}, ctx.Err()
+			return nil, ctx.Err()
 		}
-		return tools.Result{}, fmt.Errorf("ask approval for fetch_content: %w", err)
+		return nil, fmt.Errorf("ask approval for fetch_content: %w", err)
 	}
 	if !d.Allowed {
-		return tools.Errorf("[fetch_content: not fetched — %s]", d.Reason), nil
+		r := tools.Errorf("[fetch_content: not fetched — %s]", d.Reason)
+		if from != "" {
+			r = tools.Errorf("[fetch_content: not fetched — %s redirects to %s, and %s]", from, u, d.Reason)
+		}
+		return &r, nil
 	}
 	if reason := f.robots(ctx, u); reason != "" {
-		return failure(2, reason), nil
+		r := failure(2, reason)
+		return &r, nil
 	}
-	md, res := f.page(ctx, u)
-	if res != nil {
-		return *res, nil
+	return nil, nil
+}
+
+func orEmpty(r *tools.Result) *tools.Result {
+	if r == nil {
+		return &tools.Result{}
 	}
-	if strings.TrimSpace(md) == "" {
-		return failure(1, "the page has no text once scripts, navigation and banners are removed (nothing saved)"), nil
-	}
-	md = strings.TrimSpace(md) + "\n"
-	if save == "" {
-		return tools.Result{Text: truncate(md, f.maxOutput)}, nil
-	}
-	if err := env.WriteFile(ctx, save, []byte(md), 0o644); err != nil {
-		return tools.Errorf("[fetch_content: fetched but not saved — %v]", err), nil
-	}
-	n := strings.Count(md, "\n")
-	return tools.Result{
-		Text:      fmt.Sprintf("[fetch_content: saved %d lines to %s — the content is not shown]", n, tools.Rel(env, save)),
-		Locations: []tools.Location{{Path: save}},
-	}, nil
+	return r
 }
 
 var (
@@ -234,24 +287,50 @@ func (f *fetcher) robots(ctx context.Context, u string) string {
 	return ""
 }
 
-// page fetches u and converts it; the Result is set on failure.
-func (f *fetcher) page(ctx context.Context, u string) (string, *tools.Result) {
-	fail := func(code int, reason string) (string, *tools.Result) {
+// page fetches u and converts it; the Result is set on failure, the
+// error when a question could not be asked. Redirects are followed here,
+// at most MaxRedirects, to http and https only; one to another host is
+// asked and checked like a first request.
+func (f *fetcher) page(ctx context.Context, env tools.Env, p params, u string, out *saving) (string, *tools.Result, error) {
+	fail := func(code int, reason string) (string, *tools.Result, error) {
 		r := failure(code, reason)
-		return "", &r
+		return "", &r, nil
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return fail(3, err.Error())
-	}
-	req.Header.Set("User-Agent", agent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,text/markdown;q=0.9")
-	resp, err := f.hc.Do(req)
-	if err != nil {
-		return fail(2, shortErr(err))
+	var resp *http.Response
+	for hops := 0; ; hops++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return fail(3, err.Error())
+		}
+		req.Header.Set("User-Agent", agent)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,text/markdown;q=0.9")
+		resp, err = f.hc.Do(req)
+		if err != nil {
+			return fail(2, shortErr(err))
+		}
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode < 300 || resp.StatusCode > 399 || loc == "" {
+			break
+		}
+		resp.Body.Close()
+		next, err := req.URL.Parse(loc)
+		switch {
+		case err != nil:
+			return fail(2, "the server redirects to an invalid address: "+err.Error())
+		case hops+1 > MaxRedirects:
+			return fail(2, fmt.Sprintf("more than %d redirects", MaxRedirects))
+		case next.Scheme != "http" && next.Scheme != "https":
+			return fail(2, "redirected to a "+next.Scheme+": URL")
+		}
+		if next.Host != req.URL.Host {
+			if res, err := f.ask(ctx, env, p, next.String(), u, out); res != nil || err != nil {
+				return "", res, err
+			}
+		}
+		u = next.String()
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
+	if resp.StatusCode >= 300 {
 		return fail(2, fmt.Sprintf("the server answered HTTP %d", resp.StatusCode))
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBytes+1))
@@ -268,9 +347,9 @@ func (f *fetcher) page(ctx context.Context, u string) (string, *tools.Result) {
 		if err != nil {
 			return fail(1, err.Error())
 		}
-		return md, nil
+		return md, nil, nil
 	case strings.HasPrefix(ct, "text/") || ct == "application/json":
-		return string(body), nil
+		return string(body), nil, nil
 	}
 	return fail(1, fmt.Sprintf("the page is %s, not HTML or text", ct))
 }

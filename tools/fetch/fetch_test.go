@@ -200,3 +200,63 @@ func TestTruncateKeepsHeadAndTail(t *testing.T) {
 		t.Errorf("truncate kept %d bytes: %.40q … %.40q", len(got), got, got[len(got)-40:])
 	}
 }
+
+// TestFetchSaveReadsFirst: a save over an existing file goes through the
+// same read-before-write as write_file — refused, before any request,
+// while the file has not been read; written once it has.
+func TestFetchSaveReadsFirst(t *testing.T) {
+	srv := site(t, "")
+	e, dir := env(t, true)
+	path := filepath.Join(dir, "notes.md")
+	os.WriteFile(path, []byte("mine\n"), 0o644)
+	res := call(t, e, map[string]any{"url": srv.URL + "/docs", "output": "notes.md"})
+	if !res.IsError || !strings.Contains(res.Text, "read") {
+		t.Errorf("result = %q, want the read-first refusal", res.Text)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "mine\n" {
+		t.Fatalf("an unread file was overwritten: %q", b)
+	}
+	e.Reads().Record(path, []byte("mine\n"))
+	if res := call(t, e, map[string]any{"url": srv.URL + "/docs", "output": "notes.md"}); res.IsError {
+		t.Errorf("after a read: %q", res.Text)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "Getting started") {
+		t.Errorf("notes.md = %q", b)
+	}
+}
+
+// TestFetchRedirectToAnotherHostAsks: a redirect to another host (here
+// another port of loopback) is asked like a first request; refused, no
+// request reaches it.
+func TestFetchRedirectToAnotherHostAsks(t *testing.T) {
+	hits := 0
+	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		fmt.Fprint(w, "<html><body><main>internal</main></body></html>")
+	}))
+	defer b.Close()
+	a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, b.URL+"/admin", http.StatusFound)
+	}))
+	defer a.Close()
+	dir := t.TempDir()
+	var asked []string
+	policy := tools.NewPolicy(false, []string{"fetch_content:" + a.URL + "*"}, nil)
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: policy, Ask: func(_ context.Context, r tools.Approval) (tools.Answer, error) {
+		asked = append(asked, r.Title)
+		return tools.RejectOnce, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := call(t, ws, map[string]any{"url": a.URL + "/start"})
+	if !res.IsError || !strings.Contains(res.Text, "redirects to "+b.URL+"/admin") {
+		t.Errorf("result = %q", res.Text)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], b.URL+"/admin (redirected from "+a.URL+"/start)") {
+		t.Errorf("questions: %q", asked)
+	}
+	if hits != 0 {
+		t.Errorf("the other host got %d requests", hits)
+	}
+}
