@@ -183,14 +183,33 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, e
 // zero-width) shown as a marker.
 func question(req tools.Approval) string {
 	var b strings.Builder
+	title := strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")
 	if req.Detail != "" {
-		for _, l := range strings.Split(tools.Visible(req.Detail), "\n") {
+		for _, l := range strings.Split(shownOnce(tools.Visible(req.Detail), title), "\n") {
 			b.WriteString("  │ " + l + "\n")
 		}
 	}
-	title := strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")
 	fmt.Fprintf(&b, "mm: %s? [y]es / [a]lways / [n]o / ne[v]er: ", title)
 	return b.String()
+}
+
+// shownOnce drops the detail's opening code block (the whole command)
+// when the title already shows it whole, so that a short command is not
+// printed twice on the terminal.
+func shownOnce(detail, title string) string {
+	if !strings.HasPrefix(detail, "```") {
+		return detail
+	}
+	fence, rest, _ := strings.Cut(detail, "\n")
+	fence = strings.TrimRight(fence, "abcdefghijklmnopqrstuvwxyz")
+	block, after, ok := strings.Cut(rest, "\n"+fence+"\n")
+	if !ok {
+		block, after, ok = strings.Cut(rest, "\n"+fence)
+	}
+	if !ok || strings.Contains(block, "\n") || !strings.Contains(title, "`"+block+"`") {
+		return detail
+	}
+	return after
 }
 
 // parseAnswer reads y / a / n / v (or the words); ok is false for
