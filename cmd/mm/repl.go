@@ -34,10 +34,19 @@ type repl struct {
 	policy *tools.Policy
 	extra  []tools.Tool // the MCP servers' tools
 
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the running turn, nil between turns
-	lastC  time.Time          // the last Ctrl-C, for "twice exits"
+	mu      sync.Mutex
+	cancel  context.CancelFunc // of the running turn, nil between turns
+	lastC   time.Time          // the last Ctrl-C, for "twice exits"
+	leaving bool               // a second Ctrl-C asked to leave
 }
+
+// leaveWithin bounds the shutdown a second Ctrl-C starts: the turn's end
+// (its tools' process groups killed, the session saved), then the same
+// cleanup as Ctrl-D. Past it, mm exits anyway.
+const leaveWithin = 5 * time.Second
+
+// exitInterrupted is a shell's status for a program ended by SIGINT.
+const exitInterrupted = 130
 
 // replCommand is one slash command of the REPL; it returns false to exit.
 type replCommand struct {
@@ -129,8 +138,7 @@ func runREPL(ctx context.Context, a *app, cwd string) int {
 	go func() {
 		for range sigs {
 			if r.interrupt() {
-				rl.Close()
-				os.Exit(130)
+				r.leave()
 			}
 		}
 	}()
@@ -139,6 +147,9 @@ func runREPL(ctx context.Context, a *app, cwd string) int {
 	for ctx.Err() == nil {
 		rl.SetPrompt("mm> ")
 		line, err := rl.Readline()
+		if r.left() {
+			return exitInterrupted
+		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			if r.interrupt() {
 				return exitOK
@@ -158,8 +169,43 @@ func runREPL(ctx context.Context, a *app, cwd string) int {
 		if !r.command(ctx, line) {
 			return exitOK
 		}
+		if r.left() {
+			return exitInterrupted
+		}
 	}
 	return exitOK
+}
+
+// leave is the second Ctrl-C: the running turn is cancelled and the line
+// editor closed, so that whatever waits on it (the prompt, a permission
+// question) returns; runREPL then leaves through the normal shutdown —
+// the turn saved, MCP servers, language servers and their process
+// groups stopped — as Ctrl-D does. Should that take longer than
+// leaveWithin, mm exits anyway.
+func (r *repl) leave() {
+	r.mu.Lock()
+	already := r.leaving
+	r.leaving = true
+	cancel := r.cancel
+	r.mu.Unlock()
+	if already {
+		return
+	}
+	if cancel != nil {
+		cancel()
+	}
+	time.AfterFunc(leaveWithin, func() {
+		fmt.Fprintln(os.Stderr, "mm: shutdown took too long; exiting")
+		os.Exit(exitInterrupted)
+	})
+	r.rl.Close()
+}
+
+// left reports whether a second Ctrl-C asked to leave.
+func (r *repl) left() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leaving
 }
 
 // command runs a slash command or a turn; false means exit.
@@ -269,7 +315,12 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error
 		r.rl.SetPrompt(question(req))
 		line, err := r.rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
-			r.interrupt() // cancels the turn
+			if r.interrupt() { // cancels the turn; the second leaves
+				r.leave()
+			}
+			return tools.RejectOnce, context.Canceled
+		}
+		if r.left() {
 			return tools.RejectOnce, context.Canceled
 		}
 		if err != nil {

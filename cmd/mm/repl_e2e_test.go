@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,7 @@ type term struct {
 	seen int           // offset up to which waitFor has matched
 	done chan struct{} // closed when mm has exited, with err set
 	err  error
+	pid  int
 }
 
 func startTerm(t *testing.T, dir string, env []string) *term {
@@ -34,7 +37,7 @@ func startTerm(t *testing.T, dir string, env []string) *term {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, f: f, more: make(chan struct{}, 1), done: make(chan struct{})}
+	tm := &term{t: t, f: f, more: make(chan struct{}, 1), done: make(chan struct{}), pid: cmd.Process.Pid}
 	go func() {
 		b := make([]byte, 4096)
 		for {
@@ -152,5 +155,49 @@ func TestREPLOnATerminal(t *testing.T) {
 	}
 	if srv.Remaining() != 0 {
 		t.Errorf("%d scenario steps left", srv.Remaining())
+	}
+}
+
+// TestREPLSecondCtrlCShutsDownCleanly: a second Ctrl-C while a turn is
+// still running — here stuck on the permission question — leaves through
+// the normal shutdown, bounded in time: the turn ends and is saved, and
+// mm exits 130 (issue 21, defect 7: it called os.Exit(130), skipping every
+// cleanup, and the session was not saved). SIGINT is sent to mm as the
+// terminal sends it when no line is being edited.
+func TestREPLSecondCtrlCShutsDownCleanly(t *testing.T) {
+	srv := scenario(t, "long_bash")
+	dir, state := t.TempDir(), t.TempDir()
+	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
+	tm.waitFor("mm> ")
+	tm.send("run the long command\r")
+	tm.waitFor("? [y]es / [a]lways / [n]o / ne[v]er: ")
+	syscall.Kill(tm.pid, syscall.SIGINT)
+	tm.waitFor("cancelling")
+	syscall.Kill(tm.pid, syscall.SIGINT)
+	select {
+	case <-tm.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("mm did not exit after a second Ctrl-C")
+	}
+	var ee *exec.ExitError
+	if !errors.As(tm.err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("mm exited with %v, want status 130", tm.err)
+	}
+	if strings.Contains(tm.screen(), "took too long") {
+		t.Errorf("the shutdown was not clean:\n%s", tm.screen())
+	}
+	saved := false
+	filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+			b, _ := os.ReadFile(p)
+			saved = saved || strings.Contains(string(b), "run the long command")
+		}
+		return nil
+	})
+	if !saved {
+		t.Error("the interrupted turn was not saved")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "child.pid")); err == nil {
+		t.Error("the command ran without being allowed")
 	}
 }
