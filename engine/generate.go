@@ -73,6 +73,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	var (
 		g       generation
 		shown   strings.Builder
+		thought strings.Builder // the reasoning, to find a call written there
 		think   = guard.NewThinkFilter(guard.ThinkOptions{})
 		calls   = guard.NewTextCallDetector(ts, guard.TextCallOptions{})
 		pf      = newPreflight(s.opts.Tools, s.opts.Env)
@@ -81,6 +82,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	text := func(segs []guard.Segment) error {
 		for _, seg := range segs {
 			if seg.Reasoning {
+				thought.WriteString(seg.Text)
 				t.emit(Thought{Text: seg.Text})
 				continue
 			}
@@ -100,6 +102,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 		case d.Content != "":
 			return text(think.Write(d.Content))
 		case d.Reasoning != "":
+			thought.WriteString(d.Reasoning)
 			t.emit(Thought{Text: d.Reasoning})
 		case d.Progress != nil:
 			t.emit(Progress{Text: progressLine(d.Progress)})
@@ -132,6 +135,13 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 			if call != nil {
 				err = &textCallStop{call: call}
 			}
+		}
+	}
+	if err == nil && withTools && len(resp.ToolCalls) == 0 && strings.TrimSpace(shown.String()) == "" {
+		// Nothing answered, nothing called: a call written inside the
+		// reasoning goes back to the model instead of ending the turn empty.
+		if c := guard.ReasoningCall(thought.String(), ts); c != nil {
+			err = &textCallStop{call: c}
 		}
 	}
 	t.gens++

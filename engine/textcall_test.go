@@ -56,3 +56,26 @@ func TestTextCallServerFixOncePerSession(t *testing.T) {
 		t.Errorf("results not in order: a at %d, b at %d", a, b)
 	}
 }
+
+// TestTextCallInsideReasoning (issue 27): a call written inside <think>,
+// with nothing answered after it, is neither run nor dropped: the model
+// is told it wrote the call in its reasoning, and answers.
+func TestTextCallInsideReasoning(t *testing.T) {
+	s, srv := newSession(t, script(
+		fakellm.Step{Content: "<think>I need the file.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n</tool_call>\n</think>", ChunkSize: 5},
+		fakellm.Step{Content: "I will answer in words instead."},
+	), nil)
+	var r recorder
+	if end := s.Run(context.Background(), "go", r.emit); end.Reason != engine.EndTurn {
+		t.Fatalf("%+v", end)
+	}
+	for _, e := range r.events {
+		if _, ok := e.(engine.ToolStarted); ok {
+			t.Fatalf("a call in the reasoning ran")
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "inside your reasoning") {
+		t.Fatalf("the model was not told (%d requests)", len(reqs))
+	}
+}

@@ -118,7 +118,7 @@ func TestACPTextCallFamilies(t *testing.T) {
 			continue
 		case "run":
 			ran++
-		case "note":
+		case "note", "reasoning":
 			noted++
 		}
 		if strings.TrimSpace(markup) != "" && strings.Contains(msg, strings.TrimSpace(markup)) {
@@ -128,7 +128,7 @@ func TestACPTextCallFamilies(t *testing.T) {
 		if !strings.Contains(msg, "text tool call") {
 			t.Errorf("%s: the user got no note: %q", what, msg)
 		}
-		if c.want == "note" {
+		if c.want == "note" || c.want == "reasoning" {
 			// Never dropped: the next request carries the note naming the
 			// syntax, and no call ran.
 			told := false

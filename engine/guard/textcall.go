@@ -522,3 +522,21 @@ func FindTextCall(answer string, tools ...string) *TextCall {
 	_, c := d.Flush()
 	return c
 }
+
+// ReasoningCall finds a call written as text inside the reasoning of a
+// generation that answered nothing and called nothing: the model wrote
+// its call in <think> (or the reasoning field) and stopped. It never
+// runs — reasoning is not a decision — but it is not dropped either: the
+// model is told where it wrote it. nil when the reasoning holds none.
+func ReasoningCall(reasoning string, ts *Toolset) *TextCall {
+	d := NewTextCallDetector(ts, TextCallOptions{})
+	_, c := d.Write(reasoning)
+	if c == nil {
+		_, c = d.Flush()
+	}
+	if c == nil {
+		return nil
+	}
+	c.Whole, c.Problem = false, "it is inside your reasoning, not in your answer"
+	return c
+}

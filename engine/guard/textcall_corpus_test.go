@@ -18,7 +18,7 @@ type corpusFamily struct {
 	Sources []string `json:"sources"`
 	Cases   []struct {
 		Name    string `json:"name"`
-		Want    string `json:"want"` // run, note, show
+		Want    string `json:"want"` // run, note, show, reasoning (a call in <think>, noted)
 		Text    string `json:"text"`
 		Shown   string `json:"shown"`   // run, note: what is shown before the calls
 		Problem string `json:"problem"` // note: part of the problem
@@ -104,6 +104,15 @@ func TestTextCallFamiliesCorpus(t *testing.T) {
 					case "show":
 						if call != nil || shown != tc.Text {
 							t.Fatalf("chunks of %d: a look-alike was taken: call %+v, shown %q", n, call, shown)
+						}
+						continue
+					case "reasoning":
+						inner := strings.TrimSuffix(strings.TrimPrefix(tc.Text, "<think>"), "</think>")
+						if call != nil || strings.TrimSpace(shown) != "" {
+							t.Fatalf("chunks of %d: the answer is empty: call %+v, shown %q", n, call, shown)
+						}
+						if c := ReasoningCall(inner, ts); c == nil || c.Convertible() || !strings.Contains(c.Note(), "inside your reasoning") {
+							t.Fatalf("the call in the reasoning was not found: %+v", c)
 						}
 						continue
 					case "run", "note":
