@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/hooks"
@@ -87,6 +88,11 @@ type Options struct {
 	LearnWindow func(int)
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Late, when set, gives the checks of edits (the language servers'
+	// diagnostics) that ended after the edit's result was given: what
+	// ended is put before the next tool result, and a turn does not end
+	// while a check runs that finds new errors.
+	Late LateChecks
 
 	// Store keeps the session after every turn (E29); nil keeps it in
 	// memory only. ID names it there.
@@ -106,6 +112,23 @@ func (o *Options) budget() guard.ToolBudget {
 	}
 	return guard.ToolBudget{Threshold: o.ToolBudget}
 }
+
+// LateChecks are the checks of a session's edits still going on after
+// the edit's result was given (lspbridge.Late).
+type LateChecks interface {
+	// Take returns, once, what ended since the last call; "" if nothing.
+	Take(ctx context.Context) string
+	// Checkpoint waits, at most bound, for the checks still running and
+	// returns the new errors they found; "" if none.
+	Checkpoint(ctx context.Context, bound time.Duration) string
+	// Pending reports whether a check runs or has an answer not taken.
+	Pending() bool
+}
+
+// lateBound bounds the wait for an edit's check at the end of a turn: a
+// machine too busy to check an edit in the edit's own wait needs long,
+// and a turn ended on an edit that broke the build costs more.
+const lateBound = time.Minute
 
 // Session is one conversation: its history and counters. Run may be called
 // again for the next prompt; turns of one session never overlap.

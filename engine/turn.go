@@ -144,6 +144,9 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			return t.serverError(g.err)
 		}
 		if len(g.resp.ToolCalls) == 0 {
+			if t.lateErrors(ctx, g) {
+				continue
+			}
 			return t.answer(g)
 		}
 		if end, stop := t.toolCalls(ctx, g); stop {
@@ -173,6 +176,30 @@ func (t *turn) answer(g generation) TurnEnd {
 		t.struggle(guard.EmptyAnswer())
 	}
 	return TurnEnd{Reason: EndTurn}
+}
+
+// lateErrors is the end of a turn as a checkpoint: when an edit's check
+// is still going on (a busy machine), the turn waits for it, bounded, and
+// when it found new errors the answer is kept and the model is shown
+// them, to fix them or say why not, instead of ending on a broken edit.
+func (t *turn) lateErrors(ctx context.Context, g generation) bool {
+	l := t.s.opts.Late
+	if l == nil || !l.Pending() || g.resp.FinishReason == "length" {
+		return false
+	}
+	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "diagnostics", Text: "the last edit's check is not finished — waiting for it before ending the turn"})
+	text := l.Checkpoint(ctx, lateBound)
+	if text == "" || ctx.Err() != nil {
+		return false
+	}
+	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "diagnostics", Text: "the check found new errors — shown to the model before the turn ends"})
+	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content}
+	if t.s.keepReasoning() {
+		msg.Reasoning = g.resp.Reasoning
+	}
+	t.s.append(msg)
+	t.s.append(llm.Message{Role: llm.RoleUser, Content: "[mm: " + text + "\nFix what your edit broke, or say why it is right.]"})
+	return true
 }
 
 // lastChance is E3: at maxTurns, one call without tools asking for a
@@ -434,6 +461,12 @@ func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd
 }
 
 func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
+	if l := t.s.opts.Late; l != nil {
+		// An earlier edit's diagnostics that came after its result.
+		if late := l.Take(context.Background()); late != "" {
+			res.Text = late + "\n\n" + res.Text
+		}
+	}
 	// E25: one output never takes more than its share of the window, even
 	// when the tool's own bound was set before the window was known.
 	res.Text = compact.Cap(res.Text, t.s.maxOutput(context.Background()))

@@ -116,3 +116,55 @@ func pyrightWorkspaceMode(cfg *Config) {
 	py.Settings["python"].(map[string]any)["analysis"].(map[string]any)["diagnosticMode"] = "workspace"
 	cfg.Servers["python"] = py
 }
+
+// BenchmarkLateIdle measures what late delivery adds when the server
+// answers in time (an idle machine): added-µs/op is the time the turn
+// spends on it after the edit's result — the next tool result's Take and
+// the end of the turn's Checkpoint — and late/op the share of checks
+// that went on after their result (0 when every answer was in time).
+//
+//	go test -run '^$' -bench LateIdle -benchtime 20x ./lspbridge/
+func BenchmarkLateIdle(b *testing.B) {
+	cases := []struct{ name, bin, fixture, file, good, bad string }{
+		{"gopls/cross-package", "gopls", "go/crosspkg", "a/a.go", "func Scale(n int) int {", "func Scale(n, m int) int {"},
+		{"pyright/cross-module", "pyright-langserver", "py/greet", "greet.py", "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			need(b, c.bin)
+			dir := fixture(b, c.fixture)
+			m := newTestManagerWith(b, dir, defaultWaits)
+			path := filepath.Join(dir, c.file)
+			edit(b, m, path, c.good, c.bad)
+			edit(b, m, path, c.bad, c.good)
+			ctx := context.Background()
+			late := NewLate()
+			var added, result time.Duration
+			went := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				from, to := c.good, c.bad
+				if i%2 == 1 {
+					from, to = c.bad, c.good
+				}
+				snap := m.Before(ctx, path)
+				snap.DeliverLate(late)
+				snap.Wait(ctx)
+				data := replaceIn(b, path, from, to)
+				t0 := time.Now()
+				m.After(ctx, snap, data)
+				t1 := time.Now()
+				if late.Pending() {
+					went++
+				}
+				late.Take(ctx)
+				late.Checkpoint(ctx, 20*time.Second)
+				added += time.Since(t1)
+				result += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(added.Microseconds())/float64(b.N), "added-µs/op")
+			b.ReportMetric(float64(result.Microseconds())/1000/float64(b.N), "result-ms/op")
+			b.ReportMetric(float64(went)/float64(b.N), "late/op")
+		})
+	}
+}

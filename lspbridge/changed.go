@@ -28,8 +28,9 @@ const maxScan = 50000
 // importers, for a server that reports open files only), and for a server
 // that checks its whole root every file, matched without line numbers;
 // a changed file that could not be compared is named as not checked.
-// It returns "" when no source file changed.
-func (m *Manager) ChangedSince(ctx context.Context, t time.Time) string {
+// It returns "" when no source file changed. What the check finds after
+// that goes to late (nil: dropped).
+func (m *Manager) ChangedSince(ctx context.Context, t time.Time, late *Late) string {
 	if !m.Available() {
 		return ""
 	}
@@ -59,6 +60,7 @@ func (m *Manager) ChangedSince(ctx context.Context, t time.Time) string {
 	if snap != nil {
 		snap.command = true
 	}
+	snap.DeliverLate(late)
 	// The baseline is taken while the servers still hold the old text.
 	snap.Wait(ctx)
 	m.Changed(ctx, paths)

@@ -64,9 +64,16 @@ type ServerConfig struct {
 type Config struct {
 	// Servers maps a language name ("go", "python") to its server.
 	Servers map[string]ServerConfig
-	// Wait bounds how long an edit waits for diagnostics, and a query for
-	// its answer. Zero: 3 s.
+	// Wait is the least an edit waits for its diagnostics, and bounds a
+	// query's wait for its answer. An edit's wait adapts to what the
+	// server needed for the earlier checks of the session (wait.go),
+	// between Wait and MaxWait; the first check of a server, which waits
+	// for its initial analysis, has MaxWait. Zero: 2 s.
 	Wait time.Duration
+	// MaxWait bounds an edit's wait (raised to Wait when lower). An answer
+	// that comes later still reaches the model when the edit asked for it
+	// (Snapshot.DeliverLate), within 2 minutes. Zero: 20 s.
+	MaxWait time.Duration
 	// BaseDir is the directory paths in the text mm writes for the model
 	// are relative to (the session's working directory). Empty: absolute.
 	BaseDir string
@@ -154,7 +161,15 @@ func (c Config) wait() time.Duration {
 	if c.Wait > 0 {
 		return c.Wait
 	}
-	return 3 * time.Second
+	return 2 * time.Second
+}
+
+func (c Config) maxWait() time.Duration {
+	w := c.MaxWait
+	if w <= 0 {
+		w = 20 * time.Second
+	}
+	return max(w, c.wait())
 }
 
 func (c Config) maxErrors() (total, perFile int) {

@@ -24,9 +24,16 @@
 //     verboseWorkDoneProgress), else the edited version's diagnostics
 //     followed by a short quiet period; for a server that reports open
 //     files only and answers textDocument/diagnostic (pyright), the
-//     checked files' diagnostics pulled. Every wait is bounded by
-//     Config.Wait and an unanswered wait says "diagnostics incomplete",
-//     never "no problems".
+//     checked files' diagnostics pulled. Every wait is bounded — by what
+//     the server needed for the session's earlier checks, between
+//     Config.Wait and Config.MaxWait, and MaxWait for a server's first
+//     check (wait.go) — and an unanswered wait says "diagnostics
+//     incomplete" or "not checked", never "no problems".
+//   - A check whose result was given incomplete goes on in the
+//     background when the edit asked for it (Snapshot.DeliverLate): what
+//     it finds is given once to the session's Late (late.go); a later
+//     change of its files supersedes it, and an answer about files that
+//     changed since is dropped.
 //   - The delta compares diagnostics by file, severity, code, source and
 //     message, with line numbers carried through the edit.
 //   - A server that reports open files only (pyright) is given, for the

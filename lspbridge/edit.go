@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,11 +19,23 @@ type Snapshot struct {
 	groups []*snapGroup
 	// command: the change is a command's (ChangedSince), not an edit.
 	command bool
+	// late receives what the check finds after its result was given.
+	late *Late
+}
+
+// DeliverLate makes the answers that come after the result of this
+// snapshot's check go to l (late.go); without it they are dropped.
+func (snap *Snapshot) DeliverLate(l *Late) {
+	if snap != nil {
+		snap.late = l
+	}
 }
 
 // snapGroup is the part of a snapshot that one server handles.
 type snapGroup struct {
+	m      *Manager
 	srv    *server
+	cold   bool // the server's first check: its initial analysis is waited for
 	files  []snapFile
 	done   chan struct{} // closed when base is set (or given up)
 	cancel context.CancelFunc
@@ -33,6 +47,7 @@ type snapGroup struct {
 	// mm opened for the check, closed once it is done.
 	scanned bool
 	scan    importerScan
+	openMu  sync.Mutex // opened is released by a background check
 	opened  []string
 	// basePulled are the diagnostics before the edit of the edited files
 	// and the importers, pulled; nil when the server does not answer pulls
@@ -87,7 +102,7 @@ func (m *Manager) snapshot(ctx context.Context, paths []string, start bool, old 
 		}
 		g := bySrv[s]
 		if g == nil {
-			g = &snapGroup{srv: s, done: make(chan struct{})}
+			g = &snapGroup{m: m, srv: s, done: make(chan struct{})}
 			bySrv[s] = g
 			snap.groups = append(snap.groups, g)
 		}
@@ -97,7 +112,13 @@ func (m *Manager) snapshot(ctx context.Context, paths []string, start bool, old 
 		return nil
 	}
 	for _, g := range snap.groups {
-		gctx, cancel := context.WithTimeout(ctx, m.cfg.wait())
+		var edited []string
+		for _, f := range g.files {
+			edited = append(edited, f.path)
+		}
+		m.supersede(g.srv, edited)
+		g.cold = g.srv.cold()
+		gctx, cancel := context.WithTimeout(ctx, m.checkWait(g.srv))
 		g.cancel = cancel
 		if !m.spawn(func() { g.takeBase(gctx) }) {
 			cancel()
@@ -167,6 +188,13 @@ func (g *snapGroup) takeBase(ctx context.Context) {
 		g.why = err.Error()
 		return
 	}
+	if g.cold && len(s.cfg.ProgressTitles) > 0 {
+		// The first check of a server that reports its work (gopls):
+		// its initial load ends first, or the baseline would be taken
+		// half-way through it. One that does not (pyright) is waited
+		// for by its first publish of the files, below.
+		s.waitIdle(ctx)
+	}
 	var ps []*pending
 	for _, f := range g.files {
 		if !f.existed {
@@ -222,7 +250,11 @@ func (m *Manager) AfterChanges(ctx context.Context, snap *Snapshot, changes []Ch
 		return ""
 	}
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.wait())
+	var bound time.Duration
+	for _, g := range snap.groups {
+		bound = max(bound, m.checkWait(g.srv))
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var parts []string
 	for _, g := range snap.groups {
@@ -239,7 +271,7 @@ func (m *Manager) AfterChanges(ctx context.Context, snap *Snapshot, changes []Ch
 			g.closeOpened()
 			continue
 		}
-		if t := m.afterGroup(ctx, start, g, mine, snap.command); t != "" {
+		if t := m.afterGroup(ctx, start, g, mine, snap.command, snap.late); t != "" {
 			parts = append(parts, t)
 		}
 	}
@@ -264,7 +296,22 @@ func (g *snapGroup) file(path string) snapFile {
 	return snapFile{path: path}
 }
 
-func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup, changes []Change, command bool) string {
+// check is one server's part of an edit's check, as far as the edit's
+// result went: what a background check (late.go) needs to go on.
+type check struct {
+	g       *snapGroup
+	r       report
+	start   time.Time
+	changes []Change
+	edited  map[string]lineMap
+	ps      []*pending // the edited files' versions sent
+	others  []*pending // the importers sent again
+	synced  []string   // the edited files whose text was sent
+	unsent  bool       // a text was kept for a server still starting
+	shown   map[string]bool
+}
+
+func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup, changes []Change, command bool, late *Late) string {
 	s := g.srv
 	select {
 	case <-g.done:
@@ -273,8 +320,10 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		<-g.done
 	}
 	total, perFile := m.cfg.maxErrors()
-	r := report{server: s.name(), baseOK: g.baseOK, base: m.base, maxTotal: total, maxFile: perFile, command: command}
-	edited := map[string]lineMap{}
+	c := &check{g: g, start: start, changes: changes, edited: map[string]lineMap{}}
+	c.r = report{server: s.name(), baseOK: g.baseOK, base: m.base, maxTotal: total, maxFile: perFile, command: command}
+	r := &c.r
+	edited := c.edited
 	for _, c := range changes {
 		r.edited = append(r.edited, c.Path)
 		switch f := g.file(c.Path); {
@@ -295,20 +344,36 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		}
 	}
 	var pulled map[string][]Diagnostic
+	// resumable: the check may go on in the background (the server is
+	// alive, only slow).
+	resumable := true
 	finish := func(complete bool, why string) string {
 		r.notices = s.takeNotices()
 		r.complete, r.why = complete, why
 		r.elapsed = time.Since(start).Milliseconds()
 		before, after := g.withPulled(g.base, s.snapshotDiags(), pulled)
 		r.delta = computeDelta(before, after, edited)
-		g.closeOpened()
-		return r.render()
+		if complete && r.othersWhy == "" {
+			s.recordWait(time.Since(start))
+		}
+		if !complete && resumable && s.indexing() {
+			r.why = s.name() + " is still indexing the workspace"
+		}
+		text := r.render()
+		if late != nil && resumable && (!complete || r.othersWhy != "") {
+			c.shown = r.listed()
+			m.goLate(late, c)
+		} else {
+			g.closeOpened()
+		}
+		return text
 	}
 	var why string
 	if s.acquire(ctx) {
 		defer s.release()
 		if _, err := s.ready(ctx); err != nil {
 			why = shortErr(err)
+			resumable = errors.Is(err, ErrNotReady)
 		}
 	} else {
 		why = cmp.Or(g.why, "another edit was being checked")
@@ -316,45 +381,49 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 	// The new text is synced even when there is no time left to wait: the
 	// server's copy must follow the disk (a server still starting gets it
 	// when ready).
-	var ps []*pending
-	for _, c := range changes {
-		if g.file(c.Path).unknown {
+	for _, ch := range changes {
+		if g.file(ch.Path).unknown {
 			continue // not open, and not to be opened: announced by Changed
 		}
-		p, err := s.syncDoc(ctx, c.Path, c.Content)
+		p, err := s.syncDoc(ctx, ch.Path, ch.Content)
 		switch {
 		case err != nil && why == "":
 			why = shortErr(err)
+			resumable = errors.Is(err, ErrNotReady)
 		case err == nil:
-			ps = append(ps, p)
+			c.ps = append(c.ps, p)
+		default:
+			c.unsent = true
 		}
+		c.synced = append(c.synced, ch.Path)
 	}
 	if why != "" {
 		return finish(false, why)
 	}
-	others := g.recheckImporters(ctx)
+	c.others = g.recheckImporters(ctx)
 	if g.basePulled != nil {
 		// The pulls below answer once the files are checked: no push
 		// to wait for.
-		ps = nil
+		c.ps = nil
 	}
-	if !s.waitFor(ctx, append(ps, others...)) {
-		if len(others) == 0 || !s.settled(ps) {
+	if !s.waitFor(ctx, append(slices.Clip(c.ps), c.others...)) {
+		if len(c.others) == 0 || !s.settled(c.ps) {
 			return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
 		}
 		// The edited files are checked; some of their importers are not.
 		r.othersWhy = "no answer in time"
 	}
 	if g.basePulled != nil {
-		var synced []string
-		for _, c := range changes {
-			if !g.file(c.Path).unknown {
-				synced = append(synced, c.Path)
-			}
-		}
 		var ok bool
-		if pulled, ok = g.pull(ctx, synced); !ok || !g.othersOK {
+		if pulled, ok = g.pull(ctx, c.synced); !ok || !g.othersOK {
 			r.othersWhy = "no answer in time"
+		}
+		for _, p := range c.synced {
+			if _, ok := pulled[p]; !ok {
+				// Its older pushes would say "no problems" for a file
+				// the server has not checked.
+				return finish(false, fmt.Sprintf("%s did not answer in time", s.name()))
+			}
 		}
 	}
 	return finish(true, "")

@@ -84,10 +84,13 @@ func newTestManagerWith(t testing.TB, dir string, with func(*Config)) *Manager {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	// A cold gopls cache (the first run on a machine) type-checks the
-	// standard library first: seconds. The bound itself is tested apart.
-	cfg.Wait = 30 * time.Second
-	if w := os.Getenv("MM_LSP_WAIT"); w != "" {
-		cfg.Wait, _ = time.ParseDuration(w)
+	// standard library first: seconds. The bound itself is tested apart,
+	// and a test that sets its own keeps it.
+	if cfg.Wait == 0 {
+		cfg.Wait = 30 * time.Second
+		if w := os.Getenv("MM_LSP_WAIT"); w != "" {
+			cfg.Wait, _ = time.ParseDuration(w)
+		}
 	}
 	m := New(cfg)
 	t.Cleanup(func() {

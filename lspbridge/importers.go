@@ -372,6 +372,10 @@ func (g *snapGroup) openImporters(ctx context.Context) []*pending {
 	for _, p := range g.scan.files {
 		if _, open := s.docText(p); open {
 			checked = append(checked, p)
+			if g.m.adopt(s, p) {
+				// Opened by a check still going on: this one closes it.
+				g.hold(p)
+			}
 			continue
 		}
 		text, err := s.files.ReadFile(ctx, p)
@@ -379,7 +383,7 @@ func (g *snapGroup) openImporters(ctx context.Context) []*pending {
 			continue // gone since the scan
 		}
 		checked = append(checked, p)
-		g.opened = append(g.opened, p)
+		g.hold(p)
 		if pend, err := s.syncDoc(ctx, p, text); err == nil && s.pulls() != pullYes {
 			ps = append(ps, pend)
 		}
@@ -507,15 +511,35 @@ func (g *snapGroup) withPulled(pushedBefore, pushedAfter, pulled map[string][]Di
 // closeOpened closes the importers mm opened for the check: the server
 // is left with the documents it had.
 func (g *snapGroup) closeOpened() {
-	if len(g.opened) == 0 {
+	g.openMu.Lock()
+	opened := g.opened
+	g.opened = nil
+	g.openMu.Unlock()
+	if len(opened) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
 	defer cancel()
-	for _, p := range g.opened {
+	for _, p := range opened {
 		g.srv.closeDoc(ctx, p)
 	}
-	g.opened = nil
+}
+
+// hold records a document the group closes when its check ends.
+func (g *snapGroup) hold(path string) {
+	g.openMu.Lock()
+	defer g.openMu.Unlock()
+	g.opened = append(g.opened, path)
+}
+
+// keepOpen takes path out of the documents the group closes, and
+// reports whether it was among them.
+func (g *snapGroup) keepOpen(path string) bool {
+	g.openMu.Lock()
+	defer g.openMu.Unlock()
+	n := len(g.opened)
+	g.opened = slices.DeleteFunc(g.opened, func(p string) bool { return p == path })
+	return len(g.opened) < n
 }
 
 // docText returns mm's copy of a document it has open.

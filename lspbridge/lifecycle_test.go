@@ -94,7 +94,7 @@ func TestGoChangedSince(t *testing.T) {
 	if got := m.running()[0].modifiedSince(ctx, start); len(got) != 1 || got[0] != a {
 		t.Errorf("modified since the command: %v", got)
 	}
-	got := m.ChangedSince(ctx, start)
+	got := m.ChangedSince(ctx, start, nil)
 	t.Logf("after the command:\n%s", got)
 	// gopls checks the whole module: a.go, never opened, is compared
 	// without line numbers, and b.go's new error is the command's.
@@ -115,7 +115,7 @@ func TestBoundedWait(t *testing.T) {
 		RootMarkers: []string{"go.mod"},
 		Extensions:  []string{".go"},
 	}}
-	cfg.Wait = 300 * time.Millisecond
+	cfg.Wait, cfg.MaxWait = 300*time.Millisecond, 300*time.Millisecond
 	m := New(cfg)
 	defer func() {
 		if err := m.Close(context.Background()); err != nil {

@@ -25,6 +25,13 @@ type Manager struct {
 	servers   map[serverKey]*server
 	workspace string
 	closed    bool
+	// lates are the checks going on after their result was given
+	// (late.go), which a later change of their files supersedes.
+	lates []*lateItem
+
+	// stopCtx ends the background checks on Close.
+	stopCtx context.Context
+	stopAll context.CancelFunc
 
 	// wg owns the background work started by Warm and Before.
 	wg sync.WaitGroup
@@ -40,6 +47,7 @@ func New(cfg Config) *Manager {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	m := &Manager{cfg: cfg, log: log, langs: map[string]string{}, servers: map[serverKey]*server{}}
+	m.stopCtx, m.stopAll = context.WithCancel(context.Background())
 	if cfg.BaseDir != "" {
 		m.base = canonical(cfg.BaseDir)
 	}
@@ -217,6 +225,7 @@ func (m *Manager) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
+	m.stopAll()
 	servers := make([]*server, 0, len(m.servers))
 	for _, s := range m.servers {
 		servers = append(servers, s)

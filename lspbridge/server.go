@@ -101,6 +101,8 @@ type server struct {
 	pull pullSupport
 	// imports caches the import scan of the root's files (importers.go).
 	imports importCache
+	// waits are how long the recent checks took (wait.go).
+	waits []time.Duration
 
 	// sendMu keeps the count of a notification and its sending together,
 	// so the n-th notification sent is the n-th the server reports on.

@@ -138,14 +138,14 @@ func (a *app) thoughtLevels(context.Context) []string {
 
 // registry is the one table of tools offered to the model (T2): a tool
 // is declared only when it can serve.
-func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
+func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
 	maxTokens := a.cfg.Sampling.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
 	}
 	servers := a.lspFor(cwd)
 	var ts []tools.Tool
-	fileTools := files.New(files.Options{MaxOutput: a.maxOutput(), MaxTokens: maxTokens, Diagnostics: lsptool.EditHook{Manager: servers}})
+	fileTools := files.New(files.Options{MaxOutput: a.maxOutput(), MaxTokens: maxTokens, Diagnostics: lsptool.EditHook{Manager: servers, Late: late}})
 	if config.On(a.cfg.EditTools, true) {
 		ts = append(ts, fileTools...)
 	} else {
@@ -154,7 +154,7 @@ func (a *app) registry(cwd string, extra ...tools.Tool) *tools.Registry {
 	if config.On(a.cfg.BashTool, true) {
 		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: os.Environ(), Env: a.bashEnv(), Sandbox: a.sandbox})
 		if servers.Available() {
-			b = afterCommands{Tool: b, m: servers}
+			b = afterCommands{Tool: b, m: servers, late: late}
 		}
 		ts = append(ts, b)
 	}
@@ -207,7 +207,11 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 	if s.MaxTokens == 0 {
 		s.MaxTokens = 4096
 	}
-	reg := a.registry(cwd, extra...)
+	// The diagnostics of the session's edits that come after their
+	// result: given to the model at its next tool result or before its
+	// turn ends.
+	late := lspbridge.NewLate()
+	reg := a.registry(cwd, late, extra...)
 	return engine.NewSession(engine.Options{
 		Model:          a.model,
 		KeepReasoning:  a.model.keepReasoning,
@@ -240,6 +244,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 		ToolRouter:          toolRouting(a.cfg, reg),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,
+		Late:                late,
 
 		Store:  a.store,
 		ID:     id,

@@ -95,14 +95,15 @@ func (a *app) closeLSP() {
 // after an edit.
 type afterCommands struct {
 	tools.Tool
-	m *lspbridge.Manager
+	m    *lspbridge.Manager
+	late *lspbridge.Late
 }
 
 func (t afterCommands) Run(ctx context.Context, env tools.Env, args json.RawMessage) (tools.Result, error) {
 	start := time.Now()
 	res, err := t.Tool.Run(ctx, env, args)
 	if err == nil {
-		if diag := t.m.ChangedSince(ctx, start); diag != "" {
+		if diag := t.m.ChangedSince(ctx, start, t.late); diag != "" {
 			res.Text = strings.TrimRight(res.Text, "\n") + "\n" + diag
 		}
 	}

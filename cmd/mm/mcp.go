@@ -19,7 +19,7 @@ func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 		return &mcp.Set{}
 	}
 	var reserved []string
-	for _, t := range a.registry(cwd).Tools() {
+	for _, t := range a.registry(cwd, nil).Tools() {
 		reserved = append(reserved, t.Name())
 	}
 	return mcp.Connect(ctx, mcp.Options{

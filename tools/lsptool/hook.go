@@ -12,6 +12,9 @@ import (
 // here, by shape, so that neither package imports the other.
 type EditHook struct {
 	Manager *lspbridge.Manager
+	// Late receives the diagnostics that come after the edit's result
+	// (the session's inbox); nil drops them.
+	Late *lspbridge.Late
 }
 
 // Before snapshots the diagnostics of path and waits (bounded) until the
@@ -22,6 +25,7 @@ func (h EditHook) Before(ctx context.Context, path string) any {
 		return nil
 	}
 	snap := h.Manager.Before(ctx, path)
+	snap.DeliverLate(h.Late)
 	snap.Wait(ctx)
 	return snap
 }
