@@ -77,3 +77,15 @@ func TestPersistRecall(t *testing.T) {
 		t.Errorf("ParseMode accepted nope")
 	}
 }
+
+// TestUndeclaredToolRefused: a tool that does not say what it does is a
+// programming error caught when it is built, and an approval that
+// declares nothing is refused in every mode, yolo included.
+func TestUndeclaredToolRefused(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("tools.New accepted a tool without capabilities")
+		}
+	}()
+	tools.New(tools.Spec[struct{}]{Name: "new_tool", Description: "d", Kind: tools.KindRead})
+}

@@ -90,23 +90,46 @@ func (a *analysis) walk(env tools.Env, src string, depth int) {
 			text: strings.TrimSpace(src), why: "it does not parse", caps: tools.Anything})
 		return
 	}
+	piped := map[*syntax.Stmt]bool{} // statements that read a pipe
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if b, ok := n.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+			syntax.Walk(b.Y, func(m syntax.Node) bool {
+				if st, ok := m.(*syntax.Stmt); ok {
+					piped[st] = true
+				}
+				return true
+			})
+		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
 			return true
 		}
+		text := strings.TrimSpace(source(src, st))
 		call, isCall := st.Cmd.(*syntax.CallExpr)
-		if !isCall || len(call.Args) == 0 {
+		switch {
+		case isCall && len(call.Args) > 0:
+			a.call(env, src, st, call, piped[st], depth)
+		case isCall, isDecl(st.Cmd):
+			// NAME=value, export, declare, local…: the variables of every
+			// later command (PATH, CDPATH, GIT_DIR, BASH_ENV) change.
+			a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}}, text: text,
+				why: "it sets variables for the commands after it", caps: tools.RunsPrograms})
+		default:
 			if writes := writingRedirs(src, st.Redirs); len(writes) > 0 {
-				text := strings.TrimSpace(source(src, st))
 				a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}}, text: text,
 					why: "it writes " + strings.Join(writes, ", "), caps: tools.WritesWorkspace})
 			}
-			return true
 		}
-		a.call(env, src, st, call, depth)
 		return true
 	})
+}
+
+func isDecl(c syntax.Command) bool {
+	switch c.(type) {
+	case *syntax.DeclClause, *syntax.LetClause:
+		return true
+	}
+	return false
 }
 
 // word is one word of a command: its text and whether it is plain text.
@@ -115,7 +138,7 @@ type word struct {
 	literal bool
 }
 
-func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax.CallExpr, depth int) {
+func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax.CallExpr, piped bool, depth int) {
 	var ws []word
 	for _, w := range call.Args {
 		text, lit := literal(src, w)
@@ -205,6 +228,18 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 			rulable = false // an allow rule names a command, not the files it writes
 		}
 	}
+	switch name := baseName(ws[0].text); {
+	case (name == "cd" || name == "pushd") && (len(ws) != 2 || ws[1].text == "-" || strings.HasPrefix(ws[1].text, "-")):
+		note("`" + name + "` without a directory of the workspace goes elsewhere ($HOME, $OLDPWD)")
+		rulable = false
+	case name == "popd" && len(ws) > 1:
+		note("`popd` with arguments")
+		rulable = false
+	}
+	_, plain := plainPrograms[baseName(ws[0].text)]
+	if piped && !plain {
+		note("it reads its input from the pipe: what it runs may change each time")
+	}
 	if rulable {
 		p.Rule = written
 	}
@@ -214,6 +249,18 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 		return
 	}
 	p.Key = grantKey(texts, writes)
+	if strings.HasPrefix(p.Key, "= ") {
+		// What an interpreter reads (a here-document, a file) is part of
+		// exactly what was allowed.
+		for _, r := range st.Redirs {
+			rd := redirOf(src, r)
+			if r.Hdoc != nil {
+				p.Key += " " + rd.op + rd.target + "\n" + source(src, r.Hdoc)
+			} else if !rd.writesFile() && !strings.HasSuffix(rd.op, "&") {
+				p.Key += " " + rd.op + " " + rd.target
+			}
+		}
+	}
 	a.parts = append(a.parts, p)
 }
 
@@ -227,6 +274,8 @@ func (a *analysis) nested(env tools.Env, texts []string, inner []word, depth int
 	switch {
 	case name == "eval":
 		a.walk(env, strings.Join(args, " "), depth+1)
+	case name == "trap" && len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		a.walk(env, args[0], depth+1)
 	case isShell(name):
 		if script, ok := shellScript(args); ok {
 			a.walk(env, script, depth+1)

@@ -160,6 +160,19 @@ func TestAttackLines(t *testing.T) {
 		{grant: "bash -c 'git status'", line: "bash -c 'git status; touch X'", want: "ask"},
 		{grant: "cd sub && ls", line: "cd .. && ls", want: "ask"},
 		{grant: "ls", line: "ls\u202e", want: "ask"}, // looks like ls, is another program
+		// Found beyond the list.
+		{grant: "cd sub && cat a.txt", line: "cd && cat .ssh/id_rsa", want: "ask"},
+		{grant: "cd sub && cat a.txt", line: "cd - && cat a.txt", want: "ask"},
+		{grant: "cd sub && cat a.txt", line: "CDPATH=/; cd etc && cat passwd", want: "ask"},
+		{grant: "cd sub && cat a.txt", line: "export CDPATH=/; cd etc && cat passwd", want: "ask"},
+		{grant: "ls", line: "PATH=.:$PATH; ls", want: "ask"},
+		{grant: "ls", line: "declare -x PATH=.; ls", want: "ask"},
+		{grant: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nimport os\nEOF", want: "ask"},
+		{grant: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nprint(1)\nEOF", want: "allow"},
+		{grant: "echo ls | sh", line: "echo 'touch X' | sh", want: "ask"},
+		{grant: "sh < a.sh", line: "sh < b.sh", want: "ask"},
+		{grant: "trap 'ls' EXIT", line: "trap 'touch X' EXIT", want: "ask"},
+		{grant: "git status", line: "git status\u00a0--short", want: "ask"},
 	}
 	for _, c := range cases {
 		var rules []string
@@ -206,6 +219,7 @@ func TestDenyEverySimpleCommand(t *testing.T) {
 		"strace -f rm x",
 		"busybox rm x",
 		"f() { rm x; }; f",
+		"trap 'rm x' EXIT",
 	} {
 		if got, why := decide(p, env, line); got != "refuse" {
 			t.Errorf("%q: %s (%s), want refuse", line, got, why)
