@@ -197,7 +197,15 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 		a.log.Info("prompt cancelled before it began", "session", p.SessionId)
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
-	end := s.run(ctx, promptText(p.Prompt))
+	text := promptText(p.Prompt)
+	if title, ok := titleCommand(text); ok {
+		if title == "" {
+			return sdk.PromptResponse{}, invalid("/title needs the new title: /title Fix the parser")
+		}
+		s.retitle(context.WithoutCancel(ctx), title)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
+	end := s.run(ctx, text)
 	usage := turnUsage(end)
 	switch end.Reason {
 	case engine.Cancelled:

@@ -19,6 +19,7 @@ type Command struct {
 var builtinCommands = []Command{
 	{Name: "compact", Description: "Summarise the older part of the conversation to free context"},
 	{Name: "skills", Description: "List the skills mm can use in this workspace"},
+	{Name: "title", Description: "Rename this session", Hint: "new title"},
 }
 
 // Commands is the / menu: the built-in commands, then extra (one

@@ -181,6 +181,10 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	for _, n := range notes {
 		s.update(send, sdk.UpdateAgentMessageText(StruggleNote(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})))
 	}
+	if title, isNew := s.engine.TitleFrom(prompt); isNew {
+		s.info(send, title, time.Time{})
+	}
+	defer func() { s.info(send, "", time.Now()) }()
 	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
 		u, ok := render(e)
 		if !ok {

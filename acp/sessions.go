@@ -118,6 +118,9 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 			s.update(ctx, u)
 		}
 	}
+	if t := s.engine.Title(); t != "" {
+		s.info(ctx, t, time.Time{})
+	}
 	return sdk.LoadSessionResponse{Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
 }
 

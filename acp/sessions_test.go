@@ -59,10 +59,10 @@ func TestCommands(t *testing.T) {
 	for _, c := range cs {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, " ") != "compact skills greet" {
+	if strings.Join(names, " ") != "compact skills title greet" {
 		t.Errorf("commands = %v", names)
 	}
-	if cs[2].Input == nil || cs[2].Input.Unstructured == nil || cs[2].Input.Unstructured.Hint != "name" {
-		t.Errorf("greet input = %+v", cs[2].Input)
+	if cs[3].Input == nil || cs[3].Input.Unstructured == nil || cs[3].Input.Unstructured.Hint != "name" {
+		t.Errorf("greet input = %+v", cs[3].Input)
 	}
 }

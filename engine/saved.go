@@ -253,13 +253,41 @@ func (s *Session) transcribe(e Event) {
 	}
 }
 
-// begin records the user's prompt as it was typed.
-func (s *Session) begin(prompt string) {
+// TitleFrom gives the session its title from its first prompt, as typed
+// (the prompt's first line: cheap, and the same every time), unless it
+// has one; it reports the title and whether it is new. A front end calls
+// it before the turn so the editor can show the title at once; the turn
+// calls it again, finding the title set.
+func (s *Session) TitleFrom(prompt string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sv.title == "" {
-		s.sv.title = store.Title(prompt)
+	if s.sv.title != "" {
+		return s.sv.title, false
 	}
+	s.sv.title = store.Title(prompt)
+	return s.sv.title, true
+}
+
+// Title is the session's title ("" before its first prompt).
+func (s *Session) Title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sv.title
+}
+
+// Retitle renames the session (the user's /title); it is kept as long as
+// the session.
+func (s *Session) Retitle(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sv.title = title
+}
+
+// begin records the user's prompt as it was typed.
+func (s *Session) begin(prompt string) {
+	s.TitleFrom(prompt)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.sv.created.IsZero() {
 		s.sv.created = time.Now().UTC()
 	}

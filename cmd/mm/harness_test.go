@@ -89,6 +89,7 @@ type agentProc struct {
 	client *testClient
 	stdin  io.WriteCloser
 	stdout *recorder // every byte mm wrote on stdout
+	sent   *recorder // every byte the client wrote to mm
 	done   chan error
 }
 
@@ -112,7 +113,7 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	p := &agentProc{cmd: cmd, client: newTestClient(), stdin: stdin, stdout: rec, done: make(chan error, 1)}
+	p := &agentProc{cmd: cmd, client: newTestClient(), stdin: stdin, stdout: rec, sent: &recorder{}, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	go func() {
 		// Recorded before the client sees it, so order checks on the raw
@@ -120,7 +121,7 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 		_, err := io.Copy(io.MultiWriter(rec, pw), out)
 		pw.CloseWithError(err)
 	}()
-	p.conn = sdk.NewClientSideConnection(p.client, stdin, pr)
+	p.conn = sdk.NewClientSideConnection(p.client, io.MultiWriter(stdin, p.sent), pr)
 	p.conn.SetLogger(slog.New(slog.DiscardHandler))
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {

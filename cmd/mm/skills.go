@@ -69,7 +69,7 @@ func skillDirs(cwd, skillsDir string) []string {
 // rewriter leaves them alone.
 func reservedCommand(name string) bool {
 	switch name {
-	case "compact", "new", "help", "mode", "model", "exit", "skill":
+	case "compact", "new", "help", "mode", "model", "exit", "skill", "title":
 		return true
 	}
 	return strings.HasPrefix(name, "ask-")
