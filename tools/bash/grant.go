@@ -3,6 +3,7 @@ package bash
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -200,6 +201,11 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 	for _, w := range ws[1:] {
 		if out := outsidePath(env, w.text); out != "" {
 			note("it names " + out + ", outside the workspace")
+			rulable = false
+			break
+		}
+		if why := globHazard(env, w.text); why != "" {
+			note(why)
 			rulable = false
 			break
 		}
@@ -533,6 +539,30 @@ func outsidePath(env tools.Env, arg string) string {
 		}
 		if _, err := tools.Resolve(env, c); errors.Is(err, tools.ErrOutside) {
 			return c
+		}
+	}
+	return ""
+}
+
+// globHazard says why a word that bash expands as a glob cannot be
+// covered: a file it matches now is named like an option (a file called
+// --compress-program=x.txt turns `sort *.txt` into another command) or
+// leads outside the workspace; "" when it is not a glob or is harmless.
+func globHazard(env tools.Env, w string) string {
+	if env == nil || !strings.ContainsAny(w, "*?[") {
+		return ""
+	}
+	pat := w
+	if !filepath.IsAbs(pat) {
+		pat = filepath.Join(env.Cwd(), pat)
+	}
+	matches, _ := filepath.Glob(pat)
+	for _, m := range matches {
+		if strings.HasPrefix(filepath.Base(m), "-") {
+			return "`" + w + "` matches " + filepath.Base(m) + ", which reads as an option"
+		}
+		if _, err := tools.Resolve(env, m); errors.Is(err, tools.ErrOutside) {
+			return "`" + w + "` matches " + m + ", outside the workspace"
 		}
 	}
 	return ""

@@ -86,6 +86,8 @@ func TestAttackLines(t *testing.T) {
 	env := newEnv(t)
 	os.Mkdir(filepath.Join(env.cwd, "sub"), 0o755)
 	os.Symlink("/etc", filepath.Join(env.cwd, "etc-link"))
+	os.Mkdir(filepath.Join(env.cwd, "planted"), 0o755)
+	os.WriteFile(filepath.Join(env.cwd, "planted", "--compress-program=sh.txt"), nil, 0o644)
 	cases := []struct {
 		grant, rule string // what the user said
 		line        string
@@ -173,6 +175,9 @@ func TestAttackLines(t *testing.T) {
 		{grant: "sh < a.sh", line: "sh < b.sh", want: "ask"},
 		{grant: "trap 'ls' EXIT", line: "trap 'touch X' EXIT", want: "ask"},
 		{grant: "git status", line: "git status\u00a0--short", want: "ask"},
+		{grant: "sort -u a.txt", line: "sort -u planted/*.txt", want: "ask"},
+		{grant: "sort -u a.txt", line: "sort -u sub/*.txt", want: "allow"},
+		{grant: "cat a.txt", line: "cat etc-lin*/passwd", want: "ask"},
 	}
 	for _, c := range cases {
 		var rules []string
