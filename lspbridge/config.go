@@ -18,6 +18,8 @@ type ServerConfig struct {
 	// Command is the server's argv; Command[0] is looked up on PATH and the
 	// server is used only when it is found there.
 	Command []string
+	// Env is the server's environment; nil: mm's own.
+	Env []string
 	// RootMarkers are file names that mark a workspace root, in priority
 	// order: the first marker found in any ancestor of a file wins over a
 	// later marker found nearer (go.work beats a nearer go.mod). An entry may

@@ -42,7 +42,7 @@ func (p *pipes) Close() error {
 // pipes are made here rather than with StdoutPipe because cmd.Wait closes
 // those as soon as the process exits, racing the reader of the last
 // messages. The returned proc is running; handler answers the server.
-func startProc(dir string, argv []string, log *slog.Logger, handler jsonrpc2.Handler, owner *sync.WaitGroup) (*proc, error) {
+func startProc(dir string, argv, env []string, log *slog.Logger, handler jsonrpc2.Handler, owner *sync.WaitGroup) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
@@ -56,6 +56,7 @@ func startProc(dir string, argv []string, log *slog.Logger, handler jsonrpc2.Han
 	p := &proc{exited: make(chan struct{}), stderr: &tail{log: log, max: 4096}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = p.stderr

@@ -310,7 +310,7 @@ func (s *server) startOnce() (*proc, error) {
 	s.broadcastLocked()
 	s.mu.Unlock()
 
-	p, err := startProc(s.root, s.cfg.Command, s.log, s.handler(gen), &s.wg)
+	p, err := startProc(s.root, s.cfg.Command, s.cfg.Env, s.log, s.handler(gen), &s.wg)
 	if err != nil {
 		return nil, err
 	}

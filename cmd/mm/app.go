@@ -152,7 +152,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: os.Environ(), Env: a.bashEnv(), Sandbox: a.sandbox})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: config.Environ(), Env: a.childEnv(), Sandbox: a.sandbox})
 		if servers.Available() {
 			b = afterCommands{Tool: b, m: servers, late: late}
 		}
@@ -172,14 +172,20 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 	return tools.NewRegistry(append(ts, extra...)...)
 }
 
-// bashEnv is the environment policy of bash commands (issue 9): the
-// config's bashEnv, and the API key never, under whatever name.
-func (a *app) bashEnv() bash.EnvPolicy {
+// childEnv is the one environment policy of every program mm starts —
+// bash commands, hooks, MCP servers, language servers: the config's
+// bashEnv, and no API key of any agent, under whatever name. An MCP
+// server's own env entries are added after it.
+func (a *app) childEnv() bash.EnvPolicy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
-	if a.cfg.APIKeyEnv != "" {
-		drop = append(drop, a.cfg.APIKeyEnv)
-	}
-	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: []string{a.cfg.APIKey}}
+	drop = append(drop, a.cfg.KeyEnvs()...)
+	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys()}
+}
+
+// childEnviron is the environment every program mm starts gets
+// (childEnv applied to the one mm was started with).
+func (a *app) childEnviron() []string {
+	return a.childEnv().Environ(config.Environ())
 }
 
 // maxOutput is the tools' own bound (E25): explicit config, else derived

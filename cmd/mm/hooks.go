@@ -22,5 +22,5 @@ func (a *app) hooksFor(cwd string) *hooks.Runner {
 		return out
 	}
 	h := a.cfg.Hooks
-	return hooks.New(hooks.Config{PreGeneration: conv(h.PreGeneration), PreToolUse: conv(h.PreToolUse), PostToolUse: conv(h.PostToolUse)}, cwd)
+	return hooks.New(hooks.Config{PreGeneration: conv(h.PreGeneration), PreToolUse: conv(h.PreToolUse), PostToolUse: conv(h.PostToolUse), Env: a.childEnviron()}, cwd)
 }

@@ -61,6 +61,10 @@ func (a *app) lspFor(cwd string) *lspbridge.Manager {
 	}
 	cfg.Logger = a.log
 	cfg.Files = a.filesForLocked(cwd)
+	for name, sc := range cfg.Servers {
+		sc.Env = a.childEnviron()
+		cfg.Servers[name] = sc
+	}
 	m := lspbridge.New(cfg)
 	if m.Available() && !a.lspCold {
 		m.Warm(context.Background(), cwd)

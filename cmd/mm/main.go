@@ -65,6 +65,7 @@ const (
 )
 
 func main() {
+	hideSecrets(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -238,7 +239,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
 	}
-	log, closeLog, err := openLog(f.logFile, stderr, mode, cfg.APIKey)
+	log, closeLog, err := openLog(f.logFile, stderr, mode, cfg.Keys()...)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -315,8 +316,8 @@ func openStore(log *slog.Logger) *store.Store {
 // (nowhere when it cannot be written). The API key is masked in every
 // message and value: a server that echoes it in an error must not put it
 // into a log file.
-func openLog(path string, stderr io.Writer, mode, secret string) (*slog.Logger, func(), error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(secret)}
+func openLog(path string, stderr io.Writer, mode string, secrets ...string) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(secrets)}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -336,17 +337,30 @@ func openLog(path string, stderr io.Writer, mode, secret string) (*slog.Logger, 
 	return slog.New(slog.DiscardHandler), func() {}, nil
 }
 
-// redact masks secret in log attributes (the message is one too).
-func redact(secret string) func([]string, slog.Attr) slog.Attr {
-	if len(secret) < 4 {
+// redact masks the secrets in log attributes (the message is one too).
+func redact(secrets []string) func([]string, slog.Attr) slog.Attr {
+	var masked []string
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			masked = append(masked, s)
+		}
+	}
+	if len(masked) == 0 {
 		return nil
 	}
 	return func(_ []string, a slog.Attr) slog.Attr {
 		if a.Value.Kind() == slog.KindGroup {
 			return a
 		}
-		if s := a.Value.String(); strings.Contains(s, secret) {
-			return slog.String(a.Key, strings.ReplaceAll(s, secret, "[redacted]"))
+		s := a.Value.String()
+		changed := false
+		for _, secret := range masked {
+			if strings.Contains(s, secret) {
+				s, changed = strings.ReplaceAll(s, secret, "[redacted]"), true
+			}
+		}
+		if changed {
+			return slog.String(a.Key, s)
 		}
 		return a
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -25,7 +24,7 @@ func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 	return mcp.Connect(ctx, mcp.Options{
 		Servers:   servers,
 		Reserved:  reserved,
-		Env:       os.Environ(),
+		Env:       a.childEnviron(),
 		Dir:       cwd,
 		MaxOutput: a.maxOutput(),
 		Logger:    a.log,

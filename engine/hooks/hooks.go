@@ -60,6 +60,8 @@ type Config struct {
 	PreGeneration []Hook
 	PreToolUse    []Hook
 	PostToolUse   []Hook
+	// Env is the environment of every hook command; nil: mm's own.
+	Env []string
 }
 
 // Runner runs the configured hooks of a session in its working directory.
@@ -334,6 +336,7 @@ func (r *Runner) run(ctx context.Context, h Hook, payload map[string]any, answer
 	defer cancel()
 	cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
 	cmd.Dir = r.cwd
+	cmd.Env = r.cfg.Env
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr limited
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -40,7 +40,7 @@ func (c *Client) post(ctx context.Context, req Request, stream bool) (*http.Resp
 // {"detail":…} (FastAPI servers), or plain text.
 func (c *Client) apiError(ctx context.Context, resp *http.Response, model string) *APIError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	e := parseAPIError(resp.StatusCode, body)
+	e := parseAPIError(resp.StatusCode, c.masked(body))
 	e.Model = model
 	if e.Status == http.StatusNotFound && modelNotFound(e) {
 		// Explain names the served models; ask now, while we can, briefly.
@@ -118,14 +118,24 @@ func (c *Client) doJSON(ctx context.Context, method, url string, in, out any) er
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return parseAPIError(resp.StatusCode, b)
+		return parseAPIError(resp.StatusCode, c.masked(b))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return &transportError{err}
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("llm: %s %s: not the expected JSON: %s", method, url, firstLine(strings.TrimSpace(string(b)), 120))
+		return fmt.Errorf("llm: %s %s: not the expected JSON: %s", method, url, firstLine(strings.TrimSpace(string(c.masked(b))), 120))
 	}
 	return nil
+}
+
+// masked replaces the API key in what the server sent back: a server that
+// echoes the key in an error must not put it into an event, a note, the
+// editor's error or the session file, which all start from these bytes.
+func (c *Client) masked(b []byte) []byte {
+	if k := c.opts.APIKey; len(k) >= 4 {
+		return bytes.ReplaceAll(b, []byte(k), []byte("[redacted]"))
+	}
+	return b
 }

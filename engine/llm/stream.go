@@ -40,7 +40,7 @@ func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) e
 	}
 	feed := func(ch *wireChunk, data []byte) error {
 		if ch.isError() {
-			return streamErrorFrom(data)
+			return streamErrorFrom(c.masked(data))
 		}
 		if err := a.apply(ch, onDelta); err != nil {
 			return &abortError{err}
@@ -86,7 +86,7 @@ func (c *Client) streamOnce(ctx context.Context, req Request, emit func(Delta) e
 		}
 		data := bytes.TrimSpace(ev.data)
 		if ev.kind == evError {
-			return a.response(), streamErrorFrom(data)
+			return a.response(), streamErrorFrom(c.masked(data))
 		}
 		if string(data) == "[DONE]" {
 			break
@@ -162,7 +162,7 @@ func (c *Client) completeOnce(ctx context.Context, req Request) (Response, error
 		return a.response(), fmt.Errorf("llm: %w", err)
 	}
 	if ch.isError() {
-		return a.response(), streamErrorFrom(body)
+		return a.response(), streamErrorFrom(c.masked(body))
 	}
 	if err := a.apply(ch, func(Delta) error { return nil }); err != nil {
 		return a.response(), err

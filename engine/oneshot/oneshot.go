@@ -84,6 +84,11 @@ func Post(ctx context.Context, r Request) (status int, raw []byte, fail *Failure
 	if err != nil {
 		return 0, nil, transport(ctx, err)
 	}
+	// A server that echoes the key must not put it into what the user
+	// or the model reads.
+	if len(r.APIKey) >= 4 {
+		raw = bytes.ReplaceAll(raw, []byte(r.APIKey), []byte("[redacted]"))
+	}
 	return resp.StatusCode, raw, nil
 }
 

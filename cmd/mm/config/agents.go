@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -311,7 +310,7 @@ func LoadAgent(path string) (*Config, error) {
 	}
 	a.Source = path
 	if a.APIKeyEnv != "" {
-		a.APIKey = os.Getenv(a.APIKeyEnv)
+		a.APIKey = Getenv(a.APIKeyEnv)
 	}
 	if err := a.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)

@@ -331,7 +331,7 @@ func Find(flag, dir string) string {
 	if flag != "" {
 		return flag
 	}
-	if env := os.Getenv("MM_CONFIG"); env != "" {
+	if env := Getenv("MM_CONFIG"); env != "" {
 		return env
 	}
 	candidates := []string{filepath.Join(dir, ".mm", "agent.yaml")}
@@ -499,19 +499,19 @@ func distance(a, b string) int {
 }
 
 func (c *Config) applyEnv() {
-	if v := os.Getenv("MM_BASE_URL"); v != "" {
+	if v := Getenv("MM_BASE_URL"); v != "" {
 		c.BaseURL = v
 	}
-	if v := os.Getenv("MM_MODEL"); v != "" {
+	if v := Getenv("MM_MODEL"); v != "" {
 		c.Model = v
 	}
-	if v := os.Getenv("MM_PROVIDER"); v != "" {
+	if v := Getenv("MM_PROVIDER"); v != "" {
 		c.Provider = v
 	}
 	if c.APIKeyEnv != "" {
-		c.APIKey = os.Getenv(c.APIKeyEnv)
+		c.APIKey = Getenv(c.APIKeyEnv)
 	}
-	if v := os.Getenv("MM_API_KEY"); v != "" {
+	if v := Getenv("MM_API_KEY"); v != "" {
 		c.APIKey = v
 	}
 }

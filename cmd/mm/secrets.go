@@ -1,0 +1,30 @@
+package main
+
+import (
+	"io"
+	"os"
+	"slices"
+
+	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/tools/bash"
+)
+
+// secretNames are the variables of environ that hold secrets: those the
+// child environment policy drops by default (names with KEY, TOKEN,
+// SECRET, PASSWORD, CREDENTIAL), MM_API_KEY, and every apiKeyEnv the
+// config in use names (whatever the name: LLM_AUTH).
+func secretNames(args []string, environ []string) []string {
+	names := bash.EnvPolicy{Drop: []string{"MM_API_KEY"}}.Dropped(environ)
+	f, _, err := parseFlags(args, io.Discard, io.Discard)
+	cwd, werr := os.Getwd()
+	if err == nil && werr == nil {
+		if cfg, _, err := config.LoadFor(f.config, cwd, trustFile()); err == nil && cfg != nil {
+			for _, n := range cfg.KeyEnvs() {
+				if os.Getenv(n) != "" && !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	return names
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+func reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
+
+// No program mm starts can read its secrets: not a command through
+// /proc/$PPID/environ (reversed, so masking cannot hide a leak), not a
+// hook, not an MCP server — one environment policy for every child, in
+// which bashEnv.keep lets a named variable through on purpose and an MCP
+// server's own env entries still pass. The key still reaches the server.
+func TestChildrenCannotReadSecrets(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc (Linux)")
+	}
+	const key = "sk-mm-chat-key-0123456789abcdef"
+	const openai = "sk-openai-should-not-leak-42"
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": `tr '\0' '\n' < /proc/$PPID/environ | rev; echo; env | rev; cat /proc/$PPID/cmdline >/dev/null && echo parent-readable`}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		".mm/env-hook.sh": "#!/bin/sh\nenv > hook-env.txt\ntr '\\0' '\\n' < /proc/$PPID/environ > hook-parent.txt 2>&1\n",
+		"mcp.sh":          "#!/bin/sh\nenv > mcp-env.txt\nexit 1\n",
+	} {
+		writeFile(t, filepath.Join(dir, name), body)
+		os.Chmod(filepath.Join(dir, name), 0o755)
+	}
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "apiKeyEnv: LLM_AUTH\nbashEnv: {keep: [GITHUB_TOKEN]}\n"+
+		"hooks:\n  preToolUse:\n    - {command: [./.mm/env-hook.sh]}\n"+
+		"mcpServers:\n  - {name: envdump, command: ./mcp.sh, env: [{name: MCP_OWN_TOKEN, value: own-token-passes}]}\n")
+	env := trusted(t, dir, mmEnv(t, srv, "LLM_AUTH="+key, "OPENAI_API_KEY="+openai, "GITHUB_TOKEN=ghp-kept-on-purpose", "PLAIN_SETTING=plain-value"))
+	_, stderr, code := runMM(t, dir, env, "", "-p", "show me the environment", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].Header.Get("Authorization") != "Bearer "+key {
+		t.Fatalf("%d requests; the key did not reach the server", len(reqs))
+	}
+	out := reqs[1].Last().Content
+	for _, leak := range []string{key, reverse(key), openai, reverse(openai)} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the command read %q:\n%s", leak, out)
+		}
+	}
+	// mm is non-dumpable: its /proc files are closed to the user's other
+	// processes — but not to root, who can read any process.
+	if os.Geteuid() != 0 && strings.Contains(out, "parent-readable") {
+		t.Errorf("the command could read mm's /proc/<pid>/cmdline: mm is dumpable")
+	} else if os.Geteuid() == 0 {
+		t.Log("running as root, who reads any process: only the scrubbed environment is checked")
+	}
+	if !strings.Contains(out, reverse("PLAIN_SETTING=plain-value")) || !strings.Contains(out, reverse("GITHUB_TOKEN=ghp-kept-on-purpose")) {
+		t.Errorf("the command lost its ordinary environment:\n%s", out)
+	}
+	for _, f := range []string{"hook-env.txt", "hook-parent.txt", "mcp-env.txt"} {
+		got := readFile(t, filepath.Join(dir, f))
+		if strings.Contains(got, key) || strings.Contains(got, openai) {
+			t.Errorf("%s holds a secret:\n%s", f, got)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "hook-env.txt")); !strings.Contains(got, "PLAIN_SETTING=plain-value") {
+		t.Errorf("the hook lost its ordinary environment:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(dir, "mcp-env.txt")); !strings.Contains(got, "MCP_OWN_TOKEN=own-token-passes") || strings.Contains(got, "LLM_AUTH") {
+		t.Errorf("the MCP server's environment:\n%s", got)
+	}
+}
+
+// A model server whose error echoes the key: the key appears in no
+// --json event, no ACP error or note, no session file, no log.
+func TestServerEchoedKeyIsMasked(t *testing.T) {
+	const key = "sk-mm-echoed-key-0123456789abcdef"
+	echo := func() *fakellm.Server {
+		srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+			{HTTPError: &fakellm.HTTPError{Status: 400, Body: `{"error":{"code":400,"message":"invalid api key ` + key + ` for this model","type":"invalid_request_error"}}`}},
+		}})
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	dir := t.TempDir()
+	env := mmEnv(t, echo(), "MM_API_KEY="+key)
+	stdout, stderr, _ := runMM(t, dir, env, "", "-p", "hi", "--json")
+	if strings.Contains(stdout+stderr, key) || !strings.Contains(stdout, "[redacted]") {
+		t.Errorf("line mode shows the key:\n%s\n%s", stdout, stderr)
+	}
+	p := startAgent(t, dir, mmEnv(t, echo(), "MM_API_KEY="+key))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	_, err := p.prompt(ctx, id, "hi")
+	updates, _ := p.client.snapshot()
+	shown := strings.Join(describe(updates), "\n") + messageText(updates)
+	if err != nil {
+		shown += err.Error()
+	}
+	if strings.Contains(shown, key) || strings.Contains(p.stdout.String(), key) {
+		t.Errorf("the editor was shown the key:\n%s", p.stdout.String())
+	}
+	for _, e := range [][]string{env} {
+		home := homeOf(e)
+		filepath.Walk(home, func(path string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				if b, _ := os.ReadFile(path); strings.Contains(string(b), key) {
+					t.Errorf("%s holds the key", path)
+				}
+			}
+			return nil
+		})
+	}
+}
