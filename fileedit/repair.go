@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // First-try repairs (F9). When no pass finds old, old may still be the
@@ -128,17 +129,17 @@ func (r *resolver) trustListing(rd *reading, l listing) string {
 // numberedLines reports whether text has a line that starts like a line of
 // a listing with separator sep.
 func numberedLines(text, sep string) bool {
-	re := numberedLineRe[sep]
+	re := numberedLineRe()[sep]
 	return re != nil && re.MatchString(text)
 }
 
-var numberedLineRe = map[string]*regexp.Regexp{}
-
-func init() {
+var numberedLineRe = sync.OnceValue(func() map[string]*regexp.Regexp {
+	m := map[string]*regexp.Regexp{}
 	for _, sep := range []string{"\t", ":", "|", "│", "→"} {
-		numberedLineRe[sep] = regexp.MustCompile(`(?m)^ *L?\d+ ?` + regexp.QuoteMeta(sep))
+		m[sep] = regexp.MustCompile(`(?m)^ *L?\d+ ?` + regexp.QuoteMeta(sep))
 	}
-}
+	return m
+})
 
 // typographicReading compares old with the file reading typographic
 // characters as ASCII; nil when neither has any.

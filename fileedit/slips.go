@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -107,19 +108,19 @@ func splitTerm(s string) (lines []string, term string) {
 // numberPrefix matches the line numbers of a listing: mm's read_file
 // ("12\t"), cat -n ("    12\t"), "12 | ", "12: ", "12→", "L12: ". One
 // space after a visible separator belongs to it.
-var numberPrefix = regexp.MustCompile(`^ *L?(\d{1,7})(\t|→| ?[:|│] ?)`)
+var numberPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *L?(\d{1,7})(\t|→| ?[:|│] ?)`) })
 
 // numberOnly is a blank line of a listing whose trailing separator was
 // trimmed: "   12".
-var numberOnly = regexp.MustCompile(`^ *L?(\d{1,7}) *$`)
+var numberOnly = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *L?(\d{1,7}) *$`) })
 
 // unnumber reads one line of a listing: its number, separator and text.
 func unnumber(line string) (n int, sep, text string, ok bool) {
-	if m := numberPrefix.FindStringSubmatchIndex(line); m != nil {
+	if m := numberPrefix().FindStringSubmatchIndex(line); m != nil {
 		n, _ = strconv.Atoi(line[m[2]:m[3]])
 		return n, strings.Trim(line[m[4]:m[5]], " "), line[m[1]:], true
 	}
-	if m := numberOnly.FindStringSubmatch(line); m != nil {
+	if m := numberOnly().FindStringSubmatch(line); m != nil {
 		n, _ = strconv.Atoi(m[1])
 		return n, "", "", true
 	}
@@ -378,8 +379,8 @@ func fixEntities(old, new string) (string, string, listing, bool, bool) {
 // fenceOpen and fenceClose are the first and last lines of a Markdown code
 // block.
 var (
-	fenceOpen  = regexp.MustCompile("^ {0,3}(```|~~~)[\\w+#.-]*[ \t]*$")
-	fenceClose = regexp.MustCompile("^ {0,3}(```|~~~)[ \t]*$")
+	fenceOpen  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^ {0,3}(```|~~~)[\\w+#.-]*[ \t]*$") })
+	fenceClose = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^ {0,3}(```|~~~)[ \t]*$") })
 )
 
 func hasFenceLine(s string) bool {
@@ -402,7 +403,7 @@ func unfence(s string) (string, bool) {
 	for len(lines) > 0 && isBlank(lines[0]) {
 		lines = lines[1:]
 	}
-	if len(lines) < 3 || !fenceOpen.MatchString(lines[0]) || !fenceClose.MatchString(lines[len(lines)-1]) {
+	if len(lines) < 3 || !fenceOpen().MatchString(lines[0]) || !fenceClose().MatchString(lines[len(lines)-1]) {
 		return "", false
 	}
 	if fenceOf(lines[0]) != fenceOf(lines[len(lines)-1]) {

@@ -246,8 +246,8 @@ func pyResolve(pkg []string, name string) []string {
 }
 
 var (
-	pyFrom   = regexp.MustCompile(`^from\s+(\.*[\w.]*)\s+import\s+(.*)$`)
-	pyImport = regexp.MustCompile(`^import\s+(.*)$`)
+	pyFrom   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^from\s+(\.*[\w.]*)\s+import\s+(.*)$`) })
+	pyImport = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^import\s+(.*)$`) })
 )
 
 // pyImportedNames lists the modules the import statements of a Python
@@ -267,7 +267,7 @@ func pyImportedNames(text []byte) []string {
 			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(stripComment(sc.Text()))
 		}
 		line = strings.NewReplacer("(", " ", ")", " ").Replace(line)
-		if m := pyFrom.FindStringSubmatch(line); m != nil {
+		if m := pyFrom().FindStringSubmatch(line); m != nil {
 			out = append(out, m[1])
 			sep := "."
 			if strings.HasSuffix(m[1], ".") {
@@ -278,7 +278,7 @@ func pyImportedNames(text []byte) []string {
 					out = append(out, m[1]+sep+n)
 				}
 			}
-		} else if m := pyImport.FindStringSubmatch(line); m != nil {
+		} else if m := pyImport().FindStringSubmatch(line); m != nil {
 			out = append(out, pyNames(m[1])...)
 		}
 	}
@@ -305,7 +305,7 @@ func stripComment(line string) string {
 
 // importWords are the words that start an import in the languages mm has
 // no scan of its own for (import, require, #include, use, from … import).
-var importWords = regexp.MustCompile(`\b(import|require|include|use|from)\b`)
+var importWords = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(import|require|include|use|from)\b`) })
 
 // mentionsImport is the scan for any other language: a line with an
 // import word and the edited file's name without its extension as a word.
@@ -317,7 +317,7 @@ func mentionsImport(text []byte, stems []string) bool {
 func importLines(text []byte) []string {
 	var out []string
 	for line := range bytes.Lines(text) {
-		if importWords.Match(line) {
+		if importWords().Match(line) {
 			out = append(out, string(line))
 		}
 	}

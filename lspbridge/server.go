@@ -429,7 +429,7 @@ func (s *server) initialize(ctx context.Context, p *proc) error {
 		"workspaceFolders": []map[string]any{
 			{"uri": rootURI, "name": filepath.Base(s.root)},
 		},
-		"capabilities": clientCapabilities,
+		"capabilities": clientCapabilities(),
 	}
 	if s.cfg.InitOptions != nil {
 		params["initializationOptions"] = s.cfg.InitOptions
@@ -441,27 +441,30 @@ func (s *server) initialize(ctx context.Context, p *proc) error {
 	return p.conn.Notify(ctx, "initialized", map[string]any{})
 }
 
-var clientCapabilities = map[string]any{
-	"general": map[string]any{"positionEncodings": []string{"utf-16"}},
-	"window":  map[string]any{"workDoneProgress": true},
-	"workspace": map[string]any{
-		"applyEdit":              true,
-		"configuration":          true,
-		"workspaceFolders":       true,
-		"workspaceEdit":          map[string]any{"documentChanges": true},
-		"didChangeConfiguration": map[string]any{"dynamicRegistration": true},
-		"didChangeWatchedFiles":  map[string]any{"dynamicRegistration": true, "relativePatternSupport": true},
-		"symbol":                 map[string]any{"dynamicRegistration": false},
-	},
-	"textDocument": map[string]any{
-		"synchronization":    map[string]any{"dynamicRegistration": false, "didSave": false},
-		"publishDiagnostics": map[string]any{"relatedInformation": false, "versionSupport": true, "codeDescriptionSupport": false},
-		"hover":              map[string]any{"contentFormat": []string{"plaintext", "markdown"}},
-		"definition":         map[string]any{"linkSupport": false},
-		"references":         map[string]any{},
-		"documentSymbol":     map[string]any{"hierarchicalDocumentSymbolSupport": true},
-		"rename":             map[string]any{"prepareSupport": false},
-	},
+// clientCapabilities is built when a server starts, not at package init.
+func clientCapabilities() map[string]any {
+	return map[string]any{
+		"general": map[string]any{"positionEncodings": []string{"utf-16"}},
+		"window":  map[string]any{"workDoneProgress": true},
+		"workspace": map[string]any{
+			"applyEdit":              true,
+			"configuration":          true,
+			"workspaceFolders":       true,
+			"workspaceEdit":          map[string]any{"documentChanges": true},
+			"didChangeConfiguration": map[string]any{"dynamicRegistration": true},
+			"didChangeWatchedFiles":  map[string]any{"dynamicRegistration": true, "relativePatternSupport": true},
+			"symbol":                 map[string]any{"dynamicRegistration": false},
+		},
+		"textDocument": map[string]any{
+			"synchronization":    map[string]any{"dynamicRegistration": false, "didSave": false},
+			"publishDiagnostics": map[string]any{"relatedInformation": false, "versionSupport": true, "codeDescriptionSupport": false},
+			"hover":              map[string]any{"contentFormat": []string{"plaintext", "markdown"}},
+			"definition":         map[string]any{"linkSupport": false},
+			"references":         map[string]any{},
+			"documentSymbol":     map[string]any{"hierarchicalDocumentSymbolSupport": true},
+			"rename":             map[string]any{"prepareSupport": false},
+		},
+	}
 }
 
 // snapshotDiags copies the diagnostics known now.

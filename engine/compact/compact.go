@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mm-agent/mm/engine/llm"
 )
@@ -137,7 +138,7 @@ func Thousands(n int) string {
 	return b.String()
 }
 
-var exitCode = regexp.MustCompile(`\[exit code: (\d+)`)
+var exitCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[exit code: (\d+)`) })
 
 // Stub is the one line an old tool output becomes in what is sent (E26):
 // what the call was, how big its output was, and how to get it back.
@@ -163,7 +164,7 @@ func Stub(call llm.ToolCall, output string) string {
 	if lines == 1 {
 		size = "1 line"
 	}
-	if m := exitCode.FindStringSubmatch(output); m != nil {
+	if m := exitCode().FindStringSubmatch(output); m != nil {
 		size += ", exit " + m[1]
 	}
 	return fmt.Sprintf("[output of %s elided — %s; %s]", what, size, again)

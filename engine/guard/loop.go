@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Loop detector thresholds (E20), the original mm's, measured against the
@@ -232,14 +233,14 @@ func callKey(c ToolCall) (key uint64, refusedPath string) {
 		h.Write([]byte(c.Input))
 	}
 	h.Write([]byte{0})
-	h.Write([]byte(durations.ReplaceAllString(c.Output, "#s")))
+	h.Write([]byte(durations().ReplaceAllString(c.Output, "#s")))
 	return h.Sum64(), ""
 }
 
 // durations match the times a tool reports ("[exit code: 1 · 0.3s]",
 // "took 12ms"): they vary between identical runs (more so on a loaded
 // machine), so they must not make a repetition look new.
-var durations = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ms|s)\b`)
+var durations = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ms|s)\b`) })
 
 // argPath is the "path" (or "file_path") argument of a call, or "".
 func argPath(input string) string {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -55,51 +56,54 @@ type rule struct {
 	ctx, prompt int
 }
 
-var rules = []rule{
-	// Context overflow, in each server's own words (E12).
-	{server: "llama.cpp", class: ClassOverflow, field: "type", needle: "exceed_context_size_error"},
-	{server: "llama.cpp", class: ClassOverflow, needle: "exceeds the available context size"},
-	// An older llama.cpp answers a 500 with no numbers.
-	{server: "llama.cpp", class: ClassOverflow, status: 500, needle: "context size has been exceeded"},
-	{server: "OpenAI", class: ClassOverflow, field: "code", needle: "context_length_exceeded",
-		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?resulted in (\d+) tokens`), ctx: 1, prompt: 2},
-	{server: "vLLM", class: ClassOverflow,
-		re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?(?:(\d+) in the messages|has (\d+) input tokens)`), ctx: 1, prompt: 2},
-	{server: "vLLM", class: ClassOverflow, re: regexp.MustCompile(`maximum context length is (\d+) tokens`), ctx: 1},
-	{server: "LM Studio", class: ClassOverflow,
-		re: regexp.MustCompile(`keep the first (\d+) tokens.*?loaded with context length of only (\d+) tokens`), ctx: 2, prompt: 1},
-	{server: "LM Studio", class: ClassOverflow, re: regexp.MustCompile(`loaded with context length of only (\d+) tokens`), ctx: 1},
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// Context overflow, in each server's own words (E12).
+		{server: "llama.cpp", class: ClassOverflow, field: "type", needle: "exceed_context_size_error"},
+		{server: "llama.cpp", class: ClassOverflow, needle: "exceeds the available context size"},
+		// An older llama.cpp answers a 500 with no numbers.
+		{server: "llama.cpp", class: ClassOverflow, status: 500, needle: "context size has been exceeded"},
+		{server: "OpenAI", class: ClassOverflow, field: "code", needle: "context_length_exceeded",
+			re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?resulted in (\d+) tokens`), ctx: 1, prompt: 2},
+		{server: "vLLM", class: ClassOverflow,
+			re: regexp.MustCompile(`maximum context length is (\d+) tokens.*?(?:(\d+) in the messages|has (\d+) input tokens)`), ctx: 1, prompt: 2},
+		{server: "vLLM", class: ClassOverflow, re: regexp.MustCompile(`maximum context length is (\d+) tokens`), ctx: 1},
+		{server: "LM Studio", class: ClassOverflow,
+			re: regexp.MustCompile(`keep the first (\d+) tokens.*?loaded with context length of only (\d+) tokens`), ctx: 2, prompt: 1},
+		{server: "LM Studio", class: ClassOverflow, re: regexp.MustCompile(`loaded with context length of only (\d+) tokens`), ctx: 1},
 
-	// Tool calls refused by the server or the model's template.
-	{server: "llama.cpp", class: ClassToolsRejected, needle: "requires --jinja"},
-	{server: "llama.cpp", class: ClassToolsRejected, needle: "unsupported param: tools"},
-	{server: "Ollama", class: ClassToolsRejected, needle: "does not support tools"},
-	{server: "vLLM", class: ClassToolsRejected, needle: "--enable-auto-tool-choice"},
+		// Tool calls refused by the server or the model's template.
+		{server: "llama.cpp", class: ClassToolsRejected, needle: "requires --jinja"},
+		{server: "llama.cpp", class: ClassToolsRejected, needle: "unsupported param: tools"},
+		{server: "Ollama", class: ClassToolsRejected, needle: "does not support tools"},
+		{server: "vLLM", class: ClassToolsRejected, needle: "--enable-auto-tool-choice"},
 
-	// The model.
-	{server: "OpenAI", class: ClassModelNotFound, field: "code", needle: "model_not_found"},
-	{server: "Ollama", class: ClassModelNotFound, re: regexp.MustCompile(`model ".*" not found`)},
-	{server: "vLLM", class: ClassModelNotFound, status: 404, re: regexp.MustCompile(`the model .* does not exist`)},
-	{server: "llama.cpp/DMR", class: ClassModelNotFound, status: 404, needle: "model not found"},
-	{server: "LM Studio", class: ClassModelNotFound, needle: "no models loaded"},
-	{server: "llama.cpp", class: ClassLoading, status: 503, needle: "loading model"},
+		// The model.
+		{server: "OpenAI", class: ClassModelNotFound, field: "code", needle: "model_not_found"},
+		{server: "Ollama", class: ClassModelNotFound, re: regexp.MustCompile(`model ".*" not found`)},
+		{server: "vLLM", class: ClassModelNotFound, status: 404, re: regexp.MustCompile(`the model .* does not exist`)},
+		{server: "llama.cpp/DMR", class: ClassModelNotFound, status: 404, needle: "model not found"},
+		{server: "LM Studio", class: ClassModelNotFound, needle: "no models loaded"},
+		{server: "llama.cpp", class: ClassLoading, status: 503, needle: "loading model"},
 
-	// llama.cpp could not parse what the model wrote (a 500, never retried).
-	{server: "llama.cpp", class: ClassParseFailure, status: 500, needle: "failed to parse"},
+		// llama.cpp could not parse what the model wrote (a 500, never retried).
+		{server: "llama.cpp", class: ClassParseFailure, status: 500, needle: "failed to parse"},
 
-	// Keys and load.
-	{server: "any", class: ClassAuth, status: 401},
-	{server: "any", class: ClassAuth, status: 403},
-	{server: "any", class: ClassBusy, status: 429},
-	{server: "any", class: ClassLoading, status: 503},
-}
+		// Keys and load.
+		{server: "any", class: ClassAuth, status: 401},
+		{server: "any", class: ClassAuth, status: 403},
+		{server: "any", class: ClassBusy, status: 429},
+		{server: "any", class: ClassLoading, status: 503},
+	}
+})
 
 // match finds the rule for a server error (status 0 for an in-stream
 // error) and the numbers its text carries.
 func match(status int, typ, code, msg string) (r *rule, nCtx, nPrompt int) {
 	fields := map[string]string{"type": strings.ToLower(typ), "code": strings.ToLower(code), "": strings.ToLower(msg)}
-	for i := range rules {
-		r := &rules[i]
+	rs := rules()
+	for i := range rs {
+		r := &rs[i]
 		if r.status != 0 && r.status != status {
 			continue
 		}

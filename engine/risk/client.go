@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mm-agent/mm/engine/oneshot"
@@ -230,17 +231,17 @@ func yesShare(chosen string, tok candidate, top []candidate) float64 {
 }
 
 var (
-	scoreTag  = regexp.MustCompile(`(?is)<score>\s*(yes|no)\s*</score>`)
-	firstWord = regexp.MustCompile(`^\W*(\w+)`)
+	scoreTag  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<score>\s*(yes|no)\s*</score>`) })
+	firstWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\W*(\w+)`) })
 )
 
 // verdictText reads a verdict from the text alone: 3.3's <score> tag, or
 // a first word yes or no (3.1, 3.2).
 func verdictText(text string) string {
-	if m := scoreTag.FindStringSubmatch(text); m != nil {
+	if m := scoreTag().FindStringSubmatch(text); m != nil {
 		return strings.ToLower(m[1])
 	}
-	if m := firstWord.FindStringSubmatch(text); m != nil {
+	if m := firstWord().FindStringSubmatch(text); m != nil {
 		return answerWord(m[1])
 	}
 	return ""

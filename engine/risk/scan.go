@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,9 +37,11 @@ const (
 // speaks finds a passage that speaks to a model: an AI, an agent, an
 // assistant, a model, instructions or a prompt — where an injection
 // addresses its reader.
-var speaks = regexp.MustCompile(`(?i)\b(ai|a\.i\.|llms?|agents?|assistants?|models?|chatbots?|instructions?|prompts?|ignore (all |any )?(previous|prior|above))\b`)
+var speaks = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(ai|a\.i\.|llms?|agents?|assistants?|models?|chatbots?|instructions?|prompts?|ignore (all |any )?(previous|prior|above))\b`)
+})
 
-var htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+var htmlComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->`) })
 
 // Passages picks what a guard is asked about in a tool's output. A guard
 // judges a text as a whole, so a sentence hidden in a long document is
@@ -50,12 +53,12 @@ func Passages(text string) []Passage {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	if len(text) <= ShortOutput && !htmlComment.MatchString(text) {
+	if len(text) <= ShortOutput && !htmlComment().MatchString(text) {
 		return []Passage{{Kind: Whole, Line: 1, Text: text}}
 	}
 	var out []Passage
 	blank := []byte(text)
-	for _, loc := range htmlComment.FindAllStringIndex(text, -1) {
+	for _, loc := range htmlComment().FindAllStringIndex(text, -1) {
 		out = append(out, Passage{Kind: Comment, Line: lineAt(text, loc[0]), Text: bound(text[loc[0]:loc[1]])})
 		for i := loc[0]; i < loc[1]; i++ {
 			if blank[i] != '\n' {
@@ -68,7 +71,7 @@ func Passages(text string) []Passage {
 	flush := func() {
 		p := strings.TrimSpace(strings.Join(para, "\n"))
 		heading := len(para) == 1 && strings.HasPrefix(p, "#") // a title says nothing to a model
-		if p != "" && !heading && speaks.MatchString(p) {
+		if p != "" && !heading && speaks().MatchString(p) {
 			out = append(out, Passage{Kind: Paragraph, Line: start, Text: bound(p)})
 		}
 		para = nil

@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
@@ -222,8 +223,10 @@ func orEmpty(r *tools.Result) *tools.Result {
 }
 
 var (
-	schemeTypo = regexp.MustCompile(`^(?i)(https?)(:/|//|:)/*`)
-	hostLike   = regexp.MustCompile(`^[\p{L}\p{N}.-]+\.[\p{L}]{2,}(:\d+)?([/?#]|$)|^(localhost|\d+\.\d+\.\d+\.\d+)(:\d+)?([/?#]|$)`)
+	schemeTypo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?i)(https?)(:/|//|:)/*`) })
+	hostLike   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[\p{L}\p{N}.-]+\.[\p{L}]{2,}(:\d+)?([/?#]|$)|^(localhost|\d+\.\d+\.\d+\.\d+)(:\d+)?([/?#]|$)`)
+	})
 )
 
 // Repair fixes the URLs small models write (T11): surrounding quotes or
@@ -236,11 +239,11 @@ func Repair(raw string) (string, error) {
 	if s == "" {
 		return "", errors.New(`"url" is empty — give the page's address, e.g. https://example.com`)
 	}
-	if m := schemeTypo.FindStringSubmatch(s); m != nil {
+	if m := schemeTypo().FindStringSubmatch(s); m != nil {
 		s = strings.ToLower(m[1]) + "://" + s[len(m[0]):]
 	} else if strings.HasPrefix(s, "//") {
 		s = "https:" + s
-	} else if !strings.Contains(s, "://") && hostLike.MatchString(s) {
+	} else if !strings.Contains(s, "://") && hostLike().MatchString(s) {
 		s = "https://" + s
 	}
 	u, err := url.Parse(s)
@@ -389,7 +392,9 @@ var dropTags = map[atom.Atom]bool{
 
 // clutter matches the ids, classes, roles and labels of banners, menus and
 // ads.
-var clutter = regexp.MustCompile(`(?i)(^|[\s_-])(cookies?|consent|gdpr|banner|ads?|advert\w*|sponsor\w*|promo\w*|newsletter|popup|modal|sidebar|menu|navbar|breadcrumbs?|share|social|subscribe)($|[\s_-])`)
+var clutter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[\s_-])(cookies?|consent|gdpr|banner|ads?|advert\w*|sponsor\w*|promo\w*|newsletter|popup|modal|sidebar|menu|navbar|breadcrumbs?|share|social|subscribe)($|[\s_-])`)
+})
 
 func strip(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
@@ -410,7 +415,7 @@ func isClutter(n *html.Node) bool {
 	for _, a := range n.Attr {
 		switch a.Key {
 		case "id", "class", "aria-label":
-			if clutter.MatchString(a.Val) {
+			if clutter().MatchString(a.Val) {
 				return true
 			}
 		case "role":
