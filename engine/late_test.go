@@ -125,6 +125,11 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str) -> str:","new":"def greet(name: str, times: int) -> str:"}]}`)}},
 		fakellm.Step{Content: "Done: greet takes times."},
 		fakellm.Step{Content: "app.py calls greet without times; I will fix it next."},
+		// Turn 2: the edit is undone, and its check is late again; the
+		// model reads app.py while the check ends (it thinks for 15 s).
+		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str, times: int) -> str:","new":"def greet(name: str) -> str:"}]}`)}},
+		fakellm.Step{Silence: 15 * time.Second, ToolCalls: []fakellm.ToolCall{call("read_file", `{"path":"app.py"}`)}},
+		fakellm.Step{Content: "greet is back as it was."},
 	), func(o *engine.Options) {
 		o.Tools, o.Env, o.Late = reg, ws, late
 	})
@@ -161,5 +166,23 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	}
 	if len(notes) == 0 {
 		t.Error("the user was not told why the turn went on")
+	}
+
+	// The next tool result carries what came after the edit's result.
+	if end := s.Run(ctx, "undo that", func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatalf("turn 2 ended %v (%s)", end.Reason, end.Err)
+	}
+	reqs = srv.Requests()
+	if len(reqs) != 7 {
+		t.Fatalf("%d model calls, want 7", len(reqs))
+	}
+	undo := reqs[5].Messages[len(reqs[5].Messages)-1]
+	read := reqs[6].Messages[len(reqs[6].Messages)-1]
+	if !strings.Contains(undo.Content, "incomplete") && !strings.Contains(undo.Content, "not checked") {
+		t.Fatalf("the undo's check was not late: the test proves nothing:\n%s", undo.Content)
+	}
+	if !strings.HasPrefix(read.Content, "pyright: diagnostics that arrived after your edit of greet.py: no new errors") ||
+		!strings.Contains(read.Content, "MESSAGE: str = greet(") {
+		t.Errorf("read_file's result does not start with the undo's late check:\n%s", read.Content)
 	}
 }
