@@ -166,8 +166,8 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 		inner = ws[:1]
 	}
 	p.Deny = denyForms(written, inner)
-	if !inner[0].literal {
-		p.Unknown = true
+	if !inner[0].literal || strings.Contains(inner[0].text, "{}") {
+		p.Unknown = true // computed, or filled in by xargs -I{} / find -exec {}
 	}
 	if writers[baseName(inner[0].text)] {
 		p.caps |= tools.WritesWorkspace
@@ -289,7 +289,8 @@ func (a *analysis) nested(env tools.Env, texts []string, inner []word, depth int
 	case name == "find" || name == "fd" || name == "fdfind":
 		for _, c := range execOf(inner[1:]) {
 			sub := denyForms(strings.Join(c, " "), unwrap(asWords(c)))
-			a.parts = append(a.parts, part{Part: tools.Part{Deny: sub}, text: strings.Join(c, " "),
+			unknown := strings.Contains(c[0], "{}") || strings.ContainsAny(c[0], "$`")
+			a.parts = append(a.parts, part{Part: tools.Part{Deny: sub, Unknown: unknown}, text: strings.Join(c, " "),
 				why: "find runs it for every file", caps: tools.RunsPrograms})
 		}
 	}

@@ -225,6 +225,8 @@ func TestDenyEverySimpleCommand(t *testing.T) {
 		"busybox rm x",
 		"f() { rm x; }; f",
 		"trap 'rm x' EXIT",
+		"ls | xargs -I{} sh -c '{}'",
+		"find . -exec {} ;",
 	} {
 		if got, why := decide(p, env, line); got != "refuse" {
 			t.Errorf("%q: %s (%s), want refuse", line, got, why)
