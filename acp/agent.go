@@ -197,7 +197,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 		a.log.Info("prompt cancelled before it began", "session", p.SessionId)
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
-	text := promptText(p.Prompt)
+	text := promptText(p.Prompt, s.env.Roots())
 	if title, ok := titleCommand(text); ok {
 		if title == "" {
 			return sdk.PromptResponse{}, invalid("/title needs the new title: /title Fix the parser")

@@ -86,9 +86,14 @@ func TestCheckBlocks(t *testing.T) {
 			t.Errorf("%s: %v, want invalid params with %q", tt.blocks, err, tt.want)
 		}
 	}
-	got := promptText(mustBlocks(t, `[{"type":"resource","resource":{"uri":"file:///w/a.png","blob":"AA=="}}]`))
+	got := promptText(mustBlocks(t, `[{"type":"resource","resource":{"uri":"file:///w/a.png","blob":"AA=="}}]`), []string{"/w"})
 	if got != "[attached file: /w/a.png]" {
 		t.Errorf("a binary resource reads %q", got)
+	}
+	// A link out of the workspace says it was not read (issue 19).
+	got = promptText(mustBlocks(t, `[{"type":"resource_link","uri":"file:///etc/passwd","name":"passwd"}]`), []string{"/w"})
+	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") {
+		t.Errorf("a link outside reads %q", got)
 	}
 }
 

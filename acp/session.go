@@ -3,8 +3,10 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -378,22 +380,31 @@ func checkBlocks(blocks []sdk.ContentBlock) error {
 // promptText flattens the prompt's content blocks (checked by checkBlocks):
 // text as is, links and binary resources as "[attached file: /abs/path]"
 // for the model to read with its tools, and embedded text resources as
-// attached content with their URI (E31, A11).
-func promptText(blocks []sdk.ContentBlock) string {
+// attached content with their URI (E31, A11). A link to a file outside
+// roots says so: the model's tools will not read it, and a bare
+// "attached file" line would send it trying.
+func promptText(blocks []sdk.ContentBlock, roots []string) string {
+	attached := func(uri string) string {
+		p := uriPath(uri)
+		if filepath.IsAbs(p) && errors.Is(tools.Inside(roots, p), tools.ErrOutside) {
+			return "[" + p + " was attached but is outside the workspace: it was not read, and your tools cannot read it — ask the user for what you need from it]"
+		}
+		return "[attached file: " + p + "]"
+	}
 	var parts []string
 	for _, b := range blocks {
 		switch {
 		case b.Text != nil:
 			parts = append(parts, b.Text.Text)
 		case b.ResourceLink != nil:
-			parts = append(parts, "[attached file: "+uriPath(b.ResourceLink.Uri)+"]")
+			parts = append(parts, attached(b.ResourceLink.Uri))
 		case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
 			r := b.Resource.Resource.TextResourceContents
 			parts = append(parts, fmt.Sprintf("[attached content of %s]\n%s\n[end of %s]", uriPath(r.Uri), r.Text, uriPath(r.Uri)))
 		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil:
 			// Binary contents are not text for the model; its tools can
 			// look at the file it names.
-			parts = append(parts, "[attached file: "+uriPath(b.Resource.Resource.BlobResourceContents.Uri)+"]")
+			parts = append(parts, attached(b.Resource.Resource.BlobResourceContents.Uri))
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -203,11 +203,13 @@ func TestACPRobustIO(t *testing.T) {
 	if got := len(srv.Requests()[0].Body); got < 1<<20 {
 		t.Errorf("the model got %d bytes, the prompt was lost", got)
 	}
-	// A message over the limit gets an error and mm goes on.
-	huge := strings.Repeat("y", 9<<20)
-	r.send(`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"` + huge + `"}]}}`)
-	if m := r.wait("null"); code(m) != -32600 {
-		t.Errorf("oversized: %s", m.Line)
+	// A 20 MiB message (a large embedded file) gets an error answering
+	// its own id, so the editor's request resolves, saying the limit; mm
+	// goes on (issue 21, defect 6: it was answered with id null).
+	huge := strings.Repeat("y", 20<<20)
+	r.send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"resource","resource":{"uri":"file:///big.txt","text":"` + huge + `"}}]},"id":4}`)
+	if m := r.wait("4"); code(m) != -32600 || !strings.Contains(m.Error.Message, "mm takes at most 8.0 MiB per message") {
+		t.Errorf("oversized: %.300s", m.Line)
 	}
 	r.send(`{"jsonrpc":"2.0","id":5,"method":"session/cancel_nothing","params":{}}`)
 	if m := r.wait("5"); code(m) != -32601 {

@@ -222,6 +222,10 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		text = "(no output)"
 	}
 	text = strings.TrimRight(text, "\n") + "\n"
+	if o.unread > 0 {
+		// Also at the end, where a later cut of the middle keeps it.
+		text += fmt.Sprintf("[the command printed %s; mm kept only its first and last %s]\n", humanBytes(o.total), humanBytes(endBytes))
+	}
 	if timedOut {
 		return tools.Result{Text: text + timeoutAdvice(timeout), IsError: true}, nil
 	}

@@ -416,7 +416,7 @@ func TestHugeOutputBoundedMemory(t *testing.T) {
 	if len(r.Text) > DefaultMaxOutput+600 {
 		t.Errorf("result is %d chars", len(r.Text))
 	}
-	if !strings.HasPrefix(r.Text, "xxxxxxxx") || !strings.Contains(r.Text, "[… about 16.0 MiB cut here") || !strings.Contains(r.Text, "xxx\nend\n[exit code: 0 ") {
+	if !strings.HasPrefix(r.Text, "xxxxxxxx") || !strings.Contains(r.Text, "[… about 16.0 MiB cut here") || !strings.Contains(r.Text, "xxx\nend\n[the command printed 16.0 MiB; mm kept only its first and last 1.0 MiB]\n[exit code: 0 ") {
 		t.Errorf("got %.200q … %q", r.Text, r.Text[len(r.Text)-200:])
 	}
 }
@@ -474,7 +474,7 @@ func TestOutputCappedAndNeverOnDisk(t *testing.T) {
 		t.Fatalf("the command's output went to a file in $TMPDIR: %q", r.Text)
 	}
 	r = run(t, tool, env, `yes | head -c 40000000; echo; echo end`)
-	for _, want := range []string{"y\ny\n", "[… about 38.1 MiB cut here: the command printed 38.1 MiB and mm keeps only its first and last 1.0 MiB.", "y\n\nend\n[exit code: 0 "} {
+	for _, want := range []string{"y\ny\n", "[… about 38.1 MiB cut here: the command printed 38.1 MiB and mm keeps only its first and last 1.0 MiB.", "y\n\nend\n[the command printed 38.1 MiB; mm kept only its first and last 1.0 MiB]\n[exit code: 0 "} {
 		if !strings.Contains(r.Text, want) {
 			t.Errorf("result lacks %q:\n%.300q … %q", want, r.Text, r.Text[max(0, len(r.Text)-300):])
 		}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// TestACPHostileFiles (issue 21, defects 1 and 5) runs mm over a Python
+// workspace where `zero.py -> /dev/zero` and a FIFO `pipe.py` sit among
+// the sources, with a 2 GB sparse log, and a model that edits (pyright's
+// importer scan reads every .py file), reads each of them and runs `yes`.
+// mm answered "fatal error: out of memory" on the edit, hung on the FIFO,
+// and wrote the command's whole output to $TMPDIR; now each gets one
+// repair text, the turn ends, and nothing reaches $TMPDIR.
+func TestACPHostileFiles(t *testing.T) {
+	needTool(t, "pyright-langserver", "npm install -g pyright@1.1.414")
+	srv := scenario(t, "faults")
+	dir, tmp := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
+	writeFile(t, filepath.Join(dir, "greet.py"), "def greet(name):\n    return \"hello \" + name\n")
+	writeFile(t, filepath.Join(dir, "app.py"), "from greet import greet\n\nprint(greet(\"bob\"))\n")
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.py"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "huge.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(2 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	p := startAgent(t, dir, mmEnv(t, srv, "TMPDIR="+tmp))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	resp, err := p.prompt(ctx, id, "give greet a count, then look around")
+	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v", resp, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 7 {
+		t.Fatalf("%d model requests, want 7", len(reqs))
+	}
+	result := func(i int) string { msgs := reqs[i].Messages; return msgs[len(msgs)-1].Content }
+	for i, want := range map[int]string{
+		2: "1 edit applied",
+		3: "pipe.py is not a regular file (a FIFO, a device or a socket)",
+		4: "huge.log is 2.0 GiB, more than mm reads (8.0 MiB) — look at parts of it with bash",
+		5: "zero.py is outside the workspace",
+		6: "[the command printed 28.6 MiB; mm kept only its first and last 1.0 MiB]\n[exit code: 0 ",
+	} {
+		if got := result(i); !strings.Contains(got, want) {
+			t.Errorf("tool result %d lacks %q:\n%.600s", i, want, got)
+		}
+	}
+	if got := result(6); !strings.Contains(got, "\nlisted\n") || strings.Contains(got, "mm-bash") {
+		t.Errorf("the command's output went to a file in $TMPDIR:\n%s", got[max(0, len(got)-300):])
+	}
+	if got := readFile(t, filepath.Join(dir, "greet.py")); !strings.HasPrefix(got, "def greet(name, times=1):") {
+		t.Errorf("greet.py = %q", got)
+	}
+}
+
+// TestACPSymlinkEscapes (issue 19, section 3): a directory swapped for a
+// link out of the workspace while the permission prompt is open, and a
+// dangling link `notes.txt -> ../outside/notes.txt`, send no write
+// outside — whether mm writes the disk (through os.Root) or the editor
+// does (fs/write_text_file, checked right before). The model is told.
+func TestACPSymlinkEscapes(t *testing.T) {
+	for _, editor := range []bool{false, true} {
+		name := "disk"
+		if editor {
+			name = "editor"
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := scenario(t, "symlink_escape")
+			base := t.TempDir()
+			dir, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			for _, d := range []string{filepath.Join(dir, "sub"), outside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink("../outside/notes.txt", filepath.Join(dir, "notes.txt")); err != nil {
+				t.Fatal(err)
+			}
+			p := startAgent(t, dir, mmEnv(t, srv))
+			swapped := false
+			p.client.onAsk = func(sdk.RequestPermissionRequest) {
+				if swapped {
+					return
+				}
+				swapped = true // the prompt is open: sub/ becomes a link out
+				if err := os.RemoveAll(filepath.Join(dir, "sub")); err != nil {
+					t.Error(err)
+				}
+				if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
+					t.Error(err)
+				}
+			}
+			ctx := testContext(t)
+			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
+			id := p.sessionWith(t, ctx, dir, caps, nil)
+			if _, err := p.prompt(ctx, id, "write the files"); err != nil {
+				t.Fatal(err)
+			}
+			if es, _ := os.ReadDir(outside); len(es) != 0 {
+				t.Errorf("written outside the workspace: %v", es)
+			}
+			p.client.mu.Lock()
+			calls := p.client.fsCalls
+			p.client.mu.Unlock()
+			for _, c := range calls {
+				if strings.HasPrefix(c, "write ") {
+					t.Errorf("the editor was asked to write through a link out: %s", c)
+				}
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3", len(reqs))
+			}
+			for i := 1; i <= 2; i++ {
+				msgs := reqs[i].Messages
+				if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+					t.Errorf("write %d: the model was not told: %q", i, got)
+				}
+			}
+		})
+	}
+}
+
+// TestACPResourceLinkOutside (issue 19, section 3): a resource_link to a
+// file outside the workspace reaches the model saying it is outside and
+// was not read, not as a bare "[attached file: …]" its tools would then
+// try in vain.
+func TestACPResourceLinkOutside(t *testing.T) {
+	srv := scenario(t, "short_answer")
+	dir := t.TempDir()
+	p := startAgent(t, dir, mmEnv(t, srv))
+	ctx := testContext(t)
+	id := p.session(t, ctx, dir)
+	_, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("what is in this file?"),
+		sdk.ResourceLinkBlock("passwd", "file:///etc/passwd"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := srv.Requests()[0].Messages
+	got := msgs[len(msgs)-1].Content
+	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") || strings.Contains(got, "[attached file: /etc/passwd]") {
+		t.Errorf("the model got %q", got)
+	}
+}
