@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -71,6 +72,8 @@ type Agent struct {
 	mu       sync.Mutex
 	conn     *sdk.AgentSideConnection
 	client   sdk.ClientCapabilities
+	caps     sessionCaps // what the SDK cannot read of the client's (updates.go)
+	out      io.Writer   // the writer the SDK writes with, for updates it has no types for
 	sessions map[sdk.SessionId]*session
 	closing  bool // closeAll began: no new announcement goroutine
 

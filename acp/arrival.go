@@ -21,6 +21,12 @@ const metaArrival = "mm.arrival"
 // marks, at once, every prompt of its session read so far as cancelled —
 // the one running and one whose handler has not begun yet alike.
 func (a *Agent) arrive(msg []byte) []byte {
+	if caps, ok := readSessionCaps(msg); ok {
+		a.mu.Lock()
+		a.caps = caps
+		a.mu.Unlock()
+		return msg
+	}
 	prompt := bytes.Contains(msg, []byte(`"`+sdk.AgentMethodSessionPrompt+`"`))
 	cancel := bytes.Contains(msg, []byte(`"`+sdk.AgentMethodSessionCancel+`"`))
 	if !prompt && !cancel {

@@ -188,6 +188,10 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	}
 	defer func() { s.info(send, "", time.Now()) }()
 	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
+		if c, ok := e.(engine.Compaction); ok {
+			s.compaction(c)
+			return
+		}
 		u, ok := render(e)
 		if !ok {
 			return

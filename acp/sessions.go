@@ -114,6 +114,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, err
 	}
 	for _, e := range s.engine.Replay() {
+		if e.Kind == store.EntryCompaction {
+			s.replayCompaction(e)
+			continue
+		}
 		for _, u := range replay(e) {
 			s.update(ctx, u)
 		}

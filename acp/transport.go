@@ -57,6 +57,9 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 	}
 	pr, pw := io.Pipe()
 	conn := sdk.NewAgentSideConnection(a, w, pr)
+	a.mu.Lock()
+	a.out = w
+	a.mu.Unlock()
 	conn.SetLogger(a.log)
 	a.setConn(conn)
 

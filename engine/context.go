@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -497,15 +499,41 @@ func (t *turn) compactTurns(ctx context.Context, keep, budget int) (int, error) 
 	}
 	transcript := compact.Transcript(stripHeader(old, header), 1200, maxChars)
 	t.emit(Progress{Text: fmt.Sprintf("Compacting the conversation: summarising %d earlier turn%s…", k, plural(k))})
+	c := Compaction{ID: compactionID(), Status: CompactionInProgress, Before: s.estimate(s.request(true))}
+	t.emit(c)
 	summary, err := t.summarise(ctx, compact.SummaryRequest(previous, transcript))
+	if err == nil {
+		err = s.replaceTurns(header, summary, cut, k, keep)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		c.Status = CompactionCancelled
+	case err != nil:
+		c.Status, c.Err = CompactionFailed, err.Error()
+	default:
+		c.Status, c.Summary, c.Turns, c.After = CompactionCompleted, summary, k, s.estimate(s.request(true))
+	}
+	t.emit(c)
 	if err != nil {
 		return 0, err
 	}
+	return k, nil
+}
 
+// compactionID names a compaction, unique within its session.
+func compactionID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "compaction_" + hex.EncodeToString(b[:])
+}
+
+// replaceTurns puts summary in place of the k turns before history[cut]
+// (the turns left are keep), unless the conversation changed meanwhile.
+func (s *Session) replaceTurns(header, summary string, cut, k, keep int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.history) < cut || len(s.cs.starts) <= k || s.cs.starts[k] != cut {
-		return 0, errors.New("the conversation changed during the summary")
+		return errors.New("the conversation changed during the summary")
 	}
 	first := s.history[cut]
 	_, rest, _ := compact.SplitBlock(strings.TrimPrefix(first.Content, header))
@@ -528,7 +556,7 @@ func (t *turn) compactTurns(ctx context.Context, keep, budget int) (int, error) 
 		s.cs.caps = caps
 	}
 	s.cs.expectBreak = true
-	return k, nil
+	return nil
 }
 
 // stripHeader drops the workspace header from the first message, so the

@@ -121,6 +121,32 @@ type TurnEnd struct {
 	Prompt, Completion, Cached int
 }
 
+// Compaction is one summary of earlier turns, automatic or /compact, as
+// it goes: first InProgress, then Completed (with the summary the model
+// will now remember and the prompt size before and after), Failed (Err)
+// or Cancelled, under the same ID. Front ends that cannot show it keep
+// the notes and progress lines that come with it.
+type Compaction struct {
+	ID            string
+	Status        CompactionStatus
+	Summary       string
+	Before, After int // estimated prompt tokens
+	Turns         int // turns summarised
+	Err           string
+}
+
+// CompactionStatus is where a compaction is.
+type CompactionStatus string
+
+// The statuses of a compaction (those of ACP's compaction_update).
+const (
+	CompactionInProgress CompactionStatus = "in_progress"
+	CompactionCompleted  CompactionStatus = "completed"
+	CompactionFailed     CompactionStatus = "failed"
+	CompactionCancelled  CompactionStatus = "cancelled"
+)
+
+func (Compaction) event()   {}
 func (Text) event()         {}
 func (Thought) event()      {}
 func (ToolStarted) event()  {}

@@ -223,6 +223,16 @@ func (s *Session) transcribe(e Event) {
 		}
 	case Thought:
 		sv.reasoned = sv.reasoned || e.Text != ""
+	case Compaction:
+		if e.Status == CompactionInProgress {
+			break
+		}
+		text := e.Summary
+		if e.Status == CompactionFailed {
+			text = e.Err
+		}
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryCompaction, Text: text, Compaction: &store.Compaction{
+			ID: e.ID, Status: string(e.Status), Before: e.Before, After: e.After, Turns: e.Turns}})
 	case Struggle:
 		lvl := "warning"
 		if e.Level == Severe {

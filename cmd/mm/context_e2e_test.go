@@ -136,6 +136,9 @@ func TestACPCompactCommand(t *testing.T) {
 	if reqs := srv.Requests()[before:]; len(reqs) != 1 || reqs[0].Step != -1 {
 		t.Fatalf("/compact made %d requests, want one summary call", len(reqs))
 	}
+	if strings.Contains(p.stdout.String(), `"compaction_`) {
+		t.Error("a client that did not advertise session.compaction got compaction updates")
+	}
 	if _, err := p.prompt(ctx, id, "And now?"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +20,7 @@ type rawAgent struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *recorder
+	sent   *recorder // every line sent to mm
 	exited chan error
 
 	mu      sync.Mutex
@@ -60,7 +62,7 @@ func startRaw(t *testing.T, dir string, env []string) *rawAgent {
 	cmd := exec.Command(mmBinary, "acp")
 	cmd.Dir = dir
 	cmd.Env = env
-	r := &rawAgent{t: t, cmd: cmd, stderr: &recorder{}, exited: make(chan error, 1), changed: make(chan struct{}), consumed: map[string]int{}}
+	r := &rawAgent{t: t, cmd: cmd, stderr: &recorder{}, sent: &recorder{}, exited: make(chan error, 1), changed: make(chan struct{}), consumed: map[string]int{}}
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
@@ -108,6 +110,7 @@ func (r *rawAgent) send(lines ...string) {
 		if _, err := io.WriteString(r.stdin, s+"\n"); err != nil {
 			r.t.Fatal(err)
 		}
+		r.sent.Write([]byte(s + "\n"))
 	}
 }
 
@@ -174,6 +177,17 @@ func (r *rawAgent) handshake(dir string) string {
 		r.t.Fatalf("session/new: %s", m.Line)
 	}
 	return res.SessionID
+}
+
+// lines is every line mm wrote so far, as one stream.
+func (r *rawAgent) lines() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, m := range r.out {
+		b.WriteString(m.Line + "\n")
+	}
+	return b.String()
 }
 
 // close ends stdin and waits for mm to exit.

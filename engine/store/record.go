@@ -54,6 +54,9 @@ const (
 	// EntryNote is mm's struggle note (A6); Level is warning or severe.
 	EntryNote EntryKind = "note"
 	EntryTool EntryKind = "tool"
+	// EntryCompaction is a summary of earlier turns as it ended; Text is
+	// the summary (or why it failed).
+	EntryCompaction EntryKind = "compaction"
 )
 
 // Entry is one thing shown to the user.
@@ -62,6 +65,19 @@ type Entry struct {
 	Text  string    `json:"text,omitempty"`
 	Level string    `json:"level,omitempty"`
 	Tool  *Tool     `json:"tool,omitempty"`
+	// Compaction is set on an EntryCompaction.
+	Compaction *Compaction `json:"compaction,omitempty"`
+}
+
+// Compaction is how a compaction ended: its id, status (completed,
+// failed, cancelled), the estimated prompt tokens before and after, and
+// how many turns it summarised.
+type Compaction struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Before int    `json:"before,omitempty"`
+	After  int    `json:"after,omitempty"`
+	Turns  int    `json:"turns,omitempty"`
 }
 
 // Tool is a tool call as it ended.

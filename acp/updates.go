@@ -1,0 +1,120 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/store"
+)
+
+// ACP (2026-11) added session updates the SDK (v0.13.0) has no types
+// for: compaction_update and compaction_summary_chunk, sent only to a
+// client that advertised clientCapabilities.session.compaction, and
+// notice, only with session.notices. The SDK drops the capabilities it
+// does not know, so the stdin reader reads them (sessionCaps), and the
+// updates are written here, in one place, as JSON-RPC lines through the
+// writer the SDK writes with.
+
+// sessionCaps are the client's session capabilities the SDK cannot see.
+type sessionCaps struct {
+	compaction, notices bool
+}
+
+// readSessionCaps reads clientCapabilities.session of an initialize
+// request; ok is false for any other message.
+func readSessionCaps(msg []byte) (sessionCaps, bool) {
+	if !bytes.Contains(msg, []byte(`"`+sdk.AgentMethodInitialize+`"`)) {
+		return sessionCaps{}, false
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			Caps struct {
+				Session struct {
+					Compaction json.RawMessage `json:"compaction"`
+					Notices    json.RawMessage `json:"notices"`
+				} `json:"session"`
+			} `json:"clientCapabilities"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != sdk.AgentMethodInitialize {
+		return sessionCaps{}, false
+	}
+	on := func(raw json.RawMessage) bool { // {} advertises; omitted or null does not
+		return len(raw) > 0 && raw[0] == '{'
+	}
+	s := m.Params.Caps.Session
+	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices)}, true
+}
+
+func (a *Agent) sessionCaps() sessionCaps {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.caps
+}
+
+// raw sends a session/update the SDK cannot express. The caller's
+// goroutine writes it as it writes the SDK's updates, so it keeps its
+// place among them.
+func (s *session) raw(update map[string]any) {
+	a := s.agent
+	a.mu.Lock()
+	out := a.out
+	a.mu.Unlock()
+	if out == nil {
+		return
+	}
+	b, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "method": sdk.ClientMethodSessionUpdate,
+		"params": map[string]any{"sessionId": s.id, "update": update},
+	})
+	if err != nil {
+		a.log.Error("session update not encoded", "err", err)
+		return
+	}
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		a.log.Debug("session update not delivered", "session", s.id, "err", err)
+	}
+}
+
+// compaction shows a compaction as it goes to a client that advertised
+// session.compaction: compaction_update in_progress, then the summary as
+// compaction_summary_chunk and compaction_update completed (the tokens
+// before and after in _meta), or failed with the reason, or cancelled.
+// Other clients see the notes and progress lines that come with it.
+func (s *session) compaction(c engine.Compaction) {
+	if !s.agent.sessionCaps().compaction {
+		return
+	}
+	if c.Status == engine.CompactionCompleted && c.Summary != "" {
+		s.raw(map[string]any{"sessionUpdate": "compaction_summary_chunk", "compactionId": c.ID,
+			"content": map[string]any{"type": "text", "text": c.Summary}})
+	}
+	u := map[string]any{"sessionUpdate": "compaction_update", "compactionId": c.ID, "status": string(c.Status)}
+	switch c.Status {
+	case engine.CompactionCompleted:
+		u["_meta"] = map[string]any{"mm": map[string]any{"tokensBefore": c.Before, "tokensAfter": c.After, "turnsSummarised": c.Turns}}
+	case engine.CompactionFailed:
+		u["error"] = c.Err
+	}
+	s.raw(u)
+}
+
+// replayCompaction shows a stored compaction in its place on
+// session/load.
+func (s *session) replayCompaction(e store.Entry) {
+	if e.Compaction == nil {
+		return
+	}
+	c := engine.Compaction{ID: e.Compaction.ID, Status: engine.CompactionStatus(e.Compaction.Status),
+		Before: e.Compaction.Before, After: e.Compaction.After, Turns: e.Compaction.Turns}
+	if c.Status == engine.CompactionFailed {
+		c.Err = e.Text
+	} else {
+		c.Summary = e.Text
+	}
+	s.compaction(c)
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+)
+
+// rawOpen initializes advertising caps (the clientCapabilities object)
+// and opens a session in dir, or loads id when given.
+func rawOpen(r *rawAgent, dir, caps, load string) string {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
+	if m := r.wait(`"init"`); m.Result == nil {
+		r.t.Fatalf("initialize: %s", m.Line)
+	}
+	d, _ := json.Marshal(dir)
+	if load != "" {
+		r.send(`{"jsonrpc":"2.0","id":"load","method":"session/load","params":{"sessionId":"` + load + `","cwd":` + string(d) + `,"mcpServers":[]}}`)
+		if m := r.wait(`"load"`); m.Result == nil {
+			r.t.Fatalf("session/load: %s", m.Line)
+		}
+		return load
+	}
+	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(d) + `,"mcpServers":[]}}`)
+	m := r.wait(`"new"`)
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Result, &res) != nil || res.SessionID == "" {
+		r.t.Fatalf("session/new: %s", m.Line)
+	}
+	return res.SessionID
+}
+
+// rawPrompt sends one prompt and waits for its answer.
+func rawPrompt(r *rawAgent, sid, id, text string) rawMsg {
+	r.t.Helper()
+	b, _ := json.Marshal(text)
+	r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":` + string(b) + `}]}}`)
+	m := r.wait(`"` + id + `"`)
+	if m.Result == nil {
+		r.t.Fatalf("prompt %s: %s", id, m.Line)
+	}
+	return m
+}
+
+// rawUpdate is one session/update mm wrote, decoded loosely.
+type rawUpdate struct {
+	Kind         string         `json:"sessionUpdate"`
+	CompactionID string         `json:"compactionId"`
+	Status       string         `json:"status"`
+	Error        string         `json:"error"`
+	Meta         map[string]any `json:"_meta"`
+	Content      struct {
+		Text string `json:"text"`
+	} `json:"content"`
+	Severity    string `json:"severity"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+}
+
+func rawUpdates(t *testing.T, stream string) []rawUpdate {
+	var out []rawUpdate
+	for _, m := range wireLines(t, stream) {
+		if m.Method != "session/update" {
+			continue
+		}
+		var p struct {
+			Update rawUpdate `json:"update"`
+		}
+		json.Unmarshal(m.Params, &p)
+		out = append(out, p.Update)
+	}
+	return out
+}
+
+// compactionUpdates are the compaction updates among us, as
+// "kind status" lines, and the ids they carry.
+func compactionUpdates(us []rawUpdate) (seq []string, ids map[string]bool, summary string, meta map[string]any) {
+	ids = map[string]bool{}
+	for _, u := range us {
+		switch u.Kind {
+		case "compaction_update":
+			seq = append(seq, u.Kind+" "+u.Status)
+			ids[u.CompactionID] = true
+			if u.Status == "completed" {
+				meta = u.Meta
+			}
+		case "compaction_summary_chunk":
+			seq = append(seq, u.Kind)
+			ids[u.CompactionID] = true
+			summary += u.Content.Text
+		}
+	}
+	return seq, ids, summary, meta
+}
+
+// TestACPCompactionUpdates: with a client that advertises
+// session.compaction, /compact is one compaction_update in_progress, the
+// summary as compaction_summary_chunk, then compaction_update completed
+// with the tokens before and after in _meta, under one id; session/load
+// replays it in its place (after the /compact message). Every message
+// validates against the 2026-11 schema. A client that does not advertise
+// it (TestACPCompactCommand) sees no compaction update, only the reply.
+func TestACPCompactionUpdates(t *testing.T) {
+	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	foxFiles(t, dir, 4, 3000)
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	const caps = `{"session":{"compaction":{}}}`
+	r := startRaw(t, dir, env)
+	sid := rawOpen(r, dir, caps, "")
+	for i := 1; i <= 4; i++ {
+		rawPrompt(r, sid, fmt.Sprintf("p%d", i), fmt.Sprintf("What is in f%02d.txt?", i))
+	}
+	if seq, _, _, _ := compactionUpdates(rawUpdates(t, r.lines())); len(seq) != 0 {
+		t.Fatalf("compaction updates before any compaction: %v", seq)
+	}
+	rawPrompt(r, sid, "compact", "/compact")
+	seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.lines()))
+	want := []string{"compaction_update in_progress", "compaction_summary_chunk", "compaction_update completed"}
+	if strings.Join(seq, ", ") != strings.Join(want, ", ") || len(ids) != 1 {
+		t.Fatalf("compaction updates %v (ids %v), want %v under one id", seq, ids, want)
+	}
+	if !strings.Contains(summary, "each lists a fox's days") {
+		t.Errorf("summary %q", summary)
+	}
+	mm, _ := meta["mm"].(map[string]any)
+	before, _ := mm["tokensBefore"].(float64)
+	after, _ := mm["tokensAfter"].(float64)
+	if before <= after || after <= 0 {
+		t.Errorf("_meta %v: want tokensBefore > tokensAfter > 0", meta)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	q := startRaw(t, dir, env)
+	rawOpen(q, dir, caps, sid)
+	us := rawUpdates(t, q.lines())
+	seq2, ids2, summary2, _ := compactionUpdates(us)
+	if strings.Join(seq2, ", ") != "compaction_summary_chunk, compaction_update completed" || fmt.Sprint(ids2) != fmt.Sprint(ids) || summary2 != summary {
+		t.Errorf("replayed %v %v %q", seq2, ids2, summary2)
+	}
+	at, compactMsg := -1, -1
+	for i, u := range us {
+		if u.Kind == "compaction_summary_chunk" && at < 0 {
+			at = i
+		}
+		if u.Kind == "user_message_chunk" && strings.Contains(u.Content.Text, "/compact") {
+			compactMsg = i
+		}
+	}
+	if compactMsg < 0 || at < compactMsg {
+		t.Errorf("the compaction is not replayed after the /compact message (at %d, /compact at %d)", at, compactMsg)
+	}
+	checkSchema(t, q.sent.String(), q.lines())
+}
