@@ -375,3 +375,31 @@ steps:
 		t.Errorf("the refused redirect target got %d requests", n)
 	}
 }
+
+// TestLineBashWritesRunLaterAsk: --yes does not answer for a bash line
+// that writes a file that runs later — a git hook by a redirection, an
+// editor task by cp, direnv's .envrc through tee: with no one to ask,
+// each is refused and the file is not written.
+func TestLineBashWritesRunLaterAsk(t *testing.T) {
+	lines := []string{
+		"mkdir -p .git/hooks && echo 'touch PWNED' > .git/hooks/pre-commit",
+		"mkdir -p .vscode && cp a.txt .vscode/tasks.json",
+		"echo 'touch PWNED' | tee .envrc",
+		"echo fine > notes.txt",
+	}
+	srv := bashSteps(t, lines...)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), "{}\n")
+	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "go", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, f := range []string{".git/hooks/pre-commit", ".vscode/tasks.json", ".envrc"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s was written under --yes", f)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "notes.txt")); got != "fine\n" {
+		t.Errorf("an ordinary write under --yes: %q", got)
+	}
+}

@@ -3,6 +3,7 @@ package bash
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -51,6 +52,12 @@ type part struct {
 type analysis struct {
 	parts []part
 	lines int
+	// writes are the absolute paths the line may write, as far as its
+	// words say: redirection targets, the arguments of programs that
+	// write files or of programs mm does not know. They go to the
+	// approval's locations, so that the Policy asks for a write to a
+	// file that runs later (tools.RunsLater) whatever the mode or grant.
+	writes []string
 }
 
 // analyse judges every simple command of line, with paths resolved
@@ -72,15 +79,53 @@ func (a analysis) approval(line string, p Params) tools.Approval {
 	if len(parts) == 0 { // nothing runs (a comment): still the whole line
 		parts = append(parts, tools.Part{Rule: strings.TrimSpace(line), Deny: []string{strings.TrimSpace(line)}})
 	}
+	var locs []tools.Location
+	for _, w := range a.writes {
+		locs = append(locs, tools.Location{Path: w})
+	}
 	return tools.Approval{
-		Tool:    "bash",
-		Kind:    tools.KindExecute,
-		Caps:    caps,
-		Title:   a.title(line),
-		Detail:  a.detail(line),
-		Subject: strings.TrimSpace(line),
-		Parts:   parts,
-		Input:   p,
+		Tool:      "bash",
+		Kind:      tools.KindExecute,
+		Caps:      caps,
+		Title:     a.title(line),
+		Detail:    a.detail(line),
+		Subject:   strings.TrimSpace(line),
+		Parts:     parts,
+		Locations: locs,
+		Input:     p,
+	}
+}
+
+// written records that the line may write path (relative to the
+// session's directory), under its own name and, through a symlink,
+// under the name of what it points to.
+func (a *analysis) written(env tools.Env, path string) {
+	if env == nil || path == "" || path == "/dev/null" {
+		return
+	}
+	if strings.HasPrefix(path, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			path = filepath.Join(home, path[2:])
+		}
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(env.Cwd(), path)
+	}
+	path = filepath.Clean(path)
+	add := func(p string) {
+		for _, w := range a.writes {
+			if w == p {
+				return
+			}
+		}
+		a.writes = append(a.writes, p)
+	}
+	add(path)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		add(filepath.Join(dir, filepath.Base(path)))
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		add(real)
 	}
 }
 
@@ -229,6 +274,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 			continue
 		}
 		if rd.writesFile() {
+			a.written(env, rd.target)
 			writes = append(writes, rd.op+" "+rd.target)
 			p.caps |= tools.WritesWorkspace
 			rulable = false // an allow rule names a command, not the files it writes
@@ -243,6 +289,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 		rulable = false
 	}
 	_, plain := plainPrograms[baseName(ws[0].text)]
+	a.mayWrite(env, inner, &p)
 	if piped && !plain {
 		note("it reads its input from the pipe: what it runs may change each time")
 	}
@@ -490,6 +537,53 @@ func denyForms(written string, inner []word) []string {
 		add(wordsText(inner) + " {}")
 	}
 	return forms
+}
+
+// mayWrite records the files a command may write, as far as its words
+// say: every argument of a program that writes files or that mm does not
+// know (and the value of its options: --output=F, of=F); the value of a
+// plain program's option that writes (sort -o F); the paths git restores
+// and the repository config git config writes.
+func (a *analysis) mayWrite(env tools.Env, inner []word, p *part) {
+	prog, args := baseName(inner[0].text), inner[1:]
+	table, plain := plainPrograms[prog]
+	switch {
+	case prog == "git":
+		if len(args) == 0 {
+			return
+		}
+		switch args[0].text {
+		case "config":
+			a.written(env, ".git/config")
+		case "checkout", "restore", "mv", "apply", "am", "stash", "reset", "merge", "pull", "cherry-pick", "revert", "clone", "init", "worktree", "submodule":
+		default:
+			return
+		}
+		args = args[1:]
+	case plain && !writers[prog]:
+		for i, w := range args {
+			if !strings.HasPrefix(w.text, "-") || !table.runsOrWrites(w.text) {
+				continue
+			}
+			if _, v, ok := strings.Cut(w.text, "="); ok {
+				a.written(env, v)
+			} else if i+1 < len(args) {
+				a.written(env, args[i+1].text)
+			}
+			p.caps |= tools.WritesWorkspace
+		}
+		return
+	}
+	for _, w := range args {
+		switch {
+		case !strings.HasPrefix(w.text, "-") && !strings.Contains(w.text, "="):
+			a.written(env, w.text)
+		case strings.Contains(w.text, "="):
+			_, v, _ := strings.Cut(w.text, "=")
+			a.written(env, v)
+		}
+	}
+	p.caps |= tools.WritesWorkspace
 }
 
 // writers are plain programs that change files.

@@ -269,3 +269,37 @@ func TestQuestionShowsEverything(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesRunLaterAsk: a line that writes a file that runs later — by a
+// redirection, a program that writes its arguments, an option's value,
+// git config, a symlink into .git — is asked whatever the mode, grant or
+// rule (the Policy's rule over the approval's locations).
+func TestWritesRunLaterAsk(t *testing.T) {
+	env := newEnv(t)
+	os.MkdirAll(filepath.Join(env.cwd, ".git", "hooks"), 0o755)
+	os.Symlink(filepath.Join(env.cwd, ".git", "hooks"), filepath.Join(env.cwd, "h"))
+	for _, c := range []struct{ grant, line string }{
+		{"echo hi > a.txt", "echo hi > .git/hooks/pre-commit"},
+		{"cp a.txt b.txt", "cp evil.sh .git/hooks/pre-commit"},
+		{"touch a", "touch .envrc"},
+		{"cp a.txt b.txt", "cp evil.sh h/pre-commit"},
+		{"sort -o out.txt a.txt", "sort -o .vscode/tasks.json a.txt"},
+		{"git config user.name x", "git config core.fsmonitor 'touch X'"},
+		{"python3 gen.py out.txt", "python3 gen.py .mm/agent.yaml"},
+		{"tee a.txt", "echo x | tee .gitattributes"},
+	} {
+		p := tools.NewPolicy(true, nil, nil)
+		p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+		p.Remember(approvalOf(env, c.grant), true)
+		if got, why := decide(p, env, c.line); got != "ask" {
+			t.Errorf("%q under yolo after always %q: %s (%s), want ask", c.line, c.grant, got, why)
+		}
+	}
+	p := tools.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	for _, line := range []string{"cat .git/config", "git add .envrc", "echo hi > notes.txt", "git status"} {
+		if got, why := decide(p, env, line); got != "allow" {
+			t.Errorf("%q under yolo: %s (%s), want allow", line, got, why)
+		}
+	}
+}
