@@ -167,7 +167,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	s.save()
+	s.fresh.Store(true) // written at its first turn or when released, not now
 	a.log.Info("session started", "session", id, "cwd", p.Cwd)
 	return sdk.NewSessionResponse{SessionId: id, Modes: modeState(s.policy.Mode()), ConfigOptions: s.configOptions(ctx)}, nil
 }

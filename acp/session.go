@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -40,6 +41,12 @@ type session struct {
 	notes    []string
 	closeMCP func()
 	released sync.Once
+
+	// fresh: opened by session/new and not written yet. Nothing in it is
+	// worth a write while the editor waits for the answer; it is written
+	// when released (session/close, end of the connection) unless a turn
+	// or a change of mode, model or title wrote it first.
+	fresh atomic.Bool
 
 	terminals map[string]string // tool call id → its terminal (under mu)
 
@@ -161,6 +168,9 @@ func (s *session) close(wait time.Duration) bool {
 // once.
 func (s *session) release() {
 	s.released.Do(func() {
+		if s.fresh.Load() && s.engine != nil {
+			s.save()
+		}
 		if s.closeMCP != nil {
 			s.closeMCP()
 		}
@@ -203,6 +213,7 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		}
 		s.update(send, u)
 	})
+	s.fresh.Store(false) // the turn wrote the session
 	// A9: the thought level picker appears once the model has reasoned.
 	if !s.thoughtShown && len(s.thoughtLevels(send)) > 0 {
 		s.thoughtShown = true

@@ -191,6 +191,7 @@ func (s *session) allThoughtLevels(ctx context.Context) []string {
 // save stores the session after a change of mode or model, with one log
 // line when it cannot (the next turn reports it to the user).
 func (s *session) save() {
+	s.fresh.Store(false)
 	if err := s.engine.Save(); err != nil {
 		s.agent.log.Warn("session not saved", "session", s.id, "err", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
 )
 
 // stop closes mm's stdin and waits for it to exit (the cleanup of
@@ -366,5 +368,53 @@ func TestACPThoughtLevel(t *testing.T) {
 	}
 	if !reqs[1].Field("chat_template_kwargs", &kw) || kw["enable_thinking"] != false {
 		t.Errorf("after none: chat_template_kwargs = %v", kw)
+	}
+}
+
+// TestACPNewSessionWritesNothing: session/new answers without writing
+// anything (the workspace and the state directory are as they were); the
+// never-prompted session is written when mm stops, so that a new mm still
+// loads it (acpx resumes the session it created).
+func TestACPNewSessionWritesNothing(t *testing.T) {
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "hi"}}})
+	t.Cleanup(srv.Close)
+	dir, state := t.TempDir(), t.TempDir()
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
+	ctx := testContext(t)
+	files := func() []string {
+		var fs []string
+		for _, root := range []string{dir, state} {
+			filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					fs = append(fs, path)
+				}
+				return nil
+			})
+		}
+		return fs
+	}
+
+	p := startAgent(t, dir, env)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := files(); len(fs) != 0 {
+		t.Errorf("session/new wrote %v", fs)
+	}
+	p.stop(t)
+	if fs, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", string(ns.SessionId)+".json")); len(fs) != 1 {
+		t.Fatalf("after mm stopped, session files = %v (all files: %v)", fs, files())
+	}
+
+	p2 := startAgent(t, dir, env)
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Errorf("a new mm cannot load the never-prompted session: %v", err)
 	}
 }
