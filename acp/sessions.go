@@ -61,15 +61,18 @@ func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd stri
 }
 
 // stored finds a session to load or resume: the open one, else the store's.
-func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
+func (a *Agent) stored(id sdk.SessionId, cwd string) (*session, *store.Record, error) {
 	if s := a.session(id); s != nil {
-		return s, nil, nil
+		s, err := inWorkspace(s, cwd)
+		return s, nil, err
 	}
 	if a.opts.Store == nil {
 		return nil, nil, invalid("unknown session " + string(id) + " — this mm keeps no sessions")
 	}
-	rec, err := a.opts.Store.Load(string(id))
+	rec, err := a.opts.Store.LoadIn(cwd, string(id))
 	switch {
+	case errors.Is(err, store.ErrOtherWorkspace):
+		return nil, nil, invalid(err.Error() + " — a session is loaded in its own workspace only")
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
 		return nil, nil, invalid("unknown session " + string(id) + " — session/list shows the saved ones")
 	case err != nil:
@@ -79,16 +82,25 @@ func (a *Agent) stored(id sdk.SessionId) (*session, *store.Record, error) {
 	return nil, rec, nil
 }
 
+// inWorkspace returns the open session s when cwd is its workspace: a
+// session belongs to the workspace it was started in.
+func inWorkspace(s *session, cwd string) (*session, error) {
+	if filepath.Clean(s.cwd) != filepath.Clean(cwd) {
+		return nil, invalid((&store.WorkspaceError{ID: string(s.id), Cwd: s.cwd}).Error() + " — a session is loaded in its own workspace only")
+	}
+	return s, nil
+}
+
 // resume opens a stored session, or returns the open one.
 func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []sdk.McpServer) (*session, error) {
 	if s := a.session(id); s != nil {
-		return s, nil
+		return inWorkspace(s, cwd)
 	}
 	b, err := a.builder()
 	if err != nil {
 		return nil, err
 	}
-	s, rec, err := a.stored(id)
+	s, rec, err := a.stored(id, cwd)
 	if err != nil || s != nil {
 		return s, err
 	}

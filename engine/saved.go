@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm"
@@ -21,6 +23,16 @@ type saved struct {
 	// reasoned is set once the model streamed reasoning: the thought
 	// level picker is worth showing.
 	reasoned bool
+	// stamp orders this session's saves: Writer names this session
+	// object, Base the snapshot it was restored from, Seq the last
+	// snapshot taken.
+	stamp store.Stamp
+	// turnAt is 1 + the index of the running turn's first entry, 0
+	// between turns: the entries before it are final (Record.Final).
+	turnAt int
+	// stored is set once the session is in the store: restored from
+	// it, or saved; saved only once this session object saved it.
+	stored, saved bool
 }
 
 // steering is what the user changed for the next requests: the model,
@@ -45,10 +57,12 @@ func (s *Session) Restore(r *store.Record) {
 	s.cs.restart(s.history)
 	s.callSeq = max(s.callSeq, r.CallSeq)
 	s.sv.title, s.sv.created, s.sv.mode = r.Title, r.Created, r.Mode
-	s.sv.replay = append([]store.Entry(nil), r.Replay...)
+	s.sv.replay = store.CloneEntries(r.Replay)
 	s.sv.errors = append([]store.Failure(nil), r.Errors...)
 	s.sv.open = nil
 	s.sv.reasoned = r.Reasoned
+	s.sv.stamp.Base, s.sv.stamp.Seq = r.Seq, r.Seq
+	s.sv.stored = true
 	s.st.thought = r.Thought
 	if r.Model != "" && r.Model != s.opts.ModelName {
 		s.st.model = r.Model
@@ -59,7 +73,7 @@ func (s *Session) Restore(r *store.Record) {
 func (s *Session) Replay() []store.Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]store.Entry(nil), s.sv.replay...)
+	return store.CloneEntries(s.sv.replay)
 }
 
 // Reasoned reports whether the model has streamed reasoning in this
@@ -244,20 +258,26 @@ func (s *Session) transcribe(e Event) {
 			sv.open = map[string]int{}
 		}
 		sv.open[e.ID] = len(sv.replay)
-		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryTool, Tool: &store.Tool{
-			ID: e.ID, Title: e.Title, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations,
-		}})
+		tl := &store.Tool{ID: e.ID, Title: e.Title, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations}
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryTool, Tool: tl.Bound()})
 	case ToolUpdated:
 		if i, ok := sv.open[e.ID]; ok && e.Status != "" {
-			sv.replay[i].Tool.Status = string(e.Status)
+			tl := *sv.replay[i].Tool
+			tl.Status = string(e.Status)
+			sv.replay[i].Tool = &tl
 		}
 	case ToolFinished:
 		if i, ok := sv.open[e.ID]; ok {
-			tl := sv.replay[i].Tool
+			// A new Tool (a snapshot taken earlier keeps its own), kept
+			// within the bounds of one entry: the diff cut down to the
+			// change, so a session's size follows its edits, not the
+			// size of the files edited.
+			tl := *sv.replay[i].Tool
 			tl.Status, tl.Diffs, tl.Output = string(e.Status), e.Result.Diffs, e.Preview
 			if len(e.Result.Locations) > 0 {
 				tl.Locations = e.Result.Locations
 			}
+			sv.replay[i].Tool = tl.Bound()
 			delete(sv.open, e.ID)
 		}
 	}
@@ -301,7 +321,15 @@ func (s *Session) begin(prompt string) {
 	if s.sv.created.IsZero() {
 		s.sv.created = time.Now().UTC()
 	}
+	s.sv.turnAt = len(s.sv.replay) + 1
 	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt})
+}
+
+// ended marks the running turn's entries final.
+func (s *Session) ended() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sv.turnAt = 0
 }
 
 // finish records a failed turn with the model that produced it.
@@ -322,7 +350,9 @@ func (s *Session) served() (provider, model string) {
 	return s.opts.Served()
 }
 
-// Record is the session as it would be stored now.
+// Record is the session as it would be stored now: a deep copy that
+// nothing in the session changes afterwards, numbered after every earlier
+// one (a save of an older snapshot never replaces a newer one).
 func (s *Session) Record() *store.Record {
 	provider, servedModel := s.served()
 	s.mu.Lock()
@@ -344,14 +374,76 @@ func (s *Session) Record() *store.Record {
 	if s.opts.Env != nil {
 		cwd = s.opts.Env.Cwd()
 	}
-	return &store.Record{
+	r := &store.Record{
 		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
 		Mode: s.sv.mode, Thought: s.st.thought, Reasoned: s.sv.reasoned, Created: s.sv.created, Updated: time.Now().UTC(),
 		Turns: turns, CallSeq: s.callSeq,
-		History: append([]llm.Message(nil), s.history...),
-		Replay:  append([]store.Entry(nil), s.sv.replay...),
+		History: cloneHistory(s.history),
+		Replay:  store.CloneEntries(s.sv.replay),
 		Errors:  append([]store.Failure(nil), s.sv.errors...),
+		Writer:  s.writerLocked(), Base: s.sv.stamp.Base, Seq: s.nextSeqLocked(),
+		Final: len(s.sv.replay),
 	}
+	if s.sv.turnAt > 0 {
+		r.Final = s.sv.turnAt - 1
+	}
+	return r
+}
+
+func (s *Session) writerLocked() string {
+	if s.sv.stamp.Writer == "" {
+		s.sv.stamp.Writer = store.NewID()
+	}
+	return s.sv.stamp.Writer
+}
+
+func (s *Session) nextSeqLocked() int64 {
+	s.sv.stamp.Seq++
+	return s.sv.stamp.Seq
+}
+
+// stampNow is the writer's stamp for Store.Acquire.
+func (s *Session) stampNow() store.Stamp {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writerLocked()
+	return s.sv.stamp
+}
+
+// cloneHistory copies messages with their tool calls.
+func cloneHistory(h []llm.Message) []llm.Message {
+	out := make([]llm.Message, len(h))
+	for i, m := range h {
+		m.ToolCalls = slices.Clone(m.ToolCalls)
+		out[i] = m
+	}
+	return out
+}
+
+// lease holds the session's file in the store for the length of a turn.
+// refused is the line to show when another mm runs a turn of it, or
+// wrote it since it was loaded here; a store that cannot be locked at
+// all (an unwritable state directory) does not stop the turn — its save
+// will say so.
+func (s *Session) lease() (release func(), refused string) {
+	if s.opts.Store == nil || s.opts.ID == "" {
+		return func() {}, ""
+	}
+	cwd := ""
+	if s.opts.Env != nil {
+		cwd = s.opts.Env.Cwd()
+	}
+	release, err := s.opts.Store.Acquire(cwd, s.opts.ID, s.stampNow())
+	switch {
+	case errors.Is(err, store.ErrInUse):
+		return nil, "session " + s.opts.ID + " is in use by another mm (a turn is running there) — wait for it to end, or start a new session"
+	case errors.Is(err, store.ErrChanged):
+		return nil, "session " + s.opts.ID + " was continued by another mm since it was opened here — open it again to see and continue that conversation"
+	case err != nil:
+		s.opts.Logger.Warn("session not locked", "session", s.opts.ID, "err", err)
+		return func() {}, ""
+	}
+	return release, ""
 }
 
 // Save writes the session to the store, when it has one. Turns save on
@@ -362,5 +454,27 @@ func (s *Session) Save() error {
 	if s.opts.Store == nil || s.opts.ID == "" {
 		return nil
 	}
-	return s.opts.Store.Save(s.Record())
+	if err := s.opts.Store.Save(s.Record()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sv.stored, s.sv.saved = true, true
+	s.mu.Unlock()
+	return nil
+}
+
+// Saved reports whether this session object has saved the session: what
+// line mode offers to resume is what it wrote itself.
+func (s *Session) Saved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sv.saved
+}
+
+// Stored reports whether the session is in the store (restored from it,
+// or saved at least once): only then is it worth offering to resume.
+func (s *Session) Stored() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sv.stored
 }

@@ -25,6 +25,15 @@ import (
 func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end TurnEnd) {
 	s.turn.Lock()
 	defer s.turn.Unlock()
+	release, refused := s.lease()
+	if refused != "" {
+		// Another mm holds or has moved on with this session: running
+		// the turn here would lose one of the two (nothing is recorded).
+		end = TurnEnd{Reason: Failed, Err: refused}
+		s.locked(emit)(end)
+		return end
+	}
+	defer release()
 	t := &turn{s: s, emit: s.locked(func(e Event) { s.transcribe(e); emit(e) })}
 	s.begin(prompt)
 	defer func() {
@@ -34,6 +43,13 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 		}
 		end.Prompt, end.Completion, end.Cached = t.prompt, t.completion, t.cached
 		s.finish(end)
+		s.ended()
+		if t.noServer && !t.heard && !s.Stored() {
+			// A first contact that reached no server: nothing worth
+			// resuming, so nothing is stored or advertised.
+			t.emit(end)
+			return
+		}
 		if err := s.Save(); err != nil {
 			// E29: the turn still answers; the user learns why it will not
 			// be there after a restart.
@@ -73,6 +89,8 @@ type turn struct {
 	gens        int           // model calls made in this turn
 	overflows   int           // overflow recoveries in this turn (E27)
 	cacheWarned bool          // the cache-drop warning was given (E28)
+	noServer    bool          // a model call found no server listening
+	heard       bool          // a model call answered
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
@@ -94,6 +112,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			return t.lastChance(ctx)
 		}
 		g := t.generate(ctx, true)
+		t.heard = t.heard || g.err == nil
 		if ctx.Err() != nil {
 			t.keepPartial(g.content)
 			return TurnEnd{Reason: Cancelled}
@@ -226,6 +245,7 @@ func (t *turn) lastChance(ctx context.Context) TurnEnd {
 // a stall gets the watchdog's own struggle (E9).
 func (t *turn) serverError(err error) TurnEnd {
 	line := t.s.opts.Explain(err)
+	t.noServer = t.noServer || llm.Classify(err) == llm.ClassNoServer
 	var stall *llm.StallError
 	if errors.As(err, &stall) {
 		t.struggle(guard.Stalled(stall.Timeout))

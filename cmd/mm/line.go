@@ -63,7 +63,7 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 	}
 	sess.AdoptMode(policy)
 	end := sess.Run(ctx, prompt, r.render)
-	if a.store != nil && !f.json {
+	if sess.Saved() && !f.json {
 		r.line(r.paint(dim, "[session "+sess.ID()+" · mm -p --resume "+sess.ID()+" \"…\" continues it]"))
 	}
 	switch end.Reason {
@@ -86,7 +86,7 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, ex
 	var rec *store.Record
 	var err error
 	if f.resume != "" {
-		rec, err = a.store.Load(f.resume)
+		rec, err = a.store.LoadIn(ws.Cwd(), f.resume)
 	} else {
 		rec, err = a.store.Latest(ws.Cwd())
 	}
@@ -94,6 +94,9 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, ex
 	case errors.Is(err, store.ErrNotFound) && f.resume == "":
 		fmt.Fprintln(stderr, "mm: no saved session in "+ws.Cwd()+" — starting a new one")
 		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
+	case errors.Is(err, store.ErrOtherWorkspace):
+		fmt.Fprintf(stderr, "mm: %v — run mm there to continue it\n", err)
+		return nil, exitUsage
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
 		fmt.Fprintf(stderr, "mm: no saved session %s — run mm -p --continue \"…\" for the newest one of this workspace\n", f.resume)
 		return nil, exitUsage

@@ -6,6 +6,7 @@
 // Layout under the directory given to Open ($XDG_STATE_HOME/mm):
 //
 //	sessions/<workspace>/<id>.json   one file per session
+//	sessions/<workspace>/.<id>.lock  held by the mm running a turn of it
 //	permissions/<workspace>.json     remembered answers of a workspace
 //
 // where <workspace> is the base name of the working directory and a hash
@@ -15,6 +16,12 @@
 //   - Every file is written atomically (temporary file, fsync, rename)
 //     with mode 0600 in directories of mode 0700: a crash leaves the old
 //     version or the new one, never half of one.
+//   - A session belongs to the workspace it was started in: LoadIn
+//     refuses it elsewhere, and a save never moves it.
+//   - One writer at a time: a turn holds the session's lock (Acquire),
+//     and saves are ordered by the writer's stamp, so an older snapshot
+//     never replaces a newer one and a stale writer never replaces
+//     another's turn.
 //   - A record holds no secret: the API key is never part of it.
 //   - A corrupt or half-written file is skipped with one log line by List
 //     and reported as an error by Load; the store never panics on bad

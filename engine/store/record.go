@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,40 @@ type Record struct {
 	Replay []Entry `json:"replay"`
 	// Errors are the failed turns, each with the model that produced it.
 	Errors []Failure `json:"errors,omitempty"`
+	// Final is how many leading Replay entries will not change any more
+	// (those of a running turn come after): Save writes them to the
+	// session's replay log once. Not stored.
+	Final int `json:"-"`
+	// Logged is how many replay entries are in the replay log, whose
+	// first LogBytes bytes the record commits; Replay holds the others
+	// on disk (Load returns the whole replay).
+	Logged   int   `json:"logged,omitempty"`
+	LogBytes int64 `json:"logBytes,omitempty"`
+	// Writer, Base and Seq order the saves of the session (see Stamp).
+	Writer string `json:"writer,omitempty"`
+	Base   int64  `json:"base,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
+}
+
+// Clone is a copy of the entry that shares nothing that can change.
+func (e Entry) Clone() Entry {
+	if e.Tool != nil {
+		t := *e.Tool
+		t.Input = slices.Clone(t.Input)
+		t.Locations = slices.Clone(t.Locations)
+		t.Diffs = slices.Clone(t.Diffs)
+		e.Tool = &t
+	}
+	return e
+}
+
+// CloneEntries copies entries deeply.
+func CloneEntries(es []Entry) []Entry {
+	out := make([]Entry, len(es))
+	for i, e := range es {
+		out[i] = e.Clone()
+	}
+	return out
 }
 
 // EntryKind says what a replay entry shows.

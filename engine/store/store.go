@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -26,6 +28,9 @@ type Store struct {
 	log *slog.Logger
 
 	grantsMu sync.Mutex // see Remember
+
+	mu   sync.Mutex
+	sess map[string]*sessState // by session id, for Save's order
 }
 
 // Open returns the store rooted at dir (created on first write). A nil
@@ -78,29 +83,291 @@ func (s *Store) sessionPath(cwd, id string) string {
 	return filepath.Join(s.dir, "sessions", workspaceKey(cwd), id+".json")
 }
 
-// Save writes the record atomically, mode 0600.
+// Save writes the record atomically, mode 0600. Saves of one session are
+// ordered by the record's Seq: a snapshot older than the one on disk is
+// dropped (nil), so a mid-turn save finishing late never replaces the
+// turn's final one. A file written by another mm since this writer's
+// snapshot was loaded is never replaced (ErrChanged), nor one whose turn
+// is running in another mm (ErrInUse).
 func (s *Store) Save(r *Record) error {
 	if !validID(r.ID) {
 		return fmt.Errorf("save session %q: %w", r.ID, ErrBadID)
 	}
-	r.Version = Version
-	b, err := json.Marshal(r)
+	path := s.sessionPath(r.Cwd, r.ID)
+	st := s.state(r.ID)
+	// st.mu orders the writes of this one session's files and guards st;
+	// nothing else waits on it.
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.leases == 0 {
+		unlock, err := lockFile(path)
+		if err != nil {
+			return fmt.Errorf("save session %s: %w", r.ID, err)
+		}
+		defer unlock()
+	}
+	var at head // what the file on disk holds
+	if d, ok := s.onDisk(st, path); ok {
+		at = d
+		switch {
+		case r.Seq == 0:
+			// Unordered (a record not made by a session): written.
+		case d.Writer != "" && d.Writer == r.Writer:
+			if d.Seq >= r.Seq {
+				return nil // a newer snapshot of this writer is there
+			}
+		case d.Seq != r.Base:
+			return fmt.Errorf("save session %s: %w", r.ID, ErrChanged)
+		}
+	}
+	w := *r
+	w.Version = Version
+	w.Logged, w.LogBytes = 0, 0
+	// The entries that will not change go to the replay log once; the
+	// record keeps the rest. A save writes what changed since the last
+	// one, plus the record (the history the model sees, bounded by its
+	// context window).
+	if final := min(r.Final, len(r.Replay)); final > 0 && final >= at.Logged {
+		off := at.LogBytes
+		if final > at.Logged {
+			var err error
+			if off, err = appendLog(logPath(path), at.LogBytes, r.Replay[at.Logged:final]); err != nil {
+				return err
+			}
+		}
+		w.Logged, w.LogBytes = final, off
+	}
+	// else the record holds the whole replay: a snapshot whose replay
+	// does not extend the log (not made by this session) replaces it.
+	w.Replay = r.Replay[w.Logged:]
+	b, err := json.Marshal(&w)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", r.ID, err)
 	}
-	path := s.sessionPath(r.Cwd, r.ID)
 	if err := writeAtomic(path, b); err != nil {
 		return err
 	}
-	// A session loaded in another working directory moved there: its old
-	// file goes, so the id names one file.
-	old, _ := filepath.Glob(filepath.Join(s.dir, "sessions", "*", r.ID+".json"))
-	for _, o := range old {
-		if o != path {
-			os.Remove(o)
-		}
+	st.disk = head{Writer: w.Writer, Base: w.Base, Seq: w.Seq, Logged: w.Logged, LogBytes: w.LogBytes}
+	st.ino, st.known = 0, false
+	if ino, ok := inode(path); ok {
+		st.ino, st.known = ino, true
 	}
 	return nil
+}
+
+// logPath is the replay log beside the session file at path.
+func logPath(path string) string {
+	return strings.TrimSuffix(path, ".json") + ".replay"
+}
+
+// appendLog writes entries, one JSON line each, at offset off of the log
+// (what lies beyond off was never committed by a record: a save that
+// failed half-way), syncs, and returns the new committed length.
+func appendLog(path string, off int64, entries []Entry) (int64, error) {
+	var b []byte
+	for _, e := range entries {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return 0, fmt.Errorf("save session: %w", err)
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return 0, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(off); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.WriteAt(b, off); err != nil {
+		f.Truncate(off)
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	}
+	return off + int64(len(b)), nil
+}
+
+// readLog reads the first n committed entries of the replay log.
+func readLog(path string, size int64, n int) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the replay log: %w", err)
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("replay log %s is short: %w", path, err)
+	}
+	out := make([]Entry, 0, n)
+	for line := range bytes.Lines(b) {
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("replay log %s is corrupt: %w", path, err)
+		}
+		out = append(out, e)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("replay log %s holds %d entries, the session %d", path, len(out), n)
+	}
+	return out, nil
+}
+
+// head is what Save needs of the file on disk: its stamp and how much
+// of the replay log it commits.
+type head struct {
+	Writer   string `json:"writer,omitempty"`
+	Base     int64  `json:"base,omitempty"`
+	Seq      int64  `json:"seq,omitempty"`
+	Logged   int    `json:"logged,omitempty"`
+	LogBytes int64  `json:"logBytes,omitempty"`
+}
+
+// Stamp says which snapshot of a session a file or a writer holds:
+// Writer is the token of the session object that wrote it (one per
+// process that opened the session), Base the Seq it was loaded at, Seq
+// its number in the writer's order of snapshots.
+type Stamp struct {
+	Writer string `json:"writer,omitempty"`
+	Base   int64  `json:"base,omitempty"`
+	Seq    int64  `json:"seq,omitempty"`
+}
+
+// sessState is what this process knows of one session's file.
+type sessState struct {
+	mu     sync.Mutex
+	leases int    // turns of this process holding the file's lock
+	disk   head   // the head of the file last read or written here,
+	ino    uint64 // whose inode this is
+	known  bool
+}
+
+func (s *Store) state(id string) *sessState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil {
+		s.sess = map[string]*sessState{}
+	}
+	st := s.sess[id]
+	if st == nil {
+		st = &sessState{}
+		s.sess[id] = st
+	}
+	return st
+}
+
+// onDisk is the stamp of the file at path (false when there is none),
+// read again only when another writer replaced it. Called with st.mu.
+func (s *Store) onDisk(st *sessState, path string) (head, bool) {
+	ino, ok := inode(path)
+	if !ok {
+		return head{}, false
+	}
+	if st.known && ino == st.ino {
+		return st.disk, true
+	}
+	var d head
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &d)
+	}
+	if err != nil {
+		// Unreadable: it holds nothing a save could lose.
+		s.log.Warn("replacing an unreadable session file", "file", path, "err", err)
+		return head{}, false
+	}
+	st.disk, st.ino, st.known = d, ino, true
+	return d, true
+}
+
+// Acquire holds the session's file for the length of a turn: no other mm
+// may write it meanwhile. It fails with ErrInUse while another mm runs a
+// turn of the session, and with ErrChanged when another mm wrote the
+// session since the writer w loaded it (its turn would otherwise replace
+// that one). release is called once the turn is saved.
+func (s *Store) Acquire(cwd, id string, w Stamp) (release func(), err error) {
+	if !validID(id) {
+		return nil, fmt.Errorf("session %q: %w", id, ErrBadID)
+	}
+	path := s.sessionPath(cwd, id)
+	st := s.state(id)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	unlock, err := lockFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if d, ok := s.onDisk(st, path); ok && !(d.Writer != "" && d.Writer == w.Writer) && d.Seq != w.Base {
+		unlock()
+		return nil, fmt.Errorf("session %s: %w", id, ErrChanged)
+	}
+	st.leases++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			st.leases--
+			unlock()
+		})
+	}, nil
+}
+
+// lockPath is the lock file of the session file at path: hidden, so
+// that listings see sessions only.
+func lockPath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+strings.TrimSuffix(filepath.Base(path), ".json")+".lock")
+}
+
+// lockFile takes the lock beside the session file at path (its own file:
+// the session file is replaced at every save).
+func lockFile(path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		if errors.Is(err, errBusy) {
+			return nil, ErrInUse
+		}
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// LoadIn reads the session with this id for the workspace cwd. A session
+// belongs to the workspace it was started in: loading it from another
+// is refused (a *WorkspaceError, which is ErrOtherWorkspace), so a session
+// never leaves its workspace's history and two workspaces never write
+// one file.
+func (s *Store) LoadIn(cwd, id string) (*Record, error) {
+	r, err := s.Load(id)
+	if err != nil {
+		return nil, err
+	}
+	if !sameDir(r.Cwd, cwd) {
+		return nil, &WorkspaceError{ID: id, Cwd: r.Cwd}
+	}
+	return r, nil
+}
+
+// sameDir reports whether a and b name one directory, through links.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // Load reads the session with this id, whatever its workspace.
@@ -126,6 +393,13 @@ func readRecord(path string) (*Record, error) {
 	}
 	if r.ID == "" {
 		return nil, fmt.Errorf("session file %s has no id", path)
+	}
+	if r.Logged > 0 {
+		logged, err := readLog(logPath(path), r.LogBytes, r.Logged)
+		if err != nil {
+			return nil, err
+		}
+		r.Replay = append(logged, r.Replay...)
 	}
 	return &r, nil
 }
@@ -190,6 +464,8 @@ func (s *Store) list(dir, cwd string) []Summary {
 			// so they do not pile up.
 			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > unusedKept {
 				os.Remove(path)
+				os.Remove(logPath(path))
+				os.Remove(lockPath(path))
 			}
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,8 +85,11 @@ func TestSaveLoadList(t *testing.T) {
 		t.Errorf("latest = %v, %v", l, err)
 	}
 
-	// Files are private and no temporary file is left behind.
+	// Files are private and no temporary file is left behind (each
+	// session has its hidden lock file, .<id>.lock).
 	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*"))
+	locks, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", ".*.lock"))
+	files = slices.DeleteFunc(files, func(f string) bool { return slices.Contains(locks, f) })
 	if len(files) != 4 {
 		t.Errorf("files = %v, want the four sessions only", files)
 	}
