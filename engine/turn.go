@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/guard"
@@ -482,10 +483,13 @@ func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd
 
 func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
 	if l := t.s.opts.Late; l != nil {
-		// An earlier edit's diagnostics that came after its result.
-		if late := l.Take(context.Background()); late != "" {
+		// An earlier edit's diagnostics that came after its result
+		// (Take reads the files they are about, to drop stale ones).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if late := l.Take(ctx); late != "" {
 			res.Text = late + "\n\n" + res.Text
 		}
+		cancel()
 	}
 	// E25: one output never takes more than its share of the window, even
 	// when the tool's own bound was set before the window was known.

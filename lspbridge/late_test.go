@@ -105,8 +105,10 @@ func replaceIn(t testing.TB, path, old, new string) []byte {
 // that breaks another file gets that file's error to the model within
 // the turn — in the edit's result, before the next tool result, or at
 // the end of the turn — exactly once, in every run but at most one in
-// twenty. Each run is a new session (Manager and server); its server
-// has checked an edit before (MM_LATE_COLD=1: not even that).
+// twenty. Each run is a new session of one workspace, whose server has
+// so far needed what an idle machine needs, so that its wait is the
+// lower bound when the load comes (MM_LATE_COLD=1: each run a new
+// server, its first check under load).
 //
 //	MM_LATE_RUNS=20 go test -run TestLateUnderLoad -v ./lspbridge/
 func TestLateUnderLoad(t *testing.T) {
@@ -150,6 +152,18 @@ func TestLateUnderLoad(t *testing.T) {
 					// runs beside the editor: the wait learnt so far
 					// is too short for what follows.
 					burnCPU(t)
+				}
+				if !cold {
+					// What the server needed so far is what an idle
+					// machine needs (~300 ms a check): the wait is
+					// its lower bound when the load comes.
+					s := m.serverFor(canonical(path), false)
+					s.mu.Lock()
+					s.waits = nil
+					s.mu.Unlock()
+					for range waitSamples {
+						s.recordWait(300 * time.Millisecond)
+					}
 				}
 				lt := NewLate() // a new session
 				start := time.Now()
