@@ -52,7 +52,7 @@ func BenchmarkThinkFilter(b *testing.B) {
 // BenchmarkTextCall: the same text through the tool-call detector (after
 // the filter, as the engine does it), in 8-byte deltas.
 func BenchmarkTextCall(b *testing.B) {
-	text := StripThink(corpusText(b, 64<<10))
+	text := ThinkOptions{}.Strip(corpusText(b, 64<<10))
 	chunks := chunked(text, 8)
 	ts := testTools()
 	b.SetBytes(int64(len(text)))

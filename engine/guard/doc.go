@@ -7,7 +7,7 @@
 //
 // One file per concern, each answering a failure the seeds record:
 //
-//	think.go     E7  <think>…</think> in content → reasoning (ThinkFilter, StripThink)
+//	think.go     E7  <think>…</think> in content → reasoning (ThinkFilter, ThinkOptions.Strip)
 //	textcall.go  E18 tool calls written as text (TextCallDetector), streaming
 //	families.go  E18 the table of syntaxes models leak (one entry per family)
 //	parsers.go   E18 the readers of those syntaxes (JSON, XML-ish, Python calls)
@@ -48,7 +48,7 @@
 //   - Before each request, append ToolBudget.Reminder(calls so far) at the
 //     end of what is sent (not to history); report ToolBudget.Struggle when
 //     the step changes.
-//   - StripThink the final message before storing it when the filter saw
+//   - Strip (ThinkOptions) the final message before storing it when the filter saw
 //     tags (ThinkFilter.SawTag).
 //
 // Invariants:

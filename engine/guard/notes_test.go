@@ -94,7 +94,6 @@ func TestNotesGolden(t *testing.T) {
 	line(MaxTurns(10))
 	line(ServerError("llama-server refused the request: the prompt is 70,000 tokens, the window 65,536"))
 	line(EmptyAnswer())
-	line(ContextFull(85))
 
 	got := b.String()
 	const golden = "testdata/notes.golden"

@@ -118,11 +118,6 @@ func or(v, def int) int {
 	return def
 }
 
-// Reset readies the detector for another tool call.
-func (d *RunawayDetector) Reset() {
-	*d = RunawayDetector{window: d.window, minP: d.minP, maxP: d.maxP, maxBytes: d.maxBytes, periods: d.periods, due: math.MaxInt}
-}
-
 // Write feeds the next argument delta. It returns nil while the arguments
 // look sane, and the same non-nil Runaway from the moment the guard trips
 // (the bytes after the tripping one are not examined).

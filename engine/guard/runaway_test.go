@@ -187,9 +187,9 @@ func TestRunawayTooLong(t *testing.T) {
 	if r == nil || r.Reason != RunawayTooLong || at != 1001 {
 		t.Fatalf("%+v at %d", r, at)
 	}
-	d.Reset()
+	d = NewRunawayDetector(RunawayOptions{MaxBytes: 1000})
 	if r, _ := feedRunaway(d, randomText(rng, 900), 64); r != nil {
-		t.Fatalf("after Reset: %+v", r)
+		t.Fatalf("a new detector: %+v", r)
 	}
 	// The default limit: 256 KiB of non-periodic text is fine, one more
 	// byte is not.
@@ -220,7 +220,7 @@ func BenchmarkRunaway(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		d.Reset()
+		d = NewRunawayDetector(RunawayOptions{})
 		for s := in; s != ""; {
 			k := min(16, len(s))
 			if d.Write(s[:k]) != nil {

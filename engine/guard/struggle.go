@@ -48,7 +48,6 @@ const (
 	KindMaxTurns     Kind = "max_turns"      // maxTurns reached (E3)
 	KindServerError  Kind = "server_error"   // the server failed (E12)
 	KindEmptyAnswer  Kind = "empty_answer"   // the model said nothing
-	KindContextFull  Kind = "context_full"   // the context window is nearly full
 )
 
 // Struggle is "the model is struggling", as shown to the user apart from
@@ -99,10 +98,4 @@ func ServerError(explain string) Struggle {
 // EmptyAnswer is reported when a turn ends with no text and no tool call.
 func EmptyAnswer() Struggle {
 	return Struggle{Severe, KindEmptyAnswer, "empty answer: the model said nothing"}
-}
-
-// ContextFull is reported when the context is percent full (a warning:
-// compaction usually follows).
-func ContextFull(percent int) Struggle {
-	return Struggle{Warning, KindContextFull, fmt.Sprintf("context %d%% full", percent)}
 }

@@ -139,7 +139,7 @@ func (f *ThinkFilter) Flush() []Segment {
 func (f *ThinkFilter) Inside() bool { return f.inside }
 
 // SawTag reports whether any tag was seen, i.e. the model writes its
-// reasoning in content and the final message needs StripThink.
+// reasoning in content and the final message needs ThinkOptions.Strip.
 func (f *ThinkFilter) SawTag() bool { return f.sawTag }
 
 // match looks at s, which starts with a byte that may begin a tag. It
@@ -191,6 +191,3 @@ func (o ThinkOptions) Strip(s string) string {
 	}
 	return strings.TrimSpace(b.String())
 }
-
-// StripThink is ThinkOptions{}.Strip: the default tags, starting outside.
-func StripThink(s string) string { return ThinkOptions{}.Strip(s) }

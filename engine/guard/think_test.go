@@ -146,7 +146,7 @@ func TestThinkFilterCorpus(t *testing.T) {
 	}
 }
 
-func TestStripThink(t *testing.T) {
+func TestStripThinkDefault(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"no tags here  ", "no tags here  "},
 		{"<think>\nplan\n</think>\n\nThe answer.", "The answer."},
@@ -156,8 +156,8 @@ func TestStripThink(t *testing.T) {
 		{"<|channel|>analysis<|message|>plan<|end|><|start|>assistant<|channel|>final<|message|>Done.", "Done."},
 	}
 	for _, tt := range tests {
-		if got := StripThink(tt.in); got != tt.want {
-			t.Errorf("StripThink(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := (ThinkOptions{}).Strip(tt.in); got != tt.want {
+			t.Errorf("ThinkOptions{}.Strip(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	if got := (ThinkOptions{StartInside: true}).Strip("reasoning</think>\nanswer"); got != "answer" {

@@ -203,13 +203,9 @@ func LocalEndpoints() []Endpoint {
 	}
 }
 
-// Detect probes the usual local endpoints (C7) in parallel and returns the
-// first one in LocalEndpoints order that answers. hc may be nil.
-func Detect(ctx context.Context, hc *http.Client) (provider, baseURL string, err error) {
-	return DetectFrom(ctx, hc, LocalEndpoints())
-}
-
-// DetectFrom is Detect over the given endpoints. Each probe gets at most
+// DetectFrom probes the given endpoints (LocalEndpoints: the usual local
+// servers, C7) in parallel and returns the first one, in their order, that
+// answers. hc may be nil. Each probe gets at most
 // 1.5 s; all run at once and all are joined before it returns. When none
 // answers, the error wraps ErrNoServer and lists what was tried.
 func DetectFrom(ctx context.Context, hc *http.Client, eps []Endpoint) (provider, baseURL string, err error) {
