@@ -280,6 +280,9 @@ var families = []*family{
 			v := probeFenced(rest, "{", final)
 			if v != reject {
 				body := strings.TrimSpace(rest)
+				if strings.HasPrefix(body, "{") && jsonHeader([]byte(body), ts) == headerReject {
+					return reject // JSON that is no call: shown as it streams
+				}
 				if _, ok := jsonCall(body, ts, true); !ok && (final || jsonEnd(body, 0) > 0) {
 					return reject // an example of JSON that is not a call
 				}

@@ -426,3 +426,13 @@ func TestTextCallStructuredWins(t *testing.T) {
 		})
 	}
 }
+
+// A fenced JSON answer that is not a call streams as it comes: it is
+// released as soon as its first key shows it is no call.
+func TestTextCallFencedJSONStreams(t *testing.T) {
+	d := NewTextCallDetector(testTools(), TextCallOptions{})
+	show, call := d.Write("```json\n{\"compilerOptions\": {")
+	if call != nil || !strings.HasPrefix(show, "```json\n{\"compilerOptions\"") {
+		t.Fatalf("held back: %q %+v", show, call)
+	}
+}
