@@ -118,6 +118,10 @@ const (
 // Decision is the answer to an Approval.
 type Decision struct {
 	Allowed bool
+	// Asked: the user answered this very action (not a rule, a mode, a
+	// hook or an earlier "always"); bash then lets git run the
+	// repository's own programs, which nobody saw otherwise.
+	Asked bool
 	// Reason says why, for the model: "the user declined", "denied by the
 	// permissions.deny rule bash:rm*".
 	Reason string

@@ -97,6 +97,9 @@ const (
 	AllowOnce
 	AllowAlways  // and remember it for the workspace
 	RejectAlways // and remember it for the workspace
+	// AllowUnseen allows without anyone having seen the question (line
+	// mode's --yes): like yolo, it does not count as the user's answer.
+	AllowUnseen
 )
 
 // Asker renders the question of an approval and returns the answer. It
@@ -140,9 +143,11 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 	switch a {
 	case AllowAlways:
 		p.Remember(req, true)
-		return Decision{Allowed: true, Reason: "the user allowed it, and always in this workspace"}, nil
+		return Decision{Allowed: true, Asked: true, Reason: "the user allowed it, and always in this workspace"}, nil
 	case AllowOnce:
-		return Decision{Allowed: true, Reason: "the user allowed it"}, nil
+		return Decision{Allowed: true, Asked: true, Reason: "the user allowed it"}, nil
+	case AllowUnseen:
+		return Decision{Allowed: true, Reason: "allowed by --yes"}, nil
 	case RejectAlways:
 		p.Remember(req, false)
 		return Decision{Reason: "the user declined, for good in this workspace"}, nil

@@ -129,7 +129,7 @@ func lineAsker(yes bool, stderr io.Writer) (tools.Asker, func()) {
 	return func(ctx context.Context, req tools.Approval) (tools.Answer, error) {
 		switch {
 		case req.RunsLater == "":
-			return tools.AllowOnce, nil
+			return tools.AllowUnseen, nil
 		case tty != nil:
 			return tty(ctx, req)
 		}

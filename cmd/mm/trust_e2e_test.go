@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
 )
 
 // trusted runs `mm trust --yes` in dir with env, as the user who wrote
@@ -199,4 +202,56 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 			t.Errorf("the model was not told why the hook was not written")
 		}
 	})
+}
+
+// git commands that run without a question (here --yes) run none of the
+// repository's own programs: core.fsmonitor and hooks are switched off.
+// A repository whose config names a program git cannot be told to skip
+// (a diff textconv driver) makes a git command ask, even under --yes.
+func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
+	git := needTool(t, "git", "apt-get install git")
+	dir := t.TempDir()
+	sh := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	sh("init", "-q", ".")
+	writeFile(t, filepath.Join(dir, "a.txt"), "one\n")
+	sh("add", "a.txt")
+	sh("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+	writeFile(t, filepath.Join(dir, "a.txt"), "two\n")
+	marker := filepath.Join(dir, "ran")
+	sh("config", "core.fsmonitor", "echo fsmonitor >> "+marker+"; false")
+	writeFile(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho hook >> "+marker+"\n")
+	os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-commit"), 0o755)
+
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": "git status --short && git -c user.name=m -c user.email=m@m commit -qam two && echo committed"}}}},
+		{Content: "Committed."},
+		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": "git diff HEAD~1"}}}},
+		{Content: "Shown."},
+	}})
+	t.Cleanup(srv.Close)
+	env := mmEnv(t, srv)
+	if _, stderr, code := runMM(t, dir, env, "", "--yes", "-p", "commit it"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if out := srv.Requests()[1].Last().Content; !strings.Contains(out, "committed") {
+		t.Fatalf("the commit did not run:\n%s", out)
+	}
+	if exists(marker) {
+		t.Errorf("an unasked git command ran the repository's programs: %s", readFile(t, marker))
+	}
+
+	sh("config", "diff.evil.textconv", "echo textconv >> "+marker+"; cat")
+	writeFile(t, filepath.Join(dir, ".gitattributes"), "*.txt diff=evil\n")
+	runMM(t, dir, env, "", "--yes", "-p", "show the diff")
+	out := srv.Requests()[3].Last().Content
+	if exists(marker) || !strings.Contains(out, ".git/config sets diff.evil.textconv") {
+		t.Errorf("git diff ran a textconv driver unasked (marker %v):\n%s", exists(marker), out)
+	}
 }

@@ -98,7 +98,9 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	if why := refusal(line, r.home); why != "" {
 		return tools.Result{Text: why, IsError: true}, nil
 	}
-	d, err := env.Approve(ctx, analyse(env, line).approval(line, p))
+	ap := analyse(env, line).approval(line, p)
+	ap.RunsLater = gitRisk(env.Cwd(), line)
+	d, err := env.Approve(ctx, ap)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
@@ -112,13 +114,17 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 		}
 		return tools.Errorf("[not run: %s. The command did not run; do not retry it as is — ask the user what to do, or do it another way]", reason), nil
 	}
+	var extra []string
+	if !d.Asked { // nobody saw it: git runs none of the repository's programs
+		extra = gitNeutral
+	}
 	if t, ok := env.(tools.Terminals); ok && r.opts.Sandbox == nil {
-		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout))
+		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout), extra)
 		if !errors.Is(err, tools.ErrNoTerminal) {
 			return res, err
 		}
 	}
-	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout))
+	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout), extra)
 }
 
 // inTerminal runs line in the front end's terminal, where the user
@@ -127,9 +133,9 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 // variables the policy drops from mm's own environment — the editor's,
 // which started mm — are unset there too, and the key is masked in the
 // output whatever variable held it.
-func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration) (tools.Result, error) {
+func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration, extra []string) (tools.Result, error) {
 	began := time.Now()
-	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: quietEnv, Unset: r.opts.Env.Dropped(r.opts.Environ),
+	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: append(append([]string(nil), quietEnv...), extra...), Unset: r.opts.Env.Dropped(r.opts.Environ),
 		Timeout: timeout, OutputLimit: 2 * endBytes})
 	if err != nil {
 		return tools.Result{}, err
@@ -170,7 +176,7 @@ const drainGrace = 200 * time.Millisecond
 // exec runs line and reports what it printed and how it ended. The output
 // goes through a pipe into a capture that keeps its two ends only, so no
 // command can fill memory or a disk through it.
-func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration) (tools.Result, error) {
+func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration, extra []string) (tools.Result, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("create output pipe: %w", err)
@@ -189,7 +195,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
-	cmd.Env = r.environ
+	cmd.Env = append(append([]string(nil), r.environ...), extra...)
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
