@@ -191,15 +191,19 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	s.notes = nil
 	s.mu.Unlock()
 	for _, n := range notes {
-		s.update(send, sdk.UpdateAgentMessageText(StruggleNote(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})))
+		s.struggle(send, engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})
 	}
 	if title, isNew := s.engine.TitleFrom(prompt); isNew {
 		s.info(send, title, time.Time{})
 	}
 	defer func() { s.info(send, "", time.Now()) }()
 	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
-		if c, ok := e.(engine.Compaction); ok {
-			s.compaction(c)
+		switch e := e.(type) {
+		case engine.Compaction:
+			s.compaction(e)
+			return
+		case engine.Struggle:
+			s.struggle(send, e)
 			return
 		}
 		u, ok := render(e)

@@ -126,9 +126,12 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, err
 	}
 	for _, e := range s.engine.Replay() {
-		if e.Kind == store.EntryCompaction {
+		switch {
+		case e.Kind == store.EntryCompaction:
 			s.replayCompaction(e)
 			continue
+		case e.Kind == store.EntryNote && a.sessionCaps().notices:
+			continue // shown live as a notice: not history
 		}
 		for _, u := range replay(e) {
 			s.update(ctx, u)

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -117,4 +118,35 @@ func (s *session) replayCompaction(e store.Entry) {
 		c.Summary = e.Text
 	}
 	s.compaction(c)
+}
+
+// noticeTitles are the short titles of notices, by struggle kind; a kind
+// not listed is titled by its own name.
+var noticeTitles = map[string]string{
+	"loop": "The model repeats itself", "stuck": "The model is stuck in a loop", "failing": "Tool calls keep failing",
+	"runaway": "Runaway tool call", "broken_call": "Malformed tool call", "unknown_tool": "Call to an unknown tool",
+	"text_tool_call": "Tool call written as text", "tool_budget": "Many tool calls this turn", "stalled": "The model server stalled",
+	"max_turns": "Step limit reached", "server_error": "Model server error", "empty_answer": "The model answered nothing",
+	"context_full": "Context window nearly full", "context": "Context window", "cache": "Prompt cache not reused",
+	"diagnostics": "Language server", "skill": "Skill", "store": "Session not saved", "tool": "Tool", "mcp": "MCP server",
+}
+
+// struggle shows one of mm's notes: a notice (severity and a short
+// title) to a client that advertised session.notices, else today's
+// italic paragraph in the answer. Notices are live, not history: the
+// model never depends on one, and session/load does not replay them.
+func (s *session) struggle(ctx context.Context, e engine.Struggle) {
+	if !s.agent.sessionCaps().notices {
+		s.update(ctx, sdk.UpdateAgentMessageText(StruggleNote(e)))
+		return
+	}
+	sev := "warning"
+	if e.Level == engine.Severe {
+		sev = "error"
+	}
+	title := noticeTitles[e.Kind]
+	if title == "" {
+		title = "mm: " + e.Kind
+	}
+	s.raw(map[string]any{"sessionUpdate": "notice", "severity": sev, "title": title, "description": e.Text})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,6 +160,54 @@ func TestACPCompactionUpdates(t *testing.T) {
 	}
 	if compactMsg < 0 || at < compactMsg {
 		t.Errorf("the compaction is not replayed after the /compact message (at %d, /compact at %d)", at, compactMsg)
+	}
+	checkSchema(t, q.sent.String(), q.lines())
+}
+
+// TestACPNotices: with a client that advertises session.notices, mm's
+// ⚠ and ✖ notes are notices (warning, then error) with a short title and
+// the note as description, and none is written into the answer; the
+// failed turn still answers its one line. session/load does not replay
+// them (notices are live, not history). Every message validates against
+// the 2026-11 schema. A client that does not advertise it
+// (TestACPLoopNotes) keeps the italic notes.
+func TestACPNotices(t *testing.T) {
+	srv := scenario(t, "loop_stuck")
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "agent.yaml")
+	writeFile(t, cfg, "yolo: true\n") // no permission question for the raw client to answer
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg)
+	const caps = `{"session":{"notices":{}}}`
+	r := startRaw(t, dir, env)
+	sid := rawOpen(r, dir, caps, "")
+	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"show missing.txt"}]}}`)
+	if m := r.wait(`"p"`); m.Error == nil || !strings.Contains(m.Error.Message, "stuck") {
+		t.Fatalf("the failed turn: %s", m.Line)
+	}
+	var notices []string
+	for _, u := range rawUpdates(t, r.lines()) {
+		switch {
+		case u.Kind == "notice":
+			notices = append(notices, u.Severity+": "+u.Title+" — "+u.Description)
+		case u.Kind == "agent_message_chunk" && strings.Contains(u.Content.Text, "_mm:"):
+			t.Errorf("a note in the answer: %q", u.Content.Text)
+		}
+	}
+	n := len(notices)
+	if n < 2 || !strings.HasPrefix(notices[0], "warning: The model repeats itself — ") ||
+		!strings.Contains(notices[0], "bash ×3") || !strings.HasPrefix(notices[n-1], "error: The model is stuck in a loop — ") {
+		t.Errorf("notices %q", notices)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+	q := startRaw(t, dir, env)
+	rawOpen(q, dir, caps, sid)
+	for _, u := range rawUpdates(t, q.lines()) {
+		if u.Kind == "notice" || strings.Contains(u.Content.Text, "_mm:") {
+			t.Errorf("session/load replayed a note: %+v", u)
+		}
 	}
 	checkSchema(t, q.sent.String(), q.lines())
 }
