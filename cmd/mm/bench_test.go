@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,7 +128,7 @@ func BenchmarkSessionRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	env := append(benchEnv(b, srv), "PATH=/nonexistent") // no gopls, no pyright
-	var rss float64
+	var rss, peak float64
 	for b.Loop() {
 		r := startRPC(b, dir, env)
 		r.call(b, "initialize", initParams)
@@ -138,24 +139,91 @@ func BenchmarkSessionRSS(b *testing.B) {
 		for range 3 {
 			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})
 		}
-		rss = vmRSS(b, r.cmd.Process.Pid)
+		rss, peak = vmRSS(b, r.cmd.Process.Pid), vmStatus(b, r.cmd.Process.Pid, "VmHWM:")
 		r.close()
 	}
 	b.ReportMetric(rss, "RSS-MiB")
+	b.ReportMetric(peak, "peak-RSS-MiB")
 }
 
-func vmRSS(tb testing.TB, pid int) float64 {
+// BenchmarkSessionNew: session/new alone, in a fresh `mm acp` each time
+// (the first session of a process is the one an editor waits for); the
+// median and the slowest are reported besides the mean.
+func BenchmarkSessionNew(b *testing.B) {
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "hi"}}})
+	defer srv.Close()
+	dir, env := b.TempDir(), benchEnv(b, srv)
+	var ds []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		r := startRPC(b, dir, env)
+		r.call(b, "initialize", initParams)
+		b.StartTimer()
+		t0 := time.Now()
+		r.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+		ds = append(ds, time.Since(t0))
+		b.StopTimer()
+		r.close()
+		b.StartTimer()
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2])/1e6, "median-ms")
+	b.ReportMetric(float64(ds[len(ds)-1])/1e6, "max-ms")
+}
+
+// BenchmarkLongSessionRSS: the resident memory of `mm acp` after the 1st
+// and the 30th turn of a session whose every turn reads a 200 KB file
+// (language servers off). A long session must not grow with what its
+// tools returned long ago.
+func BenchmarkLongSessionRSS(b *testing.B) {
+	const turns = 30
+	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"big.txt"}`}}},
+		{Content: "Read it."},
+	}})
+	defer srv.Close()
+	dir := b.TempDir()
+	line := strings.Repeat("x", 99) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat(line, 2000)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := append(benchEnv(b, srv), "PATH=/nonexistent")
+	var first, last float64
+	for b.Loop() {
+		r := startRPC(b, dir, env)
+		r.call(b, "initialize", initParams)
+		var s struct {
+			SessionID string `json:"sessionId"`
+		}
+		json.Unmarshal(r.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &s)
+		for i := range turns {
+			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "Read big.txt."}}})
+			if i == 0 {
+				first = vmRSS(b, r.cmd.Process.Pid)
+			}
+		}
+		last = vmRSS(b, r.cmd.Process.Pid)
+		r.close()
+	}
+	b.ReportMetric(first, "turn1-RSS-MiB")
+	b.ReportMetric(last, "turn30-RSS-MiB")
+}
+
+func vmRSS(tb testing.TB, pid int) float64 { return vmStatus(tb, pid, "VmRSS:") }
+
+// vmStatus reads a memory line of /proc/PID/status (VmRSS, VmHWM) in MiB.
+func vmStatus(tb testing.TB, pid int, key string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Skip("no /proc: ", err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, key); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 			return kb / 1024
 		}
 	}
-	tb.Fatal("no VmRSS")
+	tb.Fatal("no " + key)
 	return 0
 }
 
