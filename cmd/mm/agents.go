@@ -89,7 +89,9 @@ func (a *app) askCommands() []acp.Command {
 // /ask-<name> per agent, then one command per skill of the workspace.
 func (a *app) commands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
 	skills := a.skillCommands(ctx, announce)
-	return func(cwd string) []acp.Command { return append(a.askCommands(), skills(cwd)...) }
+	return func(cwd string) []acp.Command {
+		return append(append(a.trustCommand(), a.askCommands()...), skills(cwd)...)
+	}
 }
 
 // tool is ask_<name>'s Run: the answer as the tool result, a failure as

@@ -246,7 +246,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             withMentions(env, a.withAsk(env, a.rewriter(cwd))),
+		Rewrite:             withMentions(env, a.withTrust(env, a.withAsk(env, a.rewriter(cwd)))),
 		ToolRouter:          toolRouting(a.cfg, reg),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/tools"
 )
 
 // trustFile is where workspace trust is recorded (config.Trust): the
@@ -166,4 +170,53 @@ func (a *app) runLater(root string) map[string]string {
 		}
 	}
 	return out
+}
+
+// trustCommand is /trust in the editor's / menu, offered while the
+// workspace's own config is not trusted.
+func (a *app) trustCommand() []acp.Command {
+	if t := a.trust; t == nil || !t.Workspace || t.Trusted {
+		return nil
+	}
+	return []acp.Command{{Name: "trust", Description: "Trust this workspace's .mm/agent.yaml as it is now (shows what takes effect first)"}}
+}
+
+// withTrust answers /trust: it shows what trusting the workspace's
+// config would let take effect and the files it covers, as a permission
+// question asked in every mode (yolo does not answer it), and records the
+// trust when the user allows it. It applies from the next session.
+func (a *app) withTrust(env tools.Env, next func(context.Context, string) engine.Rewrite) func(context.Context, string) engine.Rewrite {
+	return func(ctx context.Context, prompt string) engine.Rewrite {
+		if strings.TrimSpace(prompt) != "/trust" {
+			if next == nil {
+				return engine.Rewrite{Prompt: prompt}
+			}
+			return next(ctx, prompt)
+		}
+		t := a.trust
+		switch {
+		case t == nil || !t.Workspace:
+			return engine.Rewrite{Answer: "mm: there is no workspace .mm/agent.yaml in use — your own config is always trusted"}
+		case t.Full == nil:
+			return engine.Rewrite{Answer: "mm: .mm/agent.yaml does not load as a whole — run `mm trust` in a shell to see why"}
+		case t.Trusted:
+			return engine.Rewrite{Answer: "mm: " + t.Path + " is trusted already, as it is now"}
+		}
+		d, err := env.Approve(ctx, tools.Approval{
+			CallID: "trust", Tool: "trust", Kind: tools.KindOther, Caps: tools.WritesRunLater,
+			Title:     "Trust " + t.Path + " as it is now",
+			Detail:    trustSummary(t),
+			RunsLater: "once trusted, it runs programs and may send data elsewhere",
+		})
+		switch {
+		case err != nil:
+			return engine.Rewrite{}
+		case !d.Allowed:
+			return engine.Rewrite{Answer: "mm: not trusted (" + d.Reason + ") — nothing changed"}
+		}
+		if err := t.Grant(); err != nil {
+			return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
+		}
+		return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}
+	}
 }

@@ -255,3 +255,40 @@ func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
 		t.Errorf("git diff ran a textconv driver unasked (marker %v):\n%s", exists(marker), out)
 	}
 }
+
+// /trust in the editor: offered while the workspace config is untrusted,
+// asked as a permission request showing what takes effect — even in
+// yolo — and recorded only when the user allows it.
+func TestTrustFromTheEditor(t *testing.T) {
+	for _, c := range []struct {
+		choose  sdk.PermissionOptionKind
+		trusted bool
+	}{{sdk.PermissionOptionKindRejectOnce, false}, {sdk.PermissionOptionKindAllowOnce, true}} {
+		t.Run(string(c.choose), func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\nmaxTurns: 4\n")
+			env := mmEnv(t, nil)
+			p := startAgent(t, dir, env)
+			p.client.choose = c.choose
+			ctx := testContext(t)
+			id := p.session(t, ctx, dir)
+			if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "yolo"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.prompt(ctx, id, "/trust"); err != nil {
+				t.Fatal(err)
+			}
+			updates, perms := p.client.snapshot()
+			if len(perms) != 1 || !strings.Contains(*perms[0].ToolCall.Title, "Trust "+filepath.Join(dir, ".mm", "agent.yaml")) {
+				t.Fatalf("want one question, got %d", len(perms))
+			}
+			if b, _ := json.Marshal(perms[0].ToolCall.Content); !strings.Contains(string(b), "yolo: true") {
+				t.Errorf("the question does not show what takes effect: %s", b)
+			}
+			out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
+			if got := strings.Contains(out, "is trusted, as it is now"); got != c.trusted {
+				t.Errorf("trusted = %v, want %v; answer %q", got, c.trusted, messageText(updates))
+			}
+		})
+	}
+}
