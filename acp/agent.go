@@ -139,6 +139,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		caps.LoadSession = true
 		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
 		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
+		caps.SessionCapabilities.Fork = &sdk.SessionForkCapabilities{}
 	}
 	return sdk.InitializeResponse{
 		ProtocolVersion:   v,

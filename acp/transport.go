@@ -191,7 +191,7 @@ func (o *openings) expect(id json.RawMessage, msg []byte) {
 		return
 	}
 	switch m.Method {
-	case sdk.AgentMethodSessionNew, sdk.AgentMethodSessionLoad, sdk.AgentMethodSessionResume:
+	case sdk.AgentMethodSessionNew, sdk.AgentMethodSessionLoad, sdk.AgentMethodSessionResume, sdk.AgentMethodSessionFork:
 	default:
 		return
 	}
