@@ -200,6 +200,10 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
 
+	var later laterSnapshot
+	if r.opts.Sandbox != nil {
+		later = snapshotLater(dir)
+	}
 	began := time.Now()
 	err = cmd.Start()
 	pw.Close() // the command holds its own copy
@@ -211,6 +215,10 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	}
 	waitErr := cmd.Wait() // returns once the shell exits, or once Cancel killed its group
 	elapsed := time.Since(began)
+	var putBackText string
+	if later != nil {
+		putBackText = putBackNote(putBack(dir, later))
+	}
 	if ctx.Err() != nil {
 		return tools.Result{}, ctx.Err()
 	}
@@ -233,13 +241,13 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		text += fmt.Sprintf("[the command printed %s; mm kept only its first and last %s]\n", humanBytes(o.total), humanBytes(endBytes))
 	}
 	if timedOut {
-		return tools.Result{Text: text + timeoutAdvice(timeout), IsError: true}, nil
+		return tools.Result{Text: text + putBackText + timeoutAdvice(timeout), IsError: true}, nil
 	}
 	code := exitCode(cmd.ProcessState)
 	// pipefail makes `cmd | head` end with 141 when head stops reading
 	// early and cmd dies of SIGPIPE: the output is what was asked for.
 	sigpipe := code == 141 && strings.Contains(line, "|")
-	return tools.Result{Text: text + status(code, elapsed, sigpipe), IsError: code != 0 && !sigpipe}, nil
+	return tools.Result{Text: text + putBackText + status(code, elapsed, sigpipe), IsError: code != 0 && !sigpipe}, nil
 }
 
 // quietEnv makes programs print plain text and never wait for a human:
