@@ -540,6 +540,7 @@ func (s *Session) replaceTurns(header, summary string, cut, k, keep int) error {
 	first.Content = header + compact.Block(summary) + strings.TrimPrefix(rest, "\n")
 	h := append([]llm.Message{first}, s.history[cut+1:]...)
 	s.history = h
+	s.histGen++
 	starts := make([]int, 0, keep)
 	for _, st := range s.cs.starts[k:] {
 		starts = append(starts, st-cut)

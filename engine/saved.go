@@ -62,6 +62,7 @@ func (s *Session) Restore(r *store.Record) {
 	s.sv.open = nil
 	s.sv.reasoned = r.Reasoned
 	s.sv.stamp.Base, s.sv.stamp.Seq = r.Seq, r.Seq
+	s.histGen = r.HistGen
 	s.sv.stored = true
 	s.st.thought = r.Thought
 	if r.Model != "" && r.Model != s.opts.ModelName {
@@ -382,7 +383,7 @@ func (s *Session) Record() *store.Record {
 		Replay:  store.CloneEntries(s.sv.replay),
 		Errors:  append([]store.Failure(nil), s.sv.errors...),
 		Writer:  s.writerLocked(), Base: s.sv.stamp.Base, Seq: s.nextSeqLocked(),
-		Final: len(s.sv.replay),
+		Final: len(s.sv.replay), HistGen: s.histGen,
 	}
 	if s.sv.turnAt > 0 {
 		r.Final = s.sv.turnAt - 1

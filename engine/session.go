@@ -139,6 +139,7 @@ type Session struct {
 
 	mu      sync.Mutex // guards the fields below
 	history []llm.Message
+	histGen int64 // changes whenever history is rewritten, not appended to
 	callSeq int
 	loops   *guard.LoopDetector           // reset at the start of each turn
 	report  guard.Report                  // the running turn's struggle reporter
@@ -186,6 +187,7 @@ func (s *Session) SetHistory(h []llm.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.history = append([]llm.Message(nil), h...)
+	s.histGen++
 	s.cs.restart(s.history)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
 )
 
@@ -91,6 +92,27 @@ func TestReplayLog(t *testing.T) {
 	}
 	if got, err := s2.Load(r.ID); err != nil || len(got.Replay) != 52 || got.Replay[51].Text != "answer 51" {
 		t.Fatalf("second store: %v", err)
+	}
+
+	// A history rewritten (compacted: a new generation) replaces the
+	// logged one; appends continue after it.
+	r.History = append(r.History, llm.Message{Role: llm.RoleUser, Content: "more"})
+	r.Seq++
+	if err := s2.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	r.History, r.HistGen = []llm.Message{{Role: llm.RoleUser, Content: "summary"}}, r.HistGen+1
+	r.Seq++
+	if err := s2.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	r.History = append(r.History, llm.Message{Role: llm.RoleAssistant, Content: "after"})
+	r.Seq++
+	if err := s2.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.Open(dir, nil).Load(r.ID); err != nil || len(got.History) != 2 || got.History[0].Content != "summary" || got.History[1].Content != "after" {
+		t.Fatalf("history after a compaction: %v %+v", err, got.History)
 	}
 
 	// A shorter replay (not this log's lineage) is stored whole.

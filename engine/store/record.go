@@ -52,6 +52,13 @@ type Record struct {
 	// on disk (Load returns the whole replay).
 	Logged   int   `json:"logged,omitempty"`
 	LogBytes int64 `json:"logBytes,omitempty"`
+	// HistGen changes whenever the engine rewrote the history rather
+	// than appended to it (a compaction): HistLogged messages are in the
+	// session's history log, its first HistBytes bytes, History holds
+	// the others on disk (Load returns the whole history).
+	HistGen    int64 `json:"histGen,omitempty"`
+	HistLogged int   `json:"histLogged,omitempty"`
+	HistBytes  int64 `json:"histBytes,omitempty"`
 	// Writer, Base and Seq order the saves of the session (see Stamp).
 	Writer string `json:"writer,omitempty"`
 	Base   int64  `json:"base,omitempty"`

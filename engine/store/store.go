@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mm-agent/mm/engine/llm"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -125,8 +126,7 @@ func (s *Store) Save(r *Record) error {
 	w.Logged, w.LogBytes = 0, 0
 	// The entries that will not change go to the replay log once; the
 	// record keeps the rest. A save writes what changed since the last
-	// one, plus the record (the history the model sees, bounded by its
-	// context window).
+	// one: O(turn), not O(session).
 	if final := min(r.Final, len(r.Replay)); final > 0 && final >= at.Logged {
 		off := at.LogBytes
 		if final > at.Logged {
@@ -140,6 +140,20 @@ func (s *Store) Save(r *Record) error {
 	// else the record holds the whole replay: a snapshot whose replay
 	// does not extend the log (not made by this session) replaces it.
 	w.Replay = r.Replay[w.Logged:]
+	// The history is appended to as well, until the engine rewrites it
+	// (a compaction: a new HistGen); the record then holds it whole once.
+	w.HistLogged, w.HistBytes = 0, 0
+	if r.HistGen == at.HistGen && len(r.History) >= at.HistLogged {
+		off := at.HistBytes
+		if len(r.History) > at.HistLogged {
+			var err error
+			if off, err = appendLog(histPath(path), at.HistBytes, r.History[at.HistLogged:]); err != nil {
+				return err
+			}
+		}
+		w.HistLogged, w.HistBytes = len(r.History), off
+	}
+	w.History = r.History[w.HistLogged:]
 	b, err := json.Marshal(&w)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", r.ID, err)
@@ -147,7 +161,8 @@ func (s *Store) Save(r *Record) error {
 	if err := writeAtomic(path, b); err != nil {
 		return err
 	}
-	st.disk = head{Writer: w.Writer, Base: w.Base, Seq: w.Seq, Logged: w.Logged, LogBytes: w.LogBytes}
+	st.disk = head{Writer: w.Writer, Base: w.Base, Seq: w.Seq, Logged: w.Logged, LogBytes: w.LogBytes,
+		HistGen: w.HistGen, HistLogged: w.HistLogged, HistBytes: w.HistBytes}
 	st.ino, st.known = 0, false
 	if ino, ok := inode(path); ok {
 		st.ino, st.known = ino, true
@@ -160,12 +175,17 @@ func logPath(path string) string {
 	return strings.TrimSuffix(path, ".json") + ".replay"
 }
 
-// appendLog writes entries, one JSON line each, at offset off of the log
-// (what lies beyond off was never committed by a record: a save that
-// failed half-way), syncs, and returns the new committed length.
-func appendLog(path string, off int64, entries []Entry) (int64, error) {
+// histPath is the history log beside the session file at path.
+func histPath(path string) string {
+	return strings.TrimSuffix(path, ".json") + ".history"
+}
+
+// appendLog writes items, one JSON line each, at offset off of the log
+// at path (what lies beyond off was never committed by a record: a save
+// that failed half-way), syncs, and returns the new committed length.
+func appendLog[T any](path string, off int64, items []T) (int64, error) {
 	var b []byte
-	for _, e := range entries {
+	for _, e := range items {
 		line, err := json.Marshal(e)
 		if err != nil {
 			return 0, fmt.Errorf("save session: %w", err)
@@ -193,27 +213,28 @@ func appendLog(path string, off int64, entries []Entry) (int64, error) {
 	return off + int64(len(b)), nil
 }
 
-// readLog reads the first n committed entries of the replay log.
-func readLog(path string, size int64, n int) ([]Entry, error) {
+// readLog reads the n items of a log that a record commits: its first
+// size bytes.
+func readLog[T any](path string, size int64, n int) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read the replay log: %w", err)
+		return nil, fmt.Errorf("read the session's log: %w", err)
 	}
 	defer f.Close()
 	b := make([]byte, size)
 	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("replay log %s is short: %w", path, err)
+		return nil, fmt.Errorf("session log %s is short: %w", path, err)
 	}
-	out := make([]Entry, 0, n)
+	out := make([]T, 0, n)
 	for line := range bytes.Lines(b) {
-		var e Entry
+		var e T
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("replay log %s is corrupt: %w", path, err)
+			return nil, fmt.Errorf("session log %s is corrupt: %w", path, err)
 		}
 		out = append(out, e)
 	}
 	if len(out) != n {
-		return nil, fmt.Errorf("replay log %s holds %d entries, the session %d", path, len(out), n)
+		return nil, fmt.Errorf("session log %s holds %d items, the session %d", path, len(out), n)
 	}
 	return out, nil
 }
@@ -226,6 +247,10 @@ type head struct {
 	Seq      int64  `json:"seq,omitempty"`
 	Logged   int    `json:"logged,omitempty"`
 	LogBytes int64  `json:"logBytes,omitempty"`
+
+	HistGen    int64 `json:"histGen,omitempty"`
+	HistLogged int   `json:"histLogged,omitempty"`
+	HistBytes  int64 `json:"histBytes,omitempty"`
 }
 
 // Stamp says which snapshot of a session a file or a writer holds:
@@ -395,11 +420,18 @@ func readRecord(path string) (*Record, error) {
 		return nil, fmt.Errorf("session file %s has no id", path)
 	}
 	if r.Logged > 0 {
-		logged, err := readLog(logPath(path), r.LogBytes, r.Logged)
+		logged, err := readLog[Entry](logPath(path), r.LogBytes, r.Logged)
 		if err != nil {
 			return nil, err
 		}
 		r.Replay = append(logged, r.Replay...)
+	}
+	if r.HistLogged > 0 {
+		logged, err := readLog[llm.Message](histPath(path), r.HistBytes, r.HistLogged)
+		if err != nil {
+			return nil, err
+		}
+		r.History = append(logged, r.History...)
 	}
 	return &r, nil
 }
@@ -465,6 +497,7 @@ func (s *Store) list(dir, cwd string) []Summary {
 			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > unusedKept {
 				os.Remove(path)
 				os.Remove(logPath(path))
+				os.Remove(histPath(path))
 				os.Remove(lockPath(path))
 			}
 			continue

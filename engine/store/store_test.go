@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,15 +84,20 @@ func TestSaveLoadList(t *testing.T) {
 		t.Errorf("latest = %v, %v", l, err)
 	}
 
-	// Files are private and no temporary file is left behind (each
-	// session has its hidden lock file, .<id>.lock).
-	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*"))
-	locks, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", ".*.lock"))
-	files = slices.DeleteFunc(files, func(f string) bool { return slices.Contains(locks, f) })
+	// Files are private and no temporary file is left behind: each
+	// session is its record, its logs (replay, history) and its hidden
+	// lock file.
+	all, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*.json"))
 	if len(files) != 4 {
 		t.Errorf("files = %v, want the four sessions only", files)
 	}
-	for _, f := range files {
+	for _, f := range all {
+		if !strings.HasSuffix(f, ".json") && !strings.HasSuffix(f, ".history") && !strings.HasSuffix(f, ".replay") && !strings.HasSuffix(f, ".lock") {
+			t.Errorf("left behind: %s", f)
+		}
+	}
+	for _, f := range all {
 		fi, _ := os.Stat(f)
 		if fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s mode %v, want 0600", f, fi.Mode().Perm())
