@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/tools/bash"
 )
 
 // TestACPHostileFiles (issue 21, defects 1 and 5) runs mm over a Python
@@ -159,5 +162,45 @@ func TestACPResourceLinkOutside(t *testing.T) {
 	got := msgs[len(msgs)-1].Content
 	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") || strings.Contains(got, "[attached file: /etc/passwd]") {
 		t.Errorf("the model got %q", got)
+	}
+}
+
+// TestLineLandlockLinkToHome (issue 19, section 3): under sandbox:
+// landlock a command cannot write into $HOME, so it plants a link to
+// there instead and asks write_file to follow it. The write is refused
+// and $HOME stays untouched.
+func TestLineLandlockLinkToHome(t *testing.T) {
+	if bash.LandlockABI() == 0 {
+		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
+	}
+	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" link.txt && echo linked`}}}},
+		{ToolCalls: []fakellm.ToolCall{{Name: "write_file", Args: map[string]any{"path": "link.txt", "content": "pwned\n"}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
+	env := mmEnv(t, srv)
+	home := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	_, stderr, code := runMM(t, dir, trusted(t, dir, env), "", "-p", "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, "planted.txt")); err == nil {
+		t.Fatal("write_file followed a planted link into $HOME")
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	msgs := reqs[2].Messages
+	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+		t.Errorf("the model was not told: %q", got)
 	}
 }
