@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -64,4 +65,45 @@ func TestACPFork(t *testing.T) {
 		t.Errorf("session/list titles %q", titles)
 	}
 	checkSchema(t, p.sent.String(), p.stdout.String())
+}
+
+// TestLineFork: mm -p --fork ID continues a copy of a saved session —
+// the model gets the original's conversation — under a new id; the
+// original is left as it was (--resume of it does not see the fork's
+// turn).
+func TestLineFork(t *testing.T) {
+	srv := scenario(t, "line_resume")
+	dir := t.TempDir()
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	_, stderr, code := runMM(t, dir, env, "", "-p", "Remember the number 42")
+	m := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	orig := m[1]
+	_, stderr, code = runMM(t, dir, env, "", "-p", "--fork", orig, "Which number?")
+	f := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
+	if code != 0 || f == nil || f[1] == orig {
+		t.Fatalf("--fork: exit %d: %s", code, stderr)
+	}
+	if _, _, code := runMM(t, dir, env, "", "-p", "--resume", orig, "And now?"); code != 0 {
+		t.Fatalf("--resume of the original: exit %d", code)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	join := func(r int) string {
+		var said []string
+		for _, msg := range reqs[r].Messages {
+			said = append(said, msg.Role+": "+msg.Content)
+		}
+		return strings.Join(said, "\n")
+	}
+	if !strings.Contains(join(1), "Remember the number 42") {
+		t.Errorf("the fork lacks the original conversation:\n%s", join(1))
+	}
+	if strings.Contains(join(2), "Which number?") {
+		t.Errorf("the original saw the fork's turn:\n%s", join(2))
+	}
 }

@@ -76,8 +76,15 @@ func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, 
 // lineSession is a new session, or the stored one --resume/--continue
 // names (C2, E29).
 func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, extra []tools.Tool) (*engine.Session, int) {
-	if f.resume == "" && !f.cont {
+	if f.resume == "" && !f.cont && f.fork == "" {
 		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
+	}
+	if f.fork != "" {
+		if f.resume != "" || f.cont {
+			fmt.Fprintln(stderr, "mm: --fork ID continues a copy; it does not go with --resume or --continue")
+			return nil, exitUsage
+		}
+		f.resume = f.fork
 	}
 	if a.store == nil {
 		fmt.Fprintln(stderr, "mm: no saved sessions: set HOME or XDG_STATE_HOME so mm has a state directory")
@@ -103,6 +110,14 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, ex
 	case err != nil:
 		fmt.Fprintln(stderr, "mm: cannot read the session:", err)
 		return nil, exitFailed
+	}
+	if f.fork != "" { // the copy gets its own id: the original stays as it was
+		fork := *rec
+		fork.ID = store.NewID()
+		if fork.Title != "" {
+			fork.Title += " (fork)"
+		}
+		rec = &fork
 	}
 	s := a.session(rec.ID, ws.Cwd(), ws, extra...)
 	s.Restore(rec)

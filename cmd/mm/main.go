@@ -76,6 +76,7 @@ type flags struct {
 	// newest session of the workspace (--continue, or --resume alone).
 	resume  string
 	cont    bool
+	fork    string // --fork ID: continue a copy of the saved session ID
 	prompt  string
 	config  string
 	json    bool
@@ -86,7 +87,7 @@ type flags struct {
 
 func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error) {
 	var f flags
-	args, f.resume, f.cont = sessionFlags(args)
+	args, f.resume, f.cont, f.fork = sessionFlags(args)
 	fs := flag.NewFlagSet("mm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	usage := stderr // a usage error; asked for (-h, --help), it goes to stdout
@@ -102,11 +103,12 @@ func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error
 		usage = stdout
 	}
 	if err != nil {
-		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm trust [--yes] | mm eval routing|tools|tasks [FILE] [--json]")
+		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue | --fork ID] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm trust [--yes] | mm eval routing|tools|tasks [FILE] [--json]")
 		fs.SetOutput(usage)
 		fs.PrintDefaults()
 		fmt.Fprintln(usage, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
 		fmt.Fprintln(usage, "  -continue\n    \tline mode: continue the newest saved session of this workspace")
+		fmt.Fprintln(usage, "  -fork ID\n    \tline mode: continue a copy of the saved session ID (the original is left as it was)")
 	}
 	return f, fs.Args(), err
 }
@@ -137,11 +139,11 @@ func wantsHelp(args []string) bool {
 // package has no flag with an optional value). An ID is the next argument
 // when it looks like one ("sess_…"), so `mm -p --resume "fix it"` and
 // `mm --resume sess_1 -p "fix it"` both read as meant.
-func sessionFlags(args []string) (rest []string, resume string, cont bool) {
+func sessionFlags(args []string) (rest []string, resume string, cont bool, fork string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			return append(rest, args[i:]...), resume, cont
+			return append(rest, args[i:]...), resume, cont, fork
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") {
@@ -150,6 +152,14 @@ func sessionFlags(args []string) (rest []string, resume string, cont bool) {
 		switch name {
 		case "continue":
 			cont = true
+		case "fork":
+			switch {
+			case hasValue:
+				fork = value
+			case i+1 < len(args):
+				fork = args[i+1]
+				i++
+			}
 		case "resume":
 			switch {
 			case hasValue:
@@ -164,7 +174,7 @@ func sessionFlags(args []string) (rest []string, resume string, cont bool) {
 			rest = append(rest, a)
 		}
 	}
-	return rest, resume, cont
+	return rest, resume, cont, fork
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -194,8 +204,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after -p (quote the whole prompt)\n", rest[0])
 			return exitUsage
 		}
-	case f.resume != "" || f.cont:
-		fmt.Fprintln(stderr, "mm: --resume and --continue go with -p \"prompt\"; an editor reopens sessions itself (session/load)")
+	case f.resume != "" || f.cont || f.fork != "":
+		fmt.Fprintln(stderr, "mm: --resume, --continue and --fork go with -p \"prompt\"; an editor reopens sessions itself (session/load, session/fork)")
 		return exitUsage
 	case len(rest) > 0 && rest[0] == "acp":
 		if len(rest) > 1 {
