@@ -112,3 +112,32 @@ func TestSessionBelongsToItsWorkspace(t *testing.T) {
 		t.Errorf("list of its workspace: %+v", l)
 	}
 }
+
+// A session's next turn may start while its previous one is still winding
+// down (an editor's stop, then the prompt sent again): the same writer's
+// leases overlap instead of the new turn being refused as "in use by
+// another mm"; the lock is let go only when the last one ends.
+func TestSameWriterTurnsOverlap(t *testing.T) {
+	dir := t.TempDir()
+	s := store.Open(dir, nil)
+	a := store.Stamp{Writer: "A"}
+	first, err := s.Acquire("/w", "sess_o", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Acquire("/w", "sess_o", a)
+	if err != nil {
+		t.Fatalf("the same session's next turn while the last winds down: %v", err)
+	}
+	other := store.Open(dir, nil) // another mm on the same state directory
+	first()
+	if _, err := other.Acquire("/w", "sess_o", store.Stamp{Writer: "B"}); !errors.Is(err, store.ErrInUse) {
+		t.Fatalf("another mm while a turn still holds the session: %v, want ErrInUse", err)
+	}
+	second()
+	rel, err := other.Acquire("/w", "sess_o", store.Stamp{Writer: "B"})
+	if err != nil {
+		t.Fatalf("another mm once every turn ended: %v", err)
+	}
+	rel()
+}

@@ -267,6 +267,8 @@ type Stamp struct {
 type sessState struct {
 	mu     sync.Mutex
 	leases int    // turns of this process holding the file's lock
+	holder string // the writer whose turns hold it
+	unlock func() // lets the lock go, when the last lease ends
 	disk   head   // the head of the file last read or written here,
 	ino    uint64 // whose inode this is
 	known  bool
@@ -323,13 +325,26 @@ func (s *Store) Acquire(cwd, id string, w Stamp) (release func(), err error) {
 	st := s.state(id)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	unlock, err := lockFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	if d, ok := s.onDisk(st, path); ok && !(d.Writer != "" && d.Writer == w.Writer) && d.Seq != w.Base {
-		unlock()
-		return nil, fmt.Errorf("session %s: %w", id, ErrChanged)
+	switch {
+	case st.leases > 0 && st.holder != w.Writer:
+		// Another session object of this process (a second load of the
+		// same id) runs a turn: to it, that is another mm.
+		return nil, fmt.Errorf("session %s: %w", id, ErrInUse)
+	case st.leases > 0:
+		// The same session's next turn while the last one is still
+		// winding down (a prompt sent right after a cancel): flock would
+		// refuse a second lock of this process's own file, so the lease
+		// is shared.
+	default:
+		unlock, err := lockFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", id, err)
+		}
+		if d, ok := s.onDisk(st, path); ok && !(d.Writer != "" && d.Writer == w.Writer) && d.Seq != w.Base {
+			unlock()
+			return nil, fmt.Errorf("session %s: %w", id, ErrChanged)
+		}
+		st.holder, st.unlock = w.Writer, unlock
 	}
 	st.leases++
 	var once sync.Once
@@ -337,8 +352,10 @@ func (s *Store) Acquire(cwd, id string, w Stamp) (release func(), err error) {
 		once.Do(func() {
 			st.mu.Lock()
 			defer st.mu.Unlock()
-			st.leases--
-			unlock()
+			if st.leases--; st.leases == 0 {
+				st.unlock()
+				st.holder, st.unlock = "", nil
+			}
 		})
 	}, nil
 }
