@@ -340,7 +340,7 @@ func openLog(path string, stderr io.Writer, mode string, secrets ...string) (*sl
 		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
 	}
 	if dir, err := stateDir(); err == nil && os.MkdirAll(dir, 0o755) == nil {
-		if f, err := os.OpenFile(filepath.Join(dir, "mm.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+		if f, err := openRotating(filepath.Join(dir, "mm.log"), maxLogBytes); err == nil {
 			return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
 		}
 	}
