@@ -56,15 +56,11 @@ type region struct {
 // defaultName is used in messages when the caller gives no file name.
 const defaultName = "the file"
 
-// Apply resolves all edits against the original content (F7) and returns
-// the new content. It does no I/O. On refusal it returns a *Error whose
-// text is the repair instruction for the model, and content is untouched.
-func Apply(content []byte, edits []Edit) (Outcome, error) {
-	return ApplyFile(defaultName, content, edits)
-}
-
-// ApplyFile is Apply with the file name the messages should use, written
-// as the model wrote it ("main.go").
+// ApplyFile resolves all edits against the original content (F7) and
+// returns the new content. It does no I/O. On refusal it returns a *Error
+// whose text is the repair instruction for the model, and content is
+// untouched. path is the file's name as the model wrote it ("main.go"),
+// used in the messages ("" reads "the file").
 func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 	return applyFile(path, content, edits, true)
 }

@@ -29,7 +29,7 @@ func BenchmarkApply(b *testing.B) {
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Apply(content, edits); err != nil {
+		if _, err := ApplyFile("", content, edits); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -44,7 +44,7 @@ func BenchmarkApplyLoose(b *testing.B) {
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Apply(content, edits); err != nil {
+		if _, err := ApplyFile("", content, edits); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -57,7 +57,7 @@ func BenchmarkApplyMiss(b *testing.B) {
 	edits := []Edit{{Old: strings.Replace(line, "compute", "compte", 1), New: "x"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Apply(content, edits); err == nil {
+		if _, err := ApplyFile("", content, edits); err == nil {
 			b.Fatal("applied a mistyped old")
 		}
 	}
@@ -66,7 +66,7 @@ func BenchmarkApplyMiss(b *testing.B) {
 // BenchmarkDiff is the numbered diff of that one-line edit.
 func BenchmarkDiff(b *testing.B) {
 	content, line := bigFile(1 << 20)
-	o, err := Apply(content, []Edit{{Old: line, New: line + " // changed"}})
+	o, err := ApplyFile("", content, []Edit{{Old: line, New: line + " // changed"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func BenchmarkApplyRepair(b *testing.B) {
 	b.SetBytes(int64(len(content)))
 	b.ReportAllocs()
 	for b.Loop() {
-		o, err := Apply(content, edits)
+		o, err := ApplyFile("", content, edits)
 		if err != nil || o.Edits[0].Repair == "" {
 			b.Fatal(o.Summary, err)
 		}

@@ -66,7 +66,7 @@ func TestDiff(t *testing.T) {
 // lines of the new text in the new content, in call order.
 func TestApplyLocations(t *testing.T) {
 	src := "a\nb\nc\nd\ne\n"
-	o, err := Apply([]byte(src), []Edit{
+	o, err := ApplyFile("", []byte(src), []Edit{
 		{Old: "d\n", New: "d1\nd2\nd3\n"},
 		{Old: "b\n", New: ""},
 		{Old: "a", New: "A"},
@@ -93,7 +93,7 @@ func TestApplyNoEdits(t *testing.T) {
 }
 
 func TestApplyDefaultName(t *testing.T) {
-	_, err := Apply([]byte("x\n"), []Edit{{Old: "y", New: "z"}})
+	_, err := ApplyFile("", []byte("x\n"), []Edit{{Old: "y", New: "z"}})
 	if err == nil || !strings.Contains(err.Error(), "not found in the file") {
 		t.Fatalf("err = %v", err)
 	}
@@ -102,7 +102,7 @@ func TestApplyDefaultName(t *testing.T) {
 // TestApplyHugeAmbiguity: an old that occurs on every line, or at every
 // byte, of a large file is refused quickly, with a bounded count.
 func TestApplyHugeAmbiguity(t *testing.T) {
-	_, err := Apply([]byte(strings.Repeat("a\n", 1<<19)), []Edit{{Old: "  a", New: "b"}})
+	_, err := ApplyFile("", []byte(strings.Repeat("a\n", 1<<19)), []Edit{{Old: "  a", New: "b"}})
 	if err == nil || !strings.Contains(err.Error(), "at least 1000 places") || !strings.Contains(err.Error(), "ignoring whitespace") {
 		t.Fatalf("err = %v", err)
 	}
@@ -110,7 +110,7 @@ func TestApplyHugeAmbiguity(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "at least 1000 places") {
 		t.Fatalf("err = %v", err)
 	}
-	_, err = Apply(src, []Edit{{Old: "a", New: "b"}})
+	_, err = ApplyFile("", src, []Edit{{Old: "a", New: "b"}})
 	if err == nil || !strings.Contains(err.Error(), "at least 1000 places") {
 		t.Fatalf("err = %v", err)
 	}

@@ -51,7 +51,7 @@ func FuzzApply(f *testing.F) {
 			edits = append(edits, Edit{Old: old2, New: new2})
 		}
 		before := bytes.Clone(content)
-		o, err := Apply(content, edits)
+		o, err := ApplyFile("", content, edits)
 		if !bytes.Equal(content, before) {
 			t.Fatal("Apply modified its input")
 		}

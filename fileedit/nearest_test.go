@@ -13,7 +13,7 @@ func TestNearestLongLine(t *testing.T) {
 	old := line[1000:1400]
 	typo := old[:200] + "X" + old[201:]
 	start := time.Now()
-	_, err := Apply([]byte(line+"\n"), []Edit{{Old: typo, New: "y"}})
+	_, err := ApplyFile("", []byte(line+"\n"), []Edit{{Old: typo, New: "y"}})
 	if err == nil {
 		t.Fatal("applied a mistyped old")
 	}
@@ -35,7 +35,7 @@ func TestNearestLongLine(t *testing.T) {
 // TestOnlyWhitespaceOld: an old of blank lines that is not in the file
 // gets a precise instruction instead of a search for similar lines.
 func TestOnlyWhitespaceOld(t *testing.T) {
-	_, err := Apply([]byte("a\nb\n"), []Edit{{Old: "  \n\t\n  ", New: "x"}})
+	_, err := ApplyFile("", []byte("a\nb\n"), []Edit{{Old: "  \n\t\n  ", New: "x"}})
 	if err == nil || !strings.Contains(err.Error(), "only blank lines or spaces") {
 		t.Fatalf("err = %v", err)
 	}
@@ -45,7 +45,7 @@ func TestOnlyWhitespaceOld(t *testing.T) {
 // character (found by FuzzApply) is cut without panicking.
 func TestNearestInvalidUTF8LongLine(t *testing.T) {
 	line := strings.Repeat("\x83", 700)
-	_, err := Apply([]byte("0\n"+line+"\n"), []Edit{{Old: line[:300] + "x" + line[301:650], New: "y"}})
+	_, err := ApplyFile("", []byte("0\n"+line+"\n"), []Edit{{Old: line[:300] + "x" + line[301:650], New: "y"}})
 	if err == nil {
 		t.Fatal("applied a mistyped old")
 	}

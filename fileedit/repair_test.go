@@ -69,7 +69,7 @@ func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
 // call has several.
 func TestRepairSummary(t *testing.T) {
 	file := []byte("a = 1\nb = \"x\"\nc = 3\n")
-	o, err := Apply(file, []Edit{
+	o, err := ApplyFile("", file, []Edit{
 		{Old: "a = 1", New: "a = 2"},
 		{Old: `b = \"x\"`, New: `b = \"y\"`},
 	})
@@ -87,7 +87,7 @@ func TestRepairSummary(t *testing.T) {
 		t.Errorf("repairs = %+v", o.Edits)
 	}
 	// a loose and repaired edit says both
-	o, err = Apply([]byte("func f() {\n\treturn 1\n}\n"), []Edit{{Old: `    return 1\n}`, New: `    return 2\n}`}})
+	o, err = ApplyFile("", []byte("func f() {\n\treturn 1\n}\n"), []Edit{{Old: `    return 1\n}`, New: `    return 2\n}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestTypographicNew(t *testing.T) {
 		{"10\u00a0MB", "10 MB", "20 MB", "20\u00a0MB"},
 	}
 	for _, tt := range tests {
-		o, err := Apply([]byte(tt.file+"\n"), []Edit{{Old: tt.old, New: tt.new}})
+		o, err := ApplyFile("", []byte(tt.file+"\n"), []Edit{{Old: tt.old, New: tt.new}})
 		if err != nil {
 			t.Errorf("%q → %q: %v", tt.old, tt.new, err)
 			continue
