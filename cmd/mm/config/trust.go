@@ -98,45 +98,37 @@ func (c *Config) Parts(dir string) []string {
 			out = append(out, p)
 		}
 	}
-	var walk func(c *Config)
-	walk = func(c *Config) {
-		if c == nil || c.Source == "" || seen[absPath(c.Source)] {
-			return
-		}
-		add(absPath(c.Source))
-		argv := func(words []string) {
-			for i, w := range words {
-				p := w
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(dir, p)
-				}
-				fi, err := os.Stat(p)
-				if (i == 0 && strings.ContainsRune(w, '/')) || (err == nil && !fi.IsDir() && within(dir, p)) {
-					add(p)
-				}
+	argv := func(words []string) {
+		for i, w := range words {
+			p := w
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			fi, err := os.Stat(p)
+			if (i == 0 && strings.ContainsRune(w, '/')) || (err == nil && !fi.IsDir() && within(dir, p)) {
+				add(p)
 			}
 		}
-		for _, hs := range [][]Hook{c.Hooks.PreGeneration, c.Hooks.PreToolUse, c.Hooks.PostToolUse} {
+	}
+	c.each(func(a *Config) {
+		if a.Source == "" {
+			return // built-in defaults and the environment: no file
+		}
+		add(absPath(a.Source))
+		for _, hs := range [][]Hook{a.Hooks.PreGeneration, a.Hooks.PreToolUse, a.Hooks.PostToolUse} {
 			for _, h := range hs {
 				argv(h.Command)
-				walk(h.GuardFile)
 			}
 		}
-		for _, s := range c.MCPServers {
+		for _, s := range a.MCPServers {
 			if s.Command != "" {
 				argv(append([]string{s.Command}, s.Args...))
 			}
 		}
-		for _, l := range c.LSP {
+		for _, l := range a.LSP {
 			argv(l.Command)
 		}
-		walk(c.SkillRouting.File)
-		walk(c.ToolRouting.File)
-		for _, name := range c.Agents.Names() {
-			walk(c.Agents[name].Config)
-		}
-	}
-	walk(c)
+	})
 	sort.Strings(out)
 	return out
 }
