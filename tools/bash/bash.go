@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/tools"
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 //go:embed bash.md
@@ -182,9 +184,13 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		return tools.Result{}, fmt.Errorf("create output pipe: %w", err)
 	}
 	var kept capture
-	read := make(chan struct{})
-	go func() { defer close(read); kept.readFrom(pr) }()
-	defer func() { pr.SetReadDeadline(time.Now()); <-read; pr.Close() }()
+	var reader conc.WaitGroup // owned here, joined before the result is read
+	reader.Go(func() {
+		if r := panics.Try(func() { kept.readFrom(pr) }); r != nil {
+			kept.Write([]byte("\n[mm: reading the output failed: " + fmt.Sprint(r.Value) + "]\n"))
+		}
+	})
+	defer func() { pr.SetReadDeadline(time.Now()); reader.Wait(); pr.Close() }()
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -229,7 +235,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	}
 
 	pr.SetReadDeadline(time.Now().Add(drainGrace))
-	<-read
+	reader.Wait()
 	o := kept.output()
 	text := r.opts.Env.mask(o.render(r.opts.MaxOutput))
 	if strings.TrimSpace(text) == "" {
