@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -187,15 +188,41 @@ func procs() map[string][4]string {
 	return out
 }
 
-// inGroups lists the processes whose process group is one of groups.
+// inGroups lists the processes of groups that Close left alive: those
+// neither dead (a zombie) nor dying (SIGKILL pending). A server's child
+// (gopls's `go list`, pyright's python3) is reparented to init when the
+// server is reaped, and init reaps it when the machine lets it run: on a
+// busy machine it stays a zombie for a while, which is no leak of mm's,
+// since it has exited. A zombie whose parent is this process is one,
+// and children lists it.
 func inGroups(groups map[string]bool) []string {
 	var out []string
 	for pid, p := range procs() {
-		if groups[p[3]] {
+		if groups[p[3]] && p[1] != "Z" && !killPending(pid) {
 			out = append(out, pid+" "+p[0]+" "+p[1])
 		}
 	}
 	return out
+}
+
+// killPending reports whether SIGKILL was sent to pid and it has not
+// died of it yet (it has not been scheduled since): the signal's bit in
+// its pending sets in /proc/PID/status. A process gone since counts too.
+func killPending(pid string) bool {
+	status, err := os.ReadFile(filepath.Join("/proc", pid, "status"))
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || k != "SigPnd" && k != "ShdPnd" {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&(1<<(int(syscall.SIGKILL)-1)) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func mkfile(p string) error {
@@ -203,4 +230,23 @@ func mkfile(p string) error {
 		return err
 	}
 	return os.WriteFile(p, nil, 0o644)
+}
+
+// analysed waits until the server of path has published its diagnostics
+// for it once: its initial analysis is over. On a busy machine a cold
+// pyright needs more than a check's bound for it (node loading, then the
+// builtins: 40 s seen on two loaded cores), and its first edit's result
+// then says, rightly, "incomplete"; a test about what a warm server
+// reports starts from a warm one. The cold start has tests of its own.
+func analysed(t testing.TB, m *Manager, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		_, note, err := m.Diagnostics(context.Background(), path)
+		if err == nil && note == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no first analysis of %s in 3 minutes: %v %s", path, err, note)
+		}
+	}
 }
