@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/llm"

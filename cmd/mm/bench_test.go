@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/store"

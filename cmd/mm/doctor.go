@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 )

@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/hooks"
 	"github.com/mm-agent/mm/engine/risk"
 )

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"

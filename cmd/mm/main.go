@@ -22,7 +22,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools/bash"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/skills"
 )
 

@@ -5,7 +5,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/tools/bash"
 )
 

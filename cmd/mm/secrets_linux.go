@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 )
 
 // handoverVar names the descriptor the secrets arrive on after the

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mm-agent/mm/acp"
-	"github.com/mm-agent/mm/cmd/mm/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/tools"
 )

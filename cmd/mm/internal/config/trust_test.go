@@ -9,7 +9,7 @@ import (
 // The README's table of keys ignored until trusted is this list, row for
 // row: what the user reads is what mm does.
 func TestREADMEListsUntrustedKeys(t *testing.T) {
-	b, err := os.ReadFile("../../../README.md")
+	b, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
