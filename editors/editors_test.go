@@ -17,7 +17,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	lua "github.com/yuin/gopher-lua"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // binDir holds the mm under test, built once and named "mm" so that each
@@ -115,7 +115,7 @@ func TestEditorsReadmeLinksEveryFolder(t *testing.T) {
 // plays a whole turn with mm against the fake model server.
 func TestACPXConfigRunsATurn(t *testing.T) {
 	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "Hello from mm."}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "Hello from mm."}}})
 	defer srv.Close()
 	home := t.TempDir()
 	cfg, err := os.ReadFile("acpx/config.json")

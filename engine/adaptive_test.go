@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // TestAdaptiveTemperature is E22: behind its switch, the call right after a
 // loop warning samples at 0.4, the next one at the configured temperature;
 // without the switch nothing changes.
 func TestAdaptiveTemperature(t *testing.T) {
-	same := fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"again"}`)}}
+	same := llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"again"}`)}}
 	for _, on := range []bool{true, false} {
-		s, srv := newSession(t, script(same, same, same, fakellm.Step{Content: "changing approach"}),
+		s, srv := newSession(t, script(same, same, same, llmtest.Step{Content: "changing approach"}),
 			func(o *engine.Options) {
 				o.AdaptiveTemperature = on
 				zero := 0.0

@@ -8,17 +8,17 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // fourTurns plays four turns that each read a file, then returns the
 // session; the summary is answered by reply (or fails as it says).
-func fourTurns(t *testing.T, reply fakellm.Step) (*engine.Session, *fakellm.Server) {
+func fourTurns(t *testing.T, reply llmtest.Step) (*engine.Session, *llmtest.Server) {
 	t.Helper()
 	o := longOpts{turns: 4, fileSize: 3000, nCtx: 32768}
 	sc := longScenario(o)
 	sc.Replies[0].Step = reply
-	sc.Steps = append(sc.Steps, fakellm.Step{Content: "the answer after compaction"})
+	sc.Steps = append(sc.Steps, llmtest.Step{Content: "the answer after compaction"})
 	res := runLongSessionWith(t, o, sc)
 	if res.answered != 4 {
 		t.Fatalf("answered %d of 4", res.answered)
@@ -29,7 +29,7 @@ func fourTurns(t *testing.T, reply fakellm.Step) (*engine.Session, *fakellm.Serv
 // /compact after four turns: one summary call, a reply with the numbers,
 // the next request smaller and carrying the summary, the last turn intact.
 func TestCompactCommand(t *testing.T) {
-	s, srv := fourTurns(t, fakellm.Step{Content: "- read f01..f03, each about a fox"})
+	s, srv := fourTurns(t, llmtest.Step{Content: "- read f01..f03, each about a fox"})
 	before := len(srv.Requests())
 	var text strings.Builder
 	var usage []engine.Usage
@@ -84,8 +84,8 @@ func TestCompactCommand(t *testing.T) {
 // A summary call that fails or returns nothing keeps the history exactly
 // as it was and says so in one line (nothing lost).
 func TestCompactFailureKeepsHistory(t *testing.T) {
-	for name, reply := range map[string]fakellm.Step{
-		"server error": {HTTPError: &fakellm.HTTPError{Status: 500, Body: `{"error":{"code":500,"message":"slot unavailable","type":"server_error"}}`}},
+	for name, reply := range map[string]llmtest.Step{
+		"server error": {HTTPError: &llmtest.HTTPError{Status: 500, Body: `{"error":{"code":500,"message":"slot unavailable","type":"server_error"}}`}},
 		"empty":        {Content: "<think>nothing to say</think>"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestCompactNothingYet(t *testing.T) {
 
 // A window smaller than the fixed prompt is one line, before any request.
 func TestWindowSmallerThanFixedPrompt(t *testing.T) {
-	s, srv := newSession(t, script(fakellm.Step{Content: "never"}), func(o *engine.Options) {
+	s, srv := newSession(t, script(llmtest.Step{Content: "never"}), func(o *engine.Options) {
 		o.ContextWindow = func(context.Context) int { return 256 }
 	})
 	var r recorder
@@ -150,9 +150,9 @@ func TestCompactMergesPreviousSummary(t *testing.T) {
 	// test plays the last two itself between the two compactions (f04 and
 	// f05 do not exist: the model is told so, which is fine here).
 	sc := longScenario(longOpts{turns: 5, nCtx: 32768})
-	sc.Replies = []fakellm.Reply{
-		{When: summaryAsk, Times: 1, Step: fakellm.Step{Content: "- FIRST NOTES"}},
-		{When: summaryAsk, Step: fakellm.Step{Content: "- FIRST NOTES\n- SECOND NOTES"}},
+	sc.Replies = []llmtest.Reply{
+		{When: summaryAsk, Times: 1, Step: llmtest.Step{Content: "- FIRST NOTES"}},
+		{When: summaryAsk, Step: llmtest.Step{Content: "- FIRST NOTES\n- SECOND NOTES"}},
 	}
 	res := runLongSessionWith(t, longOpts{turns: 3, fileSize: 2000, nCtx: 32768}, sc)
 	s, srv := res.session, res.srv

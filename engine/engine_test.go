@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -38,7 +38,7 @@ func (e *testEnv) Progress(string)                  {}
 func (e *testEnv) Reads() *tools.ReadTracker        { return e.reads }
 func newEnv(t *testing.T) *testEnv                  { return &testEnv{dir: t.TempDir(), reads: tools.NewReadTracker()} }
 func ptr[T any](v T) *T                             { return &v }
-func script(steps ...fakellm.Step) fakellm.Scenario { return fakellm.Scenario{Steps: steps} }
+func script(steps ...llmtest.Step) llmtest.Scenario { return llmtest.Scenario{Steps: steps} }
 
 type echoParams struct {
 	Text string `json:"text" desc:"what to echo"`
@@ -82,9 +82,9 @@ func (r *recorder) struggles() []engine.Struggle {
 	return s
 }
 
-func newSession(t *testing.T, sc fakellm.Scenario, mod func(*engine.Options)) (*engine.Session, *fakellm.Server) {
+func newSession(t *testing.T, sc llmtest.Scenario, mod func(*engine.Options)) (*engine.Session, *llmtest.Server) {
 	t.Helper()
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	opts := engine.Options{
 		Model:     llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}}),
@@ -99,8 +99,8 @@ func newSession(t *testing.T, sc fakellm.Scenario, mod func(*engine.Options)) (*
 	return engine.NewSession(opts), srv
 }
 
-func call(name, args string) fakellm.ToolCall {
-	return fakellm.ToolCall{Name: name, ArgsRaw: args}
+func call(name, args string) llmtest.ToolCall {
+	return llmtest.ToolCall{Name: name, ArgsRaw: args}
 }
 
 // TestPrefixStability is P2: over a multi-turn session every request
@@ -108,10 +108,10 @@ func call(name, args string) fakellm.ToolCall {
 // name, and the system prompt does not depend on the workspace.
 func TestPrefixStability(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{Reasoning: "use echo", ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"one"}`)}},
-		fakellm.Step{Content: "first answer"},
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"two"}`)}},
-		fakellm.Step{Content: "second answer"},
+		llmtest.Step{Reasoning: "use echo", ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"one"}`)}},
+		llmtest.Step{Content: "first answer"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"two"}`)}},
+		llmtest.Step{Content: "second answer"},
 	), func(o *engine.Options) { o.ProjectContext = "Always answer in English." })
 	ctx := context.Background()
 	var r recorder
@@ -155,7 +155,7 @@ func TestPrefixStability(t *testing.T) {
 
 	// A second session in another workspace sends the same system prompt
 	// and tools, byte for byte.
-	s2, srv2 := newSession(t, script(fakellm.Step{Content: "hi"}), nil)
+	s2, srv2 := newSession(t, script(llmtest.Step{Content: "hi"}), nil)
 	s2.Run(ctx, "first", func(engine.Event) {})
 	a, b := rawMessages(t, reqs[0].Body)[0], rawMessages(t, srv2.Requests()[0].Body)[0]
 	if !bytes.Equal(a, b) {
@@ -189,9 +189,9 @@ func rawField(t testing.TB, body []byte, key string) json.RawMessage {
 // results are in the next request.
 func TestHistoryKeptWhenTurnFails(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"ran before the failure"}`)}},
-		fakellm.Step{HTTPError: &fakellm.HTTPError{Status: 500, Body: `{"error":{"code":500,"message":"llama_decode failed","type":"server_error"}}`}},
-		fakellm.Step{Content: "recovered"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"ran before the failure"}`)}},
+		llmtest.Step{HTTPError: &llmtest.HTTPError{Status: 500, Body: `{"error":{"code":500,"message":"llama_decode failed","type":"server_error"}}`}},
+		llmtest.Step{Content: "recovered"},
 	), nil)
 	var r recorder
 	end := s.Run(context.Background(), "go", r.emit)
@@ -218,8 +218,8 @@ func TestHistoryKeptWhenTurnFails(t *testing.T) {
 
 func TestUnknownToolIsText(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("python", `{"code":"print(1)"}`)}},
-		fakellm.Step{Content: "sorry"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("python", `{"code":"print(1)"}`)}},
+		llmtest.Step{Content: "sorry"},
 	), nil)
 	var r recorder
 	if end := s.Run(context.Background(), "go", r.emit); end.Reason != engine.EndTurn {
@@ -234,8 +234,8 @@ func TestUnknownToolIsText(t *testing.T) {
 
 func TestInvalidArgumentsAreText(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"txt":"x"}`)}},
-		fakellm.Step{Content: "ok"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"txt":"x"}`)}},
+		llmtest.Step{Content: "ok"},
 	), nil)
 	s.Run(context.Background(), "go", func(engine.Event) {})
 	msgs := srv.Requests()[1].Messages
@@ -249,9 +249,9 @@ func TestInvalidArgumentsAreText(t *testing.T) {
 // the model to sum up.
 func TestMaxTurnsLastChance(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"1"}`)}},
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"2"}`)}},
-		fakellm.Step{Content: "I echoed twice; nothing remains.", ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"3"}`)}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"1"}`)}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"2"}`)}},
+		llmtest.Step{Content: "I echoed twice; nothing remains.", ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"3"}`)}},
 	), func(o *engine.Options) { o.MaxTurns = 2 })
 	var r recorder
 	end := s.Run(context.Background(), "go", r.emit)
@@ -272,7 +272,7 @@ func TestMaxTurnsLastChance(t *testing.T) {
 }
 
 func TestCutOffNotice(t *testing.T) {
-	s, _ := newSession(t, script(fakellm.Step{Content: "a long answer", FinishReason: "length"}), nil)
+	s, _ := newSession(t, script(llmtest.Step{Content: "a long answer", FinishReason: "length"}), nil)
 	var text strings.Builder
 	end := s.Run(context.Background(), "go", func(e engine.Event) {
 		if tx, ok := e.(engine.Text); ok {
@@ -286,8 +286,8 @@ func TestCutOffNotice(t *testing.T) {
 
 func TestPanicInToolIsRecovered(t *testing.T) {
 	s, _ := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("boom", `{"text":"x"}`)}},
-		fakellm.Step{Content: "still here"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("boom", `{"text":"x"}`)}},
+		llmtest.Step{Content: "still here"},
 	), nil)
 	end := s.Run(context.Background(), "go", func(engine.Event) {})
 	if end.Reason != engine.Failed || !strings.Contains(end.Err, "internal error") {
@@ -302,8 +302,8 @@ func TestPanicInToolIsRecovered(t *testing.T) {
 // the text of the calls around it; the turn ends with TurnEnd and usage.
 func TestEventOrder(t *testing.T) {
 	s, _ := newSession(t, script(
-		fakellm.Step{Reasoning: "think", ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"hi"}`)}},
-		fakellm.Step{Content: "done"},
+		llmtest.Step{Reasoning: "think", ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"hi"}`)}},
+		llmtest.Step{Content: "done"},
 	), nil)
 	var r recorder
 	s.Run(context.Background(), "go", r.emit)
@@ -344,7 +344,7 @@ func dedupe(s []string) []string {
 // TestCancelIsNotAStruggle: a cancel mid-stream ends the turn as
 // cancelled, with no struggle. (The bound tells a hang, not speed.)
 func TestCancelIsNotAStruggle(t *testing.T) {
-	s, srv := newSession(t, script(fakellm.Step{Content: "this will hang", StallAfter: ptr(2)}), nil)
+	s, srv := newSession(t, script(llmtest.Step{Content: "this will hang", StallAfter: ptr(2)}), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-srv.StepStalled(0)

@@ -12,8 +12,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
@@ -99,7 +99,7 @@ func runGuardCase(t *testing.T, path string) {
 		t.Parallel()
 	}
 	scYAML, _ := yaml.Marshal(&c.Scenario)
-	sc, err := fakellm.Parse(scYAML)
+	sc, err := llmtest.Parse(scYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +109,8 @@ func runGuardCase(t *testing.T, path string) {
 	if n := c.Expect.Requests; n > 0 && n < at {
 		at = n
 	}
-	sc.Steps = append(sc.Steps[:at], append([]fakellm.Step{{Content: "still serving"}}, sc.Steps[at:]...)...)
-	srv := fakellm.NewServer(sc)
+	sc.Steps = append(sc.Steps[:at], append([]llmtest.Step{{Content: "still serving"}}, sc.Steps[at:]...)...)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 
 	dir := t.TempDir()

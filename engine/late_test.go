@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -121,15 +121,15 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	}
 	reg := tools.NewRegistry(files.New(files.Options{MaxTokens: 4096, Diagnostics: lsptool.EditHook{Manager: m, Late: late}})...)
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("read_file", `{"path":"greet.py"}`)}},
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str) -> str:","new":"def greet(name: str, times: int) -> str:"}]}`)}},
-		fakellm.Step{Content: "Done: greet takes times."},
-		fakellm.Step{Content: "app.py calls greet without times; I will fix it next."},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("read_file", `{"path":"greet.py"}`)}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str) -> str:","new":"def greet(name: str, times: int) -> str:"}]}`)}},
+		llmtest.Step{Content: "Done: greet takes times."},
+		llmtest.Step{Content: "app.py calls greet without times; I will fix it next."},
 		// Turn 2: the edit is undone, and its check is late again; the
 		// model reads app.py while the check ends (it thinks for 15 s).
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str, times: int) -> str:","new":"def greet(name: str) -> str:"}]}`)}},
-		fakellm.Step{Silence: 15 * time.Second, ToolCalls: []fakellm.ToolCall{call("read_file", `{"path":"app.py"}`)}},
-		fakellm.Step{Content: "greet is back as it was."},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("edit_file", `{"path":"greet.py","edits":[{"old":"def greet(name: str, times: int) -> str:","new":"def greet(name: str) -> str:"}]}`)}},
+		llmtest.Step{Silence: 15 * time.Second, ToolCalls: []llmtest.ToolCall{call("read_file", `{"path":"app.py"}`)}},
+		llmtest.Step{Content: "greet is back as it was."},
 	), func(o *engine.Options) {
 		o.Tools, o.Env, o.Late = reg, ws, late
 	})

@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // summaryAsk is the end of mm's summary request: the scripted model
-// answers it whenever it comes (fakellm replies).
+// answers it whenever it comes (llmtest replies).
 const summaryAsk = "Write the updated notes now."
 
 // longOpts describe a long session: turns that each read one file of
@@ -44,7 +44,7 @@ type longResult struct {
 	reprefill                 int // tokens the server had to read again (prompt - shared prefix), summed
 	requests                  int
 	summaries                 int
-	srv                       *fakellm.Server
+	srv                       *llmtest.Server
 	session                   *engine.Session
 	events                    []engine.Event
 	stepAt                    map[int]bool // chat request indexes (0-based) that came right after a step
@@ -61,15 +61,15 @@ func fileText(id, n int) string {
 	return b.String()
 }
 
-func longScenario(o longOpts) fakellm.Scenario {
-	var steps []fakellm.Step
+func longScenario(o longOpts) llmtest.Scenario {
+	var steps []llmtest.Step
 	for i := 1; i <= o.turns; i++ {
 		steps = append(steps,
-			fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("f%02d.txt", i)}}}},
-			fakellm.Step{Content: fmt.Sprintf("f%02d.txt holds numbered lines about a fox.", i)},
+			llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("f%02d.txt", i)}}}},
+			llmtest.Step{Content: fmt.Sprintf("f%02d.txt holds numbered lines about a fox.", i)},
 		)
 	}
-	return fakellm.Scenario{NCtx: o.nCtx, Steps: steps, Replies: []fakellm.Reply{{When: summaryAsk, Step: fakellm.Step{
+	return llmtest.Scenario{NCtx: o.nCtx, Steps: steps, Replies: []llmtest.Reply{{When: summaryAsk, Step: llmtest.Step{
 		Content: "- The user asks about files f01.txt onwards, one per turn; each holds numbered lines about a fox.\n- Nothing was changed."}}}}
 }
 
@@ -78,7 +78,7 @@ func runLongSession(tb testing.TB, o longOpts) longResult {
 	return runLongSessionWith(tb, o, longScenario(o))
 }
 
-func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResult {
+func runLongSessionWith(tb testing.TB, o longOpts, sc llmtest.Scenario) longResult {
 	tb.Helper()
 	dir := tb.TempDir()
 	for i := 1; i <= o.turns; i++ {
@@ -86,7 +86,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 			tb.Fatal(err)
 		}
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	tb.Cleanup(srv.Close)
 	provider := llm.ProviderLlamaCpp
 	if o.unknown {
@@ -133,7 +133,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 			tb.Logf("turn %d: %s %s", i, end.Reason, end.Err)
 		}
 	}
-	var prev *fakellm.Recorded
+	var prev *llmtest.Recorded
 	var prevRendered []byte
 	for _, r := range srv.Requests() {
 		res.requests++
@@ -160,7 +160,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc fakellm.Scenario) longResu
 
 // chatRequests counts the chat requests (not summaries, not refused) the
 // server got so far: the index the next one will have.
-func chatRequests(srv *fakellm.Server) int {
+func chatRequests(srv *llmtest.Server) int {
 	n := 0
 	for _, r := range srv.Requests() {
 		if !r.Refused && r.Step >= 0 {
@@ -172,7 +172,7 @@ func chatRequests(srv *fakellm.Server) int {
 
 // extends reports whether next's messages start with all of prev's, byte
 // for byte, with the same tools: the server's KV cache reuses all of it.
-func extends(tb testing.TB, prev, next fakellm.Recorded) bool {
+func extends(tb testing.TB, prev, next llmtest.Recorded) bool {
 	pm, nm := rawMessages(tb, prev.Body), rawMessages(tb, next.Body)
 	if len(nm) < len(pm) {
 		return false
@@ -187,7 +187,7 @@ func extends(tb testing.TB, prev, next fakellm.Recorded) bool {
 
 // renderPrompt lays a request out as a template would (tools, then the
 // messages), to count the prefix a KV cache shares with the previous one.
-func renderPrompt(tb testing.TB, r fakellm.Recorded) []byte {
+func renderPrompt(tb testing.TB, r llmtest.Recorded) []byte {
 	var b bytes.Buffer
 	b.Write(rawField(tb, r.Body, "tools"))
 	for _, msg := range rawMessages(tb, r.Body) {
@@ -253,7 +253,7 @@ func TestLongSessionPrefixStableBetweenSteps(t *testing.T) {
 	if res.answered != 40 || res.refused != 0 {
 		t.Fatalf("answered %d of 40, refused %d", res.answered, res.refused)
 	}
-	var prev *fakellm.Recorded
+	var prev *llmtest.Recorded
 	idx := 0
 	for _, r := range res.srv.Requests() {
 		if r.Refused || r.Step == -1 {
@@ -394,10 +394,10 @@ func TestUnknownWindowMasksByCount(t *testing.T) {
 // failingSummaryScenario is longScenario with a model that answers the
 // summary request with a tool call instead of notes: every compaction
 // fails ("the model wrote an empty summary").
-func failingSummaryScenario(o longOpts) fakellm.Scenario {
+func failingSummaryScenario(o longOpts) llmtest.Scenario {
 	sc := longScenario(o)
-	sc.Replies = []fakellm.Reply{{When: summaryAsk, Step: fakellm.Step{
-		ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f01.txt"}}}}}}
+	sc.Replies = []llmtest.Reply{{When: summaryAsk, Step: llmtest.Step{
+		ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f01.txt"}}}}}}
 	return sc
 }
 

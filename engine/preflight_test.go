@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -47,11 +47,11 @@ func guardedWrite(ran *bool) tools.Tool {
 func TestPreflightCutsTheGeneration(t *testing.T) {
 	var ran bool
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{{
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{{
 			Name: "write_file", ArgsRaw: `{"path": "secret.txt", "content": "`, ChunkSize: 3,
-			ArgsRepeat: &fakellm.Repeat{Pattern: "line of a huge file\\n", Times: 0},
+			ArgsRepeat: &llmtest.Repeat{Pattern: "line of a huge file\\n", Times: 0},
 		}}},
-		fakellm.Step{Content: "I will read it first."},
+		llmtest.Step{Content: "I will read it first."},
 	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
 	var r recorder
 	if end := s.Run(context.WithValue(context.Background(), turnKey{}, true), "overwrite secret.txt", r.emit); end.Reason != engine.EndTurn {
@@ -82,8 +82,8 @@ func TestPreflightCutsTheGeneration(t *testing.T) {
 func TestPreflightLetsAllowedPathsThrough(t *testing.T) {
 	var ran bool
 	s, _ := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"ok.txt","content":"hi"}`, ChunkSize: 1}}},
-		fakellm.Step{Content: "done"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"ok.txt","content":"hi"}`, ChunkSize: 1}}},
+		llmtest.Step{Content: "done"},
 	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
 	s.Run(context.WithValue(context.Background(), turnKey{}, true), "write ok.txt", func(engine.Event) {})
 	if !ran {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -134,15 +134,15 @@ func replay(t *testing.T, path string, want replayWant) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first fakellm.Step
+	var first llmtest.Step
 	if want.status != 0 {
-		first.HTTPError = &fakellm.HTTPError{Status: want.status, Body: string(b)}
+		first.HTTPError = &llmtest.HTTPError{Status: want.status, Body: string(b)}
 	} else {
 		first.Raw = strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	}
 	reg := tools.NewRegistry(anyTool{"weather"}, anyTool{"get_current_weather"}, anyTool{"run_command"},
 		anyTool{"searchGoogle"}, anyTool{"add"}, anyTool{"multiply"})
-	s, _ := newSession(t, script(first, fakellm.Step{Content: "All done."}), func(o *engine.Options) { o.Tools = reg })
+	s, _ := newSession(t, script(first, llmtest.Step{Content: "All done."}), func(o *engine.Options) { o.Tools = reg })
 	var (
 		ran            []string
 		shown, thought strings.Builder

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 )
 
@@ -23,9 +23,9 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	st := store.Open(t.TempDir(), nil)
 	served := func() (string, string) { return "llamacpp", "fake-model" }
 	s, srv := newSession(t, script(
-		fakellm.Step{Reasoning: "echo it", ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"one"}`)}},
-		fakellm.Step{Content: "first answer"},
-		fakellm.Step{Content: "second answer"},
+		llmtest.Step{Reasoning: "echo it", ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"one"}`)}},
+		llmtest.Step{Content: "first answer"},
+		llmtest.Step{Content: "second answer"},
 	), func(o *engine.Options) { o.Store, o.ID, o.Served = st, "sess_1", served })
 	var r recorder
 	if end := s.Run(context.Background(), "first prompt\nwith detail", r.emit); end.Reason != engine.EndTurn {
@@ -86,9 +86,9 @@ func TestSessionSavedAndRestored(t *testing.T) {
 // of the next user message, so the earlier prefix is sent unchanged.
 func TestSteering(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{Content: "one"},
-		fakellm.Step{Content: "two"},
-		fakellm.Step{Content: "three"},
+		llmtest.Step{Content: "one"},
+		llmtest.Step{Content: "two"},
+		llmtest.Step{Content: "three"},
 	), nil)
 	ctx := context.Background()
 	var r recorder
@@ -134,7 +134,7 @@ func TestSteering(t *testing.T) {
 func TestSaveFailureIsANote(t *testing.T) {
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o600)
-	s, _ := newSession(t, script(fakellm.Step{Content: "fine"}), func(o *engine.Options) {
+	s, _ := newSession(t, script(llmtest.Step{Content: "fine"}), func(o *engine.Options) {
 		o.Store, o.ID = store.Open(blocker, nil), "sess_x"
 	})
 	var r recorder
@@ -147,7 +147,7 @@ func TestSaveFailureIsANote(t *testing.T) {
 	}
 }
 
-func sOpts(t *testing.T, srv *fakellm.Server) engine.Model {
+func sOpts(t *testing.T, srv *llmtest.Server) engine.Model {
 	return llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}})
 }
 
@@ -156,7 +156,7 @@ func sOpts(t *testing.T, srv *fakellm.Server) engine.Model {
 func TestFailureRecordedWithItsModel(t *testing.T) {
 	st := store.Open(t.TempDir(), nil)
 	s, _ := newSession(t, script(
-		fakellm.Step{HTTPError: &fakellm.HTTPError{Status: 400, Body: `{"error":{"message":"bad request from the test"}}`}},
+		llmtest.Step{HTTPError: &llmtest.HTTPError{Status: 400, Body: `{"error":{"message":"bad request from the test"}}`}},
 	), func(o *engine.Options) {
 		o.Store, o.ID = st, "sess_f"
 		o.Served = func() (string, string) { return "llamacpp", "fake-model" }

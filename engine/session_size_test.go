@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -37,7 +37,7 @@ func TestSessionSizeBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The model reads the file first (edit_file asks for that).
-	steps := []fakellm.Step{{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"big.go"}`}}}}
+	steps := []llmtest.Step{{ToolCalls: []llmtest.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"big.go"}`}}}}
 	for i := 1; i <= turns; i++ {
 		if i%2 == 1 {
 			k := (i / 2 * 19) % lines
@@ -45,13 +45,13 @@ func TestSessionSizeBounded(t *testing.T) {
 				"old": fmt.Sprintf("line %04d: some code that the model edits now and then", k),
 				"new": fmt.Sprintf("line %04d: edited in turn %d", k, i),
 			}}})
-			steps = append(steps, fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "edit_file", ArgsRaw: string(args)}}},
-				fakellm.Step{Content: fmt.Sprintf("Edited line %d.", k)})
+			steps = append(steps, llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", ArgsRaw: string(args)}}},
+				llmtest.Step{Content: fmt.Sprintf("Edited line %d.", k)})
 		} else {
-			steps = append(steps, fakellm.Step{Content: "Noted, nothing to change this time."})
+			steps = append(steps, llmtest.Step{Content: "Noted, nothing to change this time."})
 		}
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps, NCtx: 1 << 20})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps, NCtx: 1 << 20})
 	t.Cleanup(srv.Close)
 	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
 	if err != nil {

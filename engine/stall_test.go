@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // TestStallEndsTurnInTime (issue 4): a server that stops sending ends the
@@ -15,9 +15,9 @@ import (
 // struggle, and the next prompt of the session works.
 func TestStallEndsTurnInTime(t *testing.T) {
 	const idle = 500 * time.Millisecond
-	srv := fakellm.NewServer(script(
-		fakellm.Step{Content: "one two three four five", StallAfter: ptr(3)},
-		fakellm.Step{Content: "back"},
+	srv := llmtest.NewServer(script(
+		llmtest.Step{Content: "one two three four five", StallAfter: ptr(3)},
+		llmtest.Step{Content: "back"},
 	))
 	defer srv.Close()
 	s := engine.NewSession(engine.Options{

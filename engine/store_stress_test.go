@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 )
 
@@ -20,8 +20,8 @@ import (
 func TestStoreStress(t *testing.T) {
 	st := store.Open(t.TempDir(), nil)
 	sc := script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"one"}`), call("echo", `{"text":"two"}`)}},
-		fakellm.Step{Content: "done"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"one"}`), call("echo", `{"text":"two"}`)}},
+		llmtest.Step{Content: "done"},
 	)
 	sc.Loop = true
 	s, _ := newSession(t, sc, func(o *engine.Options) { o.Store, o.ID = st, "sess_stress" })

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // TestTextCallServerFixOncePerSession (issue 27): the user's note names
@@ -15,12 +15,12 @@ import (
 // order.
 func TestTextCallServerFixOncePerSession(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{Content: "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}</tool_call>\n<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}}</tool_call>", ChunkSize: 4},
-		fakellm.Step{Content: "done"},
-		fakellm.Step{Content: "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"c\"}}</tool_call>", ChunkSize: 4},
-		fakellm.Step{Content: "done"},
-		fakellm.Step{Content: "[TOOL_CALLS]echo[ARGS]{\"text\": \"d\"}", ChunkSize: 4},
-		fakellm.Step{Content: "done"},
+		llmtest.Step{Content: "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}</tool_call>\n<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"b\"}}</tool_call>", ChunkSize: 4},
+		llmtest.Step{Content: "done"},
+		llmtest.Step{Content: "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"c\"}}</tool_call>", ChunkSize: 4},
+		llmtest.Step{Content: "done"},
+		llmtest.Step{Content: "[TOOL_CALLS]echo[ARGS]{\"text\": \"d\"}", ChunkSize: 4},
+		llmtest.Step{Content: "done"},
 	), nil)
 	var notes []string
 	for i := range 3 {
@@ -62,8 +62,8 @@ func TestTextCallServerFixOncePerSession(t *testing.T) {
 // is told it wrote the call in its reasoning, and answers.
 func TestTextCallInsideReasoning(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{Content: "<think>I need the file.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n</tool_call>\n</think>", ChunkSize: 5},
-		fakellm.Step{Content: "I will answer in words instead."},
+		llmtest.Step{Content: "<think>I need the file.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"a\"}}\n</tool_call>\n</think>", ChunkSize: 5},
+		llmtest.Step{Content: "I will answer in words instead."},
 	), nil)
 	var r recorder
 	if end := s.Run(context.Background(), "go", r.emit); end.Reason != engine.EndTurn {

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-func toolNames(r fakellm.Recorded) []string {
+func toolNames(r llmtest.Recorded) []string {
 	var out []string
 	for _, t := range r.Tools {
 		out = append(out, t.Name)
@@ -23,9 +23,9 @@ func toolNames(r fakellm.Recorded) []string {
 func TestToolRouterHidesForOneTurn(t *testing.T) {
 	var asked []string
 	s, srv := newSession(t, script(
-		fakellm.Step{Content: "first answer"},
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"x"}`)}},
-		fakellm.Step{Content: "second answer"},
+		llmtest.Step{Content: "first answer"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"x"}`)}},
+		llmtest.Step{Content: "second answer"},
 	), func(o *engine.Options) {
 		o.Rewrite = func(_ context.Context, p string) engine.Rewrite { return engine.Rewrite{Prompt: p + " (rewritten)"} }
 		o.ToolRouter = func(_ context.Context, p string) engine.ToolRoute {
@@ -62,8 +62,8 @@ func TestToolRouterHidesForOneTurn(t *testing.T) {
 // one cache prefix, never the task.
 func TestHiddenToolCalledAnywayRuns(t *testing.T) {
 	s, srv := newSession(t, script(
-		fakellm.Step{ToolCalls: []fakellm.ToolCall{call("echo", `{"text":"still here"}`)}},
-		fakellm.Step{Content: "done"},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("echo", `{"text":"still here"}`)}},
+		llmtest.Step{Content: "done"},
 	), func(o *engine.Options) {
 		o.ToolRouter = func(context.Context, string) engine.ToolRoute { return engine.ToolRoute{Hide: []string{"echo"}} }
 	})

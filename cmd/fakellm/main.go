@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 func main() {
@@ -39,7 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: fakellm -scenario FILE [-addr HOST:PORT] [-loop] [-n-ctx N]")
 		return 2
 	}
-	sc, err := fakellm.Load(*path)
+	sc, err := llmtest.Load(*path)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -59,8 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // serve runs the server on ln until ctx ends.
-func serve(ctx context.Context, ln net.Listener, sc fakellm.Scenario, stdout, stderr io.Writer) int {
-	srv := fakellm.Start(ln, sc)
+func serve(ctx context.Context, ln net.Listener, sc llmtest.Scenario, stdout, stderr io.Writer) int {
+	srv := llmtest.Start(ln, sc)
 	defer srv.Close()
 	if _, err := fmt.Fprintln(stdout, srv.URL()); err != nil && !errors.Is(err, os.ErrClosed) {
 		fmt.Fprintf(stderr, "fakellm: %v\n", err)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 func TestServePrintsURLFirstAndStopsWithContext(t *testing.T) {
@@ -24,7 +24,7 @@ func TestServePrintsURLFirstAndStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() {
-		code := serve(ctx, ln, fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "hi"}}}, pw, io.Discard)
+		code := serve(ctx, ln, llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "hi"}}}, pw, io.Discard)
 		pw.Close()
 		done <- code
 	}()

@@ -13,7 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // hung is the bound past which a test calls mm hung. It is not a speed
@@ -208,11 +208,11 @@ func mustJSON(v any) []byte {
 // prompt's handler can have begun — always cancels that prompt; a cancel
 // sent before a prompt never cancels it.
 func TestACPCancelRightAfterPrompt(t *testing.T) {
-	steps := make([]fakellm.Step, 60)
+	steps := make([]llmtest.Step, 60)
 	for i := range steps {
-		steps[i] = fakellm.Step{Content: "answer"}
+		steps[i] = llmtest.Step{Content: "answer"}
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	r := startRaw(t, dir, mmEnv(t, srv))

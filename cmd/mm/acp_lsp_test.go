@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // TestACPEditReportsGoplsError (issue 5): through the real mm, an edit
@@ -55,7 +55,7 @@ func TestACPEditReportsGoplsError(t *testing.T) {
 	}
 }
 
-func hasTool(ts []fakellm.Tool, name string) bool {
+func hasTool(ts []llmtest.Tool, name string) bool {
 	for _, t := range ts {
 		if t.Name == name {
 			return true

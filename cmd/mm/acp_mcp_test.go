@@ -13,7 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools/mcp/mcptest"
 )
 
@@ -51,7 +51,7 @@ func stdioServer(name, command string, args ...string) sdk.McpServer {
 }
 
 // lastToolResult is the tool message of the model's last request.
-func lastToolResult(t *testing.T, reqs []fakellm.Recorded) string {
+func lastToolResult(t *testing.T, reqs []llmtest.Recorded) string {
 	t.Helper()
 	msgs := reqs[len(reqs)-1].Messages
 	m := msgs[len(msgs)-1]

@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // stop closes mm's stdin and waits for it to exit (the cleanup of
@@ -376,7 +376,7 @@ func TestACPThoughtLevel(t *testing.T) {
 // never-prompted session is written when mm stops, so that a new mm still
 // loads it (acpx resumes the session it created).
 func TestACPNewSessionWritesNothing(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "hi"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "hi"}}})
 	t.Cleanup(srv.Close)
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)

@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // textCallCorpus is engine/guard/testdata/textcalls: per family of tool
@@ -65,15 +65,15 @@ func loadTextCallCorpus(t *testing.T) []textCallCase {
 // Counted: shown, dropped, wrong tool or arguments — all must be 0.
 func TestACPTextCallFamilies(t *testing.T) {
 	cases := loadTextCallCorpus(t)
-	sc := fakellm.Scenario{NCtx: 131072}
+	sc := llmtest.Scenario{NCtx: 131072}
 	for _, c := range cases {
-		sc.Steps = append(sc.Steps, fakellm.Step{Content: c.text, ChunkSize: 3})
+		sc.Steps = append(sc.Steps, llmtest.Step{Content: c.text, ChunkSize: 3})
 		if c.want != "show" {
 			// After the calls ran, or after the note: the model answers.
-			sc.Steps = append(sc.Steps, fakellm.Step{Content: "All done."})
+			sc.Steps = append(sc.Steps, llmtest.Step{Content: "All done."})
 		}
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")

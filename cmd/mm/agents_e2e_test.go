@@ -11,11 +11,11 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // askScenario is a chat model that asks the historian once, then answers.
-func askScenario(t *testing.T, question, answer string) *fakellm.Server {
+func askScenario(t *testing.T, question, answer string) *llmtest.Server {
 	t.Helper()
 	return scenarioText(t, fmt.Sprintf(`
 steps:
@@ -53,7 +53,7 @@ func TestACPAskAgent(t *testing.T) {
 	const question = "Why was the parser rewritten?"
 	const answer = "It was rewritten in 2024: the old one could not stream."
 	chat := askScenario(t, question, "The historian says it could not stream.")
-	hist := fakellm.NewServer(fakellm.Scenario{Models: []string{"hist-7b"}, Steps: []fakellm.Step{
+	hist := llmtest.NewServer(llmtest.Scenario{Models: []string{"hist-7b"}, Steps: []llmtest.Step{
 		{Reasoning: "The user asks about the parser; the commit log says…", Content: answer},
 		{Content: "The project started in 2019."},
 	}})
@@ -78,7 +78,7 @@ func TestACPAskAgent(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d chat requests, want 2", len(reqs))
 	}
-	var offered *fakellm.Tool
+	var offered *llmtest.Tool
 	for i, tl := range reqs[0].Tools {
 		if tl.Name == "ask_historian" {
 			offered = &reqs[0].Tools[i]
@@ -157,7 +157,7 @@ func TestACPAskAgent(t *testing.T) {
 // user; the turn ends normally.
 func TestACPAskAgentDown(t *testing.T) {
 	chat := askScenario(t, "Why?", "The historian is not reachable; here is what I know.")
-	down := fakellm.NewServer(fakellm.Scenario{})
+	down := llmtest.NewServer(llmtest.Scenario{})
 	url := down.URL()
 	down.Close()
 	dir := t.TempDir()
@@ -189,12 +189,12 @@ func TestACPAskAgentDown(t *testing.T) {
 // answer; a decision agent answers as it would in the editor, one line
 // per question then its JSON; an unknown name or no question is one line.
 func TestAskAgentLine(t *testing.T) {
-	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{supportAnswer}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
 	defer dec.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "triage.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {triage: triage.yaml}\n")
-	chat := fakellm.NewServer(fakellm.Scenario{})
+	chat := llmtest.NewServer(llmtest.Scenario{})
 	defer chat.Close()
 	env := trusted(t, dir, mmEnv(t, chat))
 	stdout, stderr, code := runMM(t, dir, env, "", "-p", "/ask-triage I was charged twice for one order")
@@ -304,7 +304,7 @@ steps:
 func TestACPAskAgentCancel(t *testing.T) {
 	chat := askScenario(t, "Why?", "unused")
 	zero := 0
-	hist := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "never sent", StallAfter: &zero}, {Content: "never sent", StallAfter: &zero}}})
+	hist := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "never sent", StallAfter: &zero}, {Content: "never sent", StallAfter: &zero}}})
 	defer hist.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\n")
@@ -396,9 +396,9 @@ steps:
 // TestREPLAskAgent: on a terminal, /help lists /ask-historian and
 // /ask-historian shows the historian's answer.
 func TestREPLAskAgent(t *testing.T) {
-	hist := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "The project started in 2019."}}})
+	hist := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "The project started in 2019."}}})
 	defer hist.Close()
-	chat := fakellm.NewServer(fakellm.Scenario{})
+	chat := llmtest.NewServer(llmtest.Scenario{})
 	defer chat.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\ndescription: knows the history\n")

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 )
 
@@ -87,7 +87,7 @@ func (r *rpc) close() {
 	r.cmd.Wait()
 }
 
-func benchEnv(tb testing.TB, srv *fakellm.Server) []string {
+func benchEnv(tb testing.TB, srv *llmtest.Server) []string {
 	home := tb.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + home,
 		"MM_LOG=" + filepath.Join(home, "mm.log"), "MM_PROVIDER=llamacpp", "MM_MODEL=fake-model"}
@@ -115,13 +115,13 @@ func BenchmarkInitialize(b *testing.B) {
 // session, each turn a read_file round trip and an answer (language
 // servers off: their own memory is theirs).
 func BenchmarkSessionRSS(b *testing.B) {
-	steps := []fakellm.Step{}
+	steps := []llmtest.Step{}
 	for range 3 {
 		steps = append(steps,
-			fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
-			fakellm.Step{Content: "The file says hello."})
+			llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
+			llmtest.Step{Content: "The file says hello."})
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps, Loop: true})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps, Loop: true})
 	defer srv.Close()
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -150,7 +150,7 @@ func BenchmarkSessionRSS(b *testing.B) {
 // (the first session of a process is the one an editor waits for); the
 // median and the slowest are reported besides the mean.
 func BenchmarkSessionNew(b *testing.B) {
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "hi"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "hi"}}})
 	defer srv.Close()
 	dir, env := b.TempDir(), benchEnv(b, srv)
 	var ds []time.Duration
@@ -177,8 +177,8 @@ func BenchmarkSessionNew(b *testing.B) {
 // tools returned long ago.
 func BenchmarkLongSessionRSS(b *testing.B) {
 	const turns = 30
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"big.txt"}`}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"big.txt"}`}}},
 		{Content: "Read it."},
 	}})
 	defer srv.Close()
@@ -229,7 +229,7 @@ func vmStatus(tb testing.TB, pid int, key string) float64 {
 
 // benchSession is an engine session of the real app (its tools, its
 // prompt) on the fake server, in process.
-func benchSession(b *testing.B, srv *fakellm.Server, dir string) (*app, func() *engine.Session) {
+func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app, func() *engine.Session) {
 	cfg := &config.Config{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model", ContextWindow: 32768, Source: "bench"}
 	a := newApp(cfg, slog.New(slog.DiscardHandler), nil)
 	a.lspCold = true
@@ -248,8 +248,8 @@ func benchSession(b *testing.B, srv *fakellm.Server, dir string) (*app, func() *
 // the line renderer, against the fake server at zero latency. It also
 // reports the fixed prompt (system prompt + tool declarations).
 func BenchmarkRoundTrip(b *testing.B) {
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "read_file", ArgsRaw: `{"path":"hello.txt"}`}}},
 		{Content: "The file says hello."},
 	}})
 	defer srv.Close()
@@ -271,7 +271,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // from the server and renders (line renderer into io.Discard).
 func BenchmarkStreaming(b *testing.B) {
 	const words = 5000
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
 		{Content: strings.Repeat("word ", words)},
 	}})
 	defer srv.Close()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // rawOpen initializes advertising caps (the clientCapabilities object)
@@ -108,7 +108,7 @@ func compactionUpdates(us []rawUpdate) (seq []string, ids map[string]bool, summa
 // validates against the 2026-11 schema. A client that does not advertise
 // it (TestACPCompactCommand) sees no compaction update, only the reply.
 func TestACPCompactionUpdates(t *testing.T) {
-	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 4, 3000)

@@ -13,22 +13,22 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // readTurns is a session where each turn reads f<NN>.txt then answers;
 // the scripted model also answers mm's summary request whenever it comes.
-func readTurns(n, nCtx int, extra ...fakellm.Step) fakellm.Scenario {
-	var steps []fakellm.Step
+func readTurns(n, nCtx int, extra ...llmtest.Step) llmtest.Scenario {
+	var steps []llmtest.Step
 	for i := 1; i <= n; i++ {
 		steps = append(steps,
-			fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("f%02d.txt", i)}}}},
-			fakellm.Step{Content: fmt.Sprintf("f%02d.txt lists a fox's days.", i)},
+			llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("f%02d.txt", i)}}}},
+			llmtest.Step{Content: fmt.Sprintf("f%02d.txt lists a fox's days.", i)},
 		)
 	}
-	return fakellm.Scenario{NCtx: nCtx, Steps: append(steps, extra...), Replies: []fakellm.Reply{{
+	return llmtest.Scenario{NCtx: nCtx, Steps: append(steps, extra...), Replies: []llmtest.Reply{{
 		When: "Write the updated notes now.",
-		Step: fakellm.Step{Content: "- The user reads f01.txt onwards, one file a turn; each lists a fox's days."},
+		Step: llmtest.Step{Content: "- The user reads f01.txt onwards, one file a turn; each lists a fox's days."},
 	}}}
 }
 
@@ -45,7 +45,7 @@ func foxFiles(t *testing.T, dir string, n, size int) {
 
 // onlyURL is mmEnv with nothing but the base URL, as the README's Zed
 // snippet sets: no provider, no model, no window.
-func onlyURL(t *testing.T, srv *fakellm.Server, extra ...string) []string {
+func onlyURL(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 	var env []string
 	for _, kv := range mmEnv(t, srv, extra...) {
 		if !strings.HasPrefix(kv, "MM_PROVIDER=") && !strings.HasPrefix(kv, "MM_MODEL=") {
@@ -55,7 +55,7 @@ func onlyURL(t *testing.T, srv *fakellm.Server, extra ...string) []string {
 	return env
 }
 
-func refused(srv *fakellm.Server) int {
+func refused(srv *llmtest.Server) int {
 	n := 0
 	for _, r := range srv.Requests() {
 		if r.Refused {
@@ -72,7 +72,7 @@ func refused(srv *fakellm.Server) int {
 func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 	sc := readTurns(10, 8192)
 	sc.Models = []string{"qwen3-4b"}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 10, 7000)
@@ -109,7 +109,7 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 // /compact over ACP after four turns: one summary call, a reply with the
 // numbers, the next request smaller and carrying the summary.
 func TestACPCompactCommand(t *testing.T) {
-	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 4, 3000)
@@ -152,7 +152,7 @@ func TestACPCompactCommand(t *testing.T) {
 // shrunk and sent again, the turn answers, the next turn is not refused,
 // and the user saw one ⚠ line about it.
 func TestACPOverflowFromWrongWindow(t *testing.T) {
-	srv := fakellm.NewServer(readTurns(3, 8192))
+	srv := llmtest.NewServer(readTurns(3, 8192))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 3, 20000)
@@ -181,7 +181,7 @@ func TestACPOverflowFromWrongWindow(t *testing.T) {
 // Line mode: the same overflow recovery in `mm -p` (the configured
 // window is too large for the server's).
 func TestLineOverflowRecovers(t *testing.T) {
-	srv := fakellm.NewServer(readTurns(1, 4096))
+	srv := llmtest.NewServer(readTurns(1, 4096))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 1, 14000)
@@ -201,7 +201,7 @@ func TestLineOverflowRecovers(t *testing.T) {
 // Line mode /compact: the workspace's saved session, continued with
 // --continue, is compacted; the next turn carries the summary.
 func TestLineCompactCommand(t *testing.T) {
-	srv := fakellm.NewServer(readTurns(4, 32768, fakellm.Step{Content: "after the compaction"}))
+	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	foxFiles(t, dir, 4, 3000)
@@ -268,7 +268,7 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 // in a log line.
 func TestACPWindowUnknownNoted(t *testing.T) {
 	const note = "context window unknown: the server does not say it — set contextWindow in the config"
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "MM_PROVIDER=openai"))
@@ -291,7 +291,7 @@ func TestACPWindowUnknownNoted(t *testing.T) {
 	}
 
 	// With a window the server reports (llama.cpp /props), no such note.
-	srv2 := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "one"}, {Content: "two"}}})
+	srv2 := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}})
 	t.Cleanup(srv2.Close)
 	p2 := startAgent(t, t.TempDir(), mmEnv(t, srv2))
 	id2 := p2.session(t, ctx, dir)

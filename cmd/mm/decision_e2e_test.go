@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 const routerYAML = `model: d1-3b
@@ -17,7 +17,7 @@ decision:
     pii: {type: noul, instructions: "Does it contain personal data?"}
 `
 
-var supportAnswer = fakellm.Decision{Answers: map[string]any{
+var supportAnswer = llmtest.Decision{Answers: map[string]any{
 	"team":    map[string]any{"type": "choice", "choice": "billing", "probabilities": map[string]any{"billing": 0.9, "tech": 0.1}, "confidence": 0.8},
 	"urgency": map[string]any{"type": "score", "score": 1.2, "legend": map[string]any{"0": "later", "1": "today", "2": "now"}, "probabilities": map[string]any{"0": 0.1, "1": 0.6, "2": 0.3}, "confidence": 0.4},
 	"pii":     map[string]any{"type": "noul", "noul": 0.03},
@@ -26,7 +26,7 @@ var supportAnswer = fakellm.Decision{Answers: map[string]any{
 // TestLineDecisionAgent (E33): mm -p -c router.yaml prints the server's
 // JSON as is; the state is the prompt alone, with the file's questions.
 func TestLineDecisionAgent(t *testing.T) {
-	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
 	defer dec.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "router.yaml")
@@ -67,7 +67,7 @@ func TestLineDecisionAgent(t *testing.T) {
 // TestACPDecisionAgent (E33): in an editor, a decision agent answers one
 // line per question, then the JSON; nothing reaches a chat model.
 func TestACPDecisionAgent(t *testing.T) {
-	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{supportAnswer}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
 	defer dec.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)

@@ -41,10 +41,20 @@ func TestImportRules(t *testing.T) {
 		{mod + "/tools", []string{mod + "/"}, "the tools contract is a leaf", nil},
 		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends", nil},
 	}
+	// Test code lives beside the product, as net/http/httptest does, but
+	// never ships in it: only _test.go files (which go list's Deps do not
+	// follow) and the hand-run fake model server may import it.
+	testOnly := []string{mod + "/engine/llm/llmtest", mod + "/internal/testenv"}
+	mayUseTestCode := append([]string{mod + "/cmd/fakellm"}, testOnly...)
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		pkg, deps := fields[0], fields[1:]
+		for _, d := range deps {
+			if slices.Contains(testOnly, d) && !slices.Contains(mayUseTestCode, pkg) {
+				t.Errorf("%s imports %s: test code never ships in the product", pkg, d)
+			}
+		}
 		for _, r := range rules {
 			if !applies(r.pkg, pkg) {
 				continue

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // doctorLines runs `mm doctor` and returns its lines by check name (the
@@ -174,13 +174,13 @@ func TestDoctorJSON(t *testing.T) {
 }
 
 // scenarioText serves a scenario written in the test.
-func scenarioText(t *testing.T, yaml string) *fakellm.Server {
+func scenarioText(t *testing.T, yaml string) *llmtest.Server {
 	t.Helper()
-	sc, err := fakellm.Parse([]byte(yaml))
+	sc, err := llmtest.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	return srv
 }

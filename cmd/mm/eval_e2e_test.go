@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-func route(choice string, p, conf float64) fakellm.Decision {
+func route(choice string, p, conf float64) llmtest.Decision {
 	other := "none"
 	if choice == "none" {
 		other = "run-tests"
 	}
-	return fakellm.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": choice,
+	return llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": choice,
 		"probabilities": map[string]any{choice: p, other: 1 - p}, "confidence": conf}}}
 }
 
@@ -23,7 +23,7 @@ func route(choice string, p, conf float64) fakellm.Decision {
 // confusion pairs and latency, as a table and as JSON.
 func TestEvalRouting(t *testing.T) {
 	for _, jsonOut := range []bool{false, true} {
-		dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{
+		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
 			route("release-notes", 0.9, 0.85),  // hit
 			route("background-jobs", 0.6, 0.3), // below 0.6: a miss
 			route("none", 0.97, 0.95),          // hit

@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -173,9 +173,9 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 	if bash.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" link.txt && echo linked`}}}},
-		{ToolCalls: []fakellm.ToolCall{{Name: "write_file", Args: map[string]any{"path": "link.txt", "content": "pwned\n"}}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" link.txt && echo linked`}}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "link.txt", "content": "pwned\n"}}}},
 		{Content: "Done."},
 	}})
 	t.Cleanup(srv.Close)

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // What a mode, a grant and a rule allow, tried from the outside against
@@ -100,7 +100,7 @@ steps:
 
 // bashSteps is a scenario: each line one bash call of its own turn step,
 // then a closing answer.
-func bashSteps(t *testing.T, lines ...string) *fakellm.Server {
+func bashSteps(t *testing.T, lines ...string) *llmtest.Server {
 	groups := make([][]string, len(lines))
 	for i, l := range lines {
 		groups[i] = []string{l}
@@ -110,17 +110,17 @@ func bashSteps(t *testing.T, lines ...string) *fakellm.Server {
 
 // bashGroups is a scenario whose each step calls bash once per line of
 // its group, then a closing answer.
-func bashGroups(t *testing.T, groups ...[]string) *fakellm.Server {
-	var steps []fakellm.Step
+func bashGroups(t *testing.T, groups ...[]string) *llmtest.Server {
+	var steps []llmtest.Step
 	for _, g := range groups {
-		var calls []fakellm.ToolCall
+		var calls []llmtest.ToolCall
 		for _, l := range g {
-			calls = append(calls, fakellm.ToolCall{Name: "bash", Args: map[string]any{"command": l}})
+			calls = append(calls, llmtest.ToolCall{Name: "bash", Args: map[string]any{"command": l}})
 		}
-		steps = append(steps, fakellm.Step{ToolCalls: calls})
+		steps = append(steps, llmtest.Step{ToolCalls: calls})
 	}
-	steps = append(steps, fakellm.Step{Content: "Done."})
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: steps})
+	steps = append(steps, llmtest.Step{Content: "Done."})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps})
 	t.Cleanup(srv.Close)
 	return srv
 }

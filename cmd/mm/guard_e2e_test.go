@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // guardServer serves a guard model's answers (llama-server with logprobs).
-func guardServer(t *testing.T, y string) *fakellm.Server {
+func guardServer(t *testing.T, y string) *llmtest.Server {
 	t.Helper()
-	sc, err := fakellm.Parse([]byte(y))
+	sc, err := llmtest.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	return srv
 }

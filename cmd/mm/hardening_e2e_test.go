@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -151,9 +151,9 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 	for _, fault := range []string{"file size limit", "read-only directory"} {
 		t.Run(fault, func(t *testing.T) {
 			big := varied(100_000)
-			srv := fakellm.NewServer(fakellm.Scenario{NCtx: 262144, Steps: []fakellm.Step{
-				{ToolCalls: []fakellm.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f.txt"}}}},
-				{ToolCalls: []fakellm.ToolCall{{Name: "write_file", Args: map[string]any{"path": "f.txt", "content": big}}}},
+			srv := llmtest.NewServer(llmtest.Scenario{NCtx: 262144, Steps: []llmtest.Step{
+				{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f.txt"}}}},
+				{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "f.txt", "content": big}}}},
 				{Content: "I could not write it."},
 			}})
 			t.Cleanup(srv.Close)
@@ -234,8 +234,8 @@ func TestLineSandboxLandlock(t *testing.T) {
 	}
 	outside := fmt.Sprintf("/mm-sandbox-test-%d", os.Getpid())
 	t.Cleanup(func() { os.Remove(outside) })
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{
 			"command": "echo x > " + outside + "; echo in > inside.txt; t=$(mktemp) && echo tmp > $t && echo temp-ok",
 		}}}},
 		{Content: "Done."},

@@ -18,7 +18,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // mmBinary is the real mm, built once for the end-to-end tests.
@@ -47,20 +47,20 @@ func TestMain(m *testing.M) {
 }
 
 // scenario loads testdata/scenarios/<name>.yaml and serves it.
-func scenario(t *testing.T, name string) *fakellm.Server {
+func scenario(t *testing.T, name string) *llmtest.Server {
 	t.Helper()
-	sc, err := fakellm.Load(filepath.Join("testdata", "scenarios", name+".yaml"))
+	sc, err := llmtest.Load(filepath.Join("testdata", "scenarios", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	return srv
 }
 
 // mmEnv is the environment of an mm under test: the fake server, no user
 // config, logs to a file the test prints on failure.
-func mmEnv(t *testing.T, srv *fakellm.Server, extra ...string) []string {
+func mmEnv(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 	home := t.TempDir()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // runMM runs `mm args…` in dir and returns stdout, stderr and the exit code.
@@ -113,7 +113,7 @@ func TestLineModeServerFailsMidTurn(t *testing.T) {
 func TestLineModeNoServer(t *testing.T) {
 	// A port nothing listens on: connection refused, one line that says
 	// how to start a server.
-	srv := fakellm.NewServer(fakellm.Scenario{})
+	srv := llmtest.NewServer(llmtest.Scenario{})
 	url := srv.URL()
 	srv.Close()
 	env := append(mmEnv(t, nil), "MM_BASE_URL="+url)

@@ -8,12 +8,12 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // routed is a decision model choosing release-notes with this confidence.
-func routed(conf float64) fakellm.Decision {
-	return fakellm.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "release-notes",
+func routed(conf float64) llmtest.Decision {
+	return llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "release-notes",
 		"probabilities": map[string]any{"release-notes": 0.9, "none": 0.1}, "confidence": conf}}}
 }
 
@@ -28,20 +28,20 @@ func TestACPSkillRouting(t *testing.T) {
 	const line = "[skill: release-notes — load it with read_skill and carry out its steps now"
 	tests := []struct {
 		name      string
-		decisions []fakellm.Decision // none: the route does not exist
+		decisions []llmtest.Decision // none: the route does not exist
 		skillLine bool
 		note      string
 	}{
-		{"confident", []fakellm.Decision{routed(0.85)}, true, "🧭 skill release-notes (0.85)"},
-		{"not confident", []fakellm.Decision{routed(0.4)}, false, "🧭 no skill routed: release-notes at 0.40 is below minConfidence 0.60"},
+		{"confident", []llmtest.Decision{routed(0.85)}, true, "🧭 skill release-notes (0.85)"},
+		{"not confident", []llmtest.Decision{routed(0.4)}, false, "🧭 no skill routed: release-notes at 0.40 is below minConfidence 0.60"},
 		{"route missing", nil, false, "🧭 skill routing skipped: the server at %s has no /v1/systemone route (404)"},
-		{"a chat model", []fakellm.Decision{{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}, false, "🧭 skill routing skipped: d1-3b at %s is not a decision model"},
-		{"too slow", []fakellm.Decision{{Delay: hung}}, false, "🧭 skill routing skipped: the decision model at %s did not answer within 300ms"},
+		{"a chat model", []llmtest.Decision{{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}, false, "🧭 skill routing skipped: d1-3b at %s is not a decision model"},
+		{"too slow", []llmtest.Decision{{Delay: hung}}, false, "🧭 skill routing skipped: the decision model at %s did not answer within 300ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			chat := scenario(t, "short_answer")
-			dec := fakellm.NewServer(fakellm.Scenario{Decisions: tt.decisions})
+			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
 			defer dec.Close()
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
@@ -87,7 +87,7 @@ func TestACPSkillRouting(t *testing.T) {
 // not routed — the user's choice wins.
 func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	chat := scenario(t, "short_answer")
-	dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{routed(0.99)}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{routed(0.99)}})
 	defer dec.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")

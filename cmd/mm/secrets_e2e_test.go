@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -30,8 +30,8 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 	}
 	const key = "sk-mm-chat-key-0123456789abcdef"
 	const openai = "sk-openai-should-not-leak-42"
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": `tr '\0' '\n' < /proc/$PPID/environ | rev; echo; env | rev; cat /proc/$PPID/cmdline >/dev/null && echo parent-readable`}}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `tr '\0' '\n' < /proc/$PPID/environ | rev; echo; env | rev; cat /proc/$PPID/cmdline >/dev/null && echo parent-readable`}}}},
 		{Content: "Done."},
 	}})
 	t.Cleanup(srv.Close)
@@ -89,9 +89,9 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 // --json event, no ACP error or note, no session file, no log.
 func TestServerEchoedKeyIsMasked(t *testing.T) {
 	const key = "sk-mm-echoed-key-0123456789abcdef"
-	echo := func() *fakellm.Server {
-		srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-			{HTTPError: &fakellm.HTTPError{Status: 400, Body: `{"error":{"code":400,"message":"invalid api key ` + key + ` for this model","type":"invalid_request_error"}}`}},
+	echo := func() *llmtest.Server {
+		srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+			{HTTPError: &llmtest.HTTPError{Status: 400, Body: `{"error":{"code":400,"message":"invalid api key ` + key + ` for this model","type":"invalid_request_error"}}`}},
 		}})
 		t.Cleanup(srv.Close)
 		return srv
@@ -134,8 +134,8 @@ func TestSandboxPutsBackFilesThatRunLater(t *testing.T) {
 	if bash.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{
 			"command": "bash setup.sh",
 		}}}},
 		{Content: "Done."},

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 )
 
@@ -50,7 +50,7 @@ func stderrLine(t *testing.T, what, s, want string) {
 // next run continues from it.
 func TestTwoWritersOneSession(t *testing.T) {
 	stall := 1
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{Content: "Noted: the number is 42."},
 		{Content: "The number was 42, said slowly.", StallAfter: &stall},
 		{Content: "Still 42."},
@@ -128,7 +128,7 @@ func TestDiskFullMidSave(t *testing.T) {
 		}
 		t.Skip("prlimit (util-linux) is not installed")
 	}
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{Content: "Noted: the number is 42."},
 		{Content: "The number was 42. " + strings.Repeat("A long answer that makes the session file grow. ", 200)},
 		{Content: "Still 42."},
@@ -222,7 +222,7 @@ func TestNoServerNoSession(t *testing.T) {
 		t.Errorf("a session that reached no server was stored: %v", files)
 	}
 
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "Hello."}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "Hello."}}})
 	t.Cleanup(srv.Close)
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
 	writeFile(t, blocker, "")

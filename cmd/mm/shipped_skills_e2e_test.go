@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -167,11 +167,11 @@ func TestShippedSkillsFollowed(t *testing.T) {
 				t.Fatal(err)
 			}
 			script := strings.NewReplacer("{{PORT}}", port, "{{NAME}}", name).Replace(string(text))
-			sc, err := fakellm.Parse([]byte(script))
+			sc, err := llmtest.Parse([]byte(script))
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := fakellm.NewServer(sc)
+			srv := llmtest.NewServer(sc)
 			t.Cleanup(srv.Close)
 			dir := t.TempDir()
 			if c.setup != nil {

@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -40,7 +40,7 @@ func git(t *testing.T, dir string, args ...string) {
 
 // checkSkillTurn asserts what the model received: the rewrite line with
 // the parameter, then the workspace skill's body as read_skill's result.
-func checkSkillTurn(t *testing.T, srv *fakellm.Server) {
+func checkSkillTurn(t *testing.T, srv *llmtest.Server) {
 	t.Helper()
 	reqs := srv.Requests()
 	if len(reqs) != 3 {
@@ -127,7 +127,7 @@ func TestSkillACP(t *testing.T) {
 // without a model call; /skills lists them; a malformed skill is one ⚠
 // line naming the file, and the others still load.
 func TestSkillUnknownAndList(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{})
+	srv := llmtest.NewServer(llmtest.Scenario{})
 	t.Cleanup(srv.Close)
 	dir := skillWorkspace(t)
 	writeFile(t, filepath.Join(dir, ".mm", "skills", "broken.md"), "no front matter\n")
@@ -187,7 +187,7 @@ func TestFixedPromptCost(t *testing.T) {
 // workspace's .mm/skills, .claude/skills and .agents/skills, skillsDir
 // (relative to the config file), ~/.config/mm/skills, the shipped ones.
 func TestSkillSources(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{})
+	srv := llmtest.NewServer(llmtest.Scenario{})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	env := mmEnv(t, srv)

@@ -9,7 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // TestACPStress (issue 21) drives one `mm acp` from eight goroutines for
@@ -19,8 +19,8 @@ import (
 // afterwards, and it exits 0 at EOF — under -race (CI), the binary is
 // built with the race detector, which makes a data race exit 66.
 func TestACPStress(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo hi"}}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo hi"}}}},
 		{Content: "done"},
 	}})
 	t.Cleanup(srv.Close)

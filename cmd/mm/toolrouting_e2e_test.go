@@ -10,20 +10,20 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // needs is a decision model's answer to the tool-routing questions: P(the
 // group is needed), by group.
-func needs(p map[string]float64) fakellm.Decision {
+func needs(p map[string]float64) llmtest.Decision {
 	answers := map[string]any{}
 	for g, v := range p {
 		answers[g] = map[string]any{"type": "noul", "noul": v}
 	}
-	return fakellm.Decision{Answers: answers}
+	return llmtest.Decision{Answers: answers}
 }
 
-func offeredTools(r fakellm.Recorded) []string {
+func offeredTools(r llmtest.Recorded) []string {
 	var out []string
 	for _, t := range r.Tools {
 		out = append(out, t.Name)
@@ -51,22 +51,22 @@ func TestACPToolRouting(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		decisions []fakellm.Decision
+		decisions []llmtest.Decision
 		offered   []string
 		note      string // "" : no 🧭 line
 	}{
-		{"drops the useless", []fakellm.Decision{needs(with(map[string]float64{"shell": 0.15, "plan": 0.03}))},
+		{"drops the useless", []llmtest.Decision{needs(with(map[string]float64{"shell": 0.15, "plan": 0.03}))},
 			[]string{"edit_file", "read_file", "read_skill", "write_file"}, "🧭 tools not offered this turn: shell (0.15), plan (0.03) — below dropBelow 0.20"},
-		{"a doubt keeps", []fakellm.Decision{needs(with(map[string]float64{"plan": 0.31, "shell": 0.2}))}, all, ""},
+		{"a doubt keeps", []llmtest.Decision{needs(with(map[string]float64{"plan": 0.31, "shell": 0.2}))}, all, ""},
 		{"route missing", nil, all, "🧭 tool routing skipped: the server at %s has no /v1/systemone route (404)"},
-		{"malformed", []fakellm.Decision{{Status: 200, Body: `{"answers": {"shell": {"type": "noul", "noul": 3}}}`}}, all, "🧭 tool routing skipped: "},
-		{"answer missing", []fakellm.Decision{needs(map[string]float64{"shell": 0.01})}, all, "has no answer for question"},
-		{"too slow", []fakellm.Decision{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 300ms"},
+		{"malformed", []llmtest.Decision{{Status: 200, Body: `{"answers": {"shell": {"type": "noul", "noul": 3}}}`}}, all, "🧭 tool routing skipped: "},
+		{"answer missing", []llmtest.Decision{needs(map[string]float64{"shell": 0.01})}, all, "has no answer for question"},
+		{"too slow", []llmtest.Decision{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 300ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			chat := scenario(t, "short_answer")
-			dec := fakellm.NewServer(fakellm.Scenario{Decisions: tt.decisions})
+			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
 			defer dec.Close()
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "tools-router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
@@ -137,7 +137,7 @@ func TestACPToolRouting(t *testing.T) {
 func TestEvalTools(t *testing.T) {
 	low := map[string]float64{"shell": 0.9, "files": 0.9, "web": 0.05, "code": 0.4, "plan": 0.5}
 	for _, jsonOut := range []bool{false, true} {
-		dec := fakellm.NewServer(fakellm.Scenario{Decisions: []fakellm.Decision{
+		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
 			needs(low), // run the tests: web dropped, ok
 			needs(low), // summarise: the same list, no change
 			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}),  // files wrongly dropped

@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // trusted runs `mm trust --yes` in dir with env, as the user who wrote
@@ -229,10 +229,10 @@ func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho hook >> "+marker+"\n")
 	os.Chmod(filepath.Join(dir, ".git", "hooks", "pre-commit"), 0o755)
 
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": "git status --short && git -c user.name=m -c user.email=m@m commit -qam two && echo committed"}}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "git status --short && git -c user.name=m -c user.email=m@m commit -qam two && echo committed"}}}},
 		{Content: "Committed."},
-		{ToolCalls: []fakellm.ToolCall{{Name: "bash", Args: map[string]any{"command": "git diff HEAD~1"}}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "git diff HEAD~1"}}}},
 		{Content: "Shown."},
 	}})
 	t.Cleanup(srv.Close)

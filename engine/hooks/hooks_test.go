@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/hooks"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/risk"
 )
 
@@ -163,14 +163,14 @@ func TestPostToolUse(t *testing.T) {
 // cannot answer is one warning and nothing else; other tools are not
 // asked about.
 func TestPostToolUseGuard(t *testing.T) {
-	sc, err := fakellm.Parse([]byte(`steps:
+	sc, err := llmtest.Parse([]byte(`steps:
   - content: "Yes"
     logprobs: [{token: "Yes", top: {"Yes": -0.0726, "No": -2.66}}]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	g := &risk.Guard{Client: &risk.Client{BaseURL: srv.URL()}, Risks: []risk.Risk{{Name: "jailbreak"}}}
 	r := hooks.New(hooks.Config{PostToolUse: []hooks.Hook{{Guard: g, Name: "guard.yaml", Tools: []string{"read_file"}}}}, t.TempDir())

@@ -5,19 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // BenchmarkStream measures streaming throughput (P3): deltas per second
-// through Stream, over real HTTP from fakellm, 1,000 deltas per answer
+// through Stream, over real HTTP from llmtest, 1,000 deltas per answer
 // (reasoning, content and tool-call argument pieces).
 func BenchmarkStream(b *testing.B) {
 	words := strings.Repeat("token ", 400)
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{
 		Reasoning: words,
 		Content:   words,
-		ToolCalls: []fakellm.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"a.txt","content":"` + strings.Repeat("x", 200) + `"}`, ChunkSize: 1}},
+		ToolCalls: []llmtest.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"a.txt","content":"` + strings.Repeat("x", 200) + `"}`, ChunkSize: 1}},
 	}}})
 	defer srv.Close()
 	c := llm.New(llm.Options{Provider: llm.ProviderLlamaCpp, BaseURL: srv.URL()})

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // A bare URL to a llama-server (the README's Zed snippet sets only
 // MM_BASE_URL): the kind is detected and the window learnt from /props
 // in the background, without a turn waiting for it (E14).
 func TestConnectorBareURLLearnsKindAndWindow(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{NCtx: 12288, Models: []string{"qwen3-4b"},
-		Steps: []fakellm.Step{{Content: "hi"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{NCtx: 12288, Models: []string{"qwen3-4b"},
+		Steps: []llmtest.Step{{Content: "hi"}}})
 	defer srv.Close()
 	c := llm.NewConnector(llm.ConnectorOptions{BaseURL: srv.URL()})
 	defer c.Close()

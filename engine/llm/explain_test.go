@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // serverErrors are real error answers, in each server's own words, served
-// by fakellm and read back through the client: parsing and Explain are
+// by llmtest and read back through the client: parsing and Explain are
 // tested together, over HTTP.
 var serverErrors = []struct {
 	name          string
@@ -93,7 +93,7 @@ var serverErrors = []struct {
 func TestExplainServerErrors(t *testing.T) {
 	for _, tc := range serverErrors {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{HTTPError: &fakellm.HTTPError{
+			srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{HTTPError: &llmtest.HTTPError{
 				Status: tc.status, Body: tc.body, ContentType: tc.contentType,
 			}}}})
 			defer srv.Close()

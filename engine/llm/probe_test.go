@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // route is one canned answer of an emulated server: "METHOD /path?query".
@@ -123,7 +123,7 @@ func TestContextWindowUnknown(t *testing.T) {
 }
 
 func TestContextWindowFromFakellm(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{NCtx: 4096})
+	srv := llmtest.NewServer(llmtest.Scenario{NCtx: 4096})
 	defer srv.Close()
 	n, src, err := llm.New(llm.Options{Provider: llm.ProviderLlamaCpp, BaseURL: srv.URL()}).ContextWindow(context.Background(), "m")
 	if err != nil || n != 4096 || src != "llama.cpp /props" {
@@ -187,7 +187,7 @@ func TestDetect(t *testing.T) {
 }
 
 func TestServerVersion(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{})
+	srv := llmtest.NewServer(llmtest.Scenario{})
 	defer srv.Close()
 	c := llm.New(llm.Options{Provider: llm.ProviderLlamaCpp, BaseURL: srv.URL()})
 	v, err := c.ServerVersion(context.Background())

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 func fullRequest() llm.Request {
@@ -33,9 +33,9 @@ func fullRequest() llm.Request {
 
 // sent streams req to a fresh one-step server with the provider and
 // returns what the server received.
-func sent(t *testing.T, provider, key string, req llm.Request, stream bool) fakellm.Recorded {
+func sent(t *testing.T, provider, key string, req llm.Request, stream bool) llmtest.Recorded {
 	t.Helper()
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "ok"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "ok"}}})
 	defer srv.Close()
 	c := llm.New(llm.Options{Provider: provider, BaseURL: srv.URL(), APIKey: key})
 	var err error
@@ -153,7 +153,7 @@ func TestRequestOmissions(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	sc, err := fakellm.Parse([]byte(`
+	sc, err := llmtest.Parse([]byte(`
 steps:
   - http_error: {status: 503, body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}', times: 1}
     reasoning: "think"
@@ -165,7 +165,7 @@ steps:
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	c := llm.New(fast(srv))
 	r, err := c.Complete(context.Background(), hello())
@@ -187,7 +187,7 @@ steps:
 }
 
 func TestModels(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Models: []string{"qwen3-4b", "gemma-3"}})
+	srv := llmtest.NewServer(llmtest.Scenario{Models: []string{"qwen3-4b", "gemma-3"}})
 	defer srv.Close()
 	ids, err := llm.New(llm.Options{BaseURL: srv.URL()}).Models(context.Background())
 	if err != nil || strings.Join(ids, ",") != "qwen3-4b,gemma-3" {
@@ -198,8 +198,8 @@ func TestModels(t *testing.T) {
 // TestModelNotFoundNamesServedModels: a 404 about the model is explained
 // with the list of models the server does serve.
 func TestModelNotFoundNamesServedModels(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Models: []string{"qwen3-4b", "gemma-3"}, Steps: []fakellm.Step{{
-		HTTPError: &fakellm.HTTPError{Status: 404, Body: `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist.","type":"NotFoundError","code":404}}`},
+	srv := llmtest.NewServer(llmtest.Scenario{Models: []string{"qwen3-4b", "gemma-3"}, Steps: []llmtest.Step{{
+		HTTPError: &llmtest.HTTPError{Status: 404, Body: `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist.","type":"NotFoundError","code":404}}`},
 	}}})
 	defer srv.Close()
 	req := hello()

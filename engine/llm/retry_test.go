@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 func TestRetries(t *testing.T) {
@@ -67,11 +67,11 @@ steps:
   - content: ready`, 2, true, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := fakellm.Parse([]byte(tc.scenario))
+			sc, err := llmtest.Parse([]byte(tc.scenario))
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := fakellm.NewServer(sc)
+			srv := llmtest.NewServer(sc)
 			defer srv.Close()
 			o := fast(srv)
 			var attempts []int
@@ -100,11 +100,11 @@ steps:
 }
 
 func TestRetryDelaysAreWaited(t *testing.T) {
-	sc, _ := fakellm.Parse([]byte(`
+	sc, _ := llmtest.Parse([]byte(`
 steps:
   - http_error: {status: 503, body: 'busy', times: 2}
     content: ready`))
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	o := fast(srv)
 	o.RetryDelays = []time.Duration{30 * time.Millisecond, 60 * time.Millisecond}
@@ -118,8 +118,8 @@ steps:
 }
 
 func TestRetryWaitEndsWithContext(t *testing.T) {
-	sc, _ := fakellm.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 5}\n    content: x\n"))
-	srv := fakellm.NewServer(sc)
+	sc, _ := llmtest.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 5}\n    content: x\n"))
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	o := fast(srv)
 	o.RetryDelays = []time.Duration{time.Hour}
@@ -132,8 +132,8 @@ func TestRetryWaitEndsWithContext(t *testing.T) {
 }
 
 func TestNoRetryDelaysMeansNoRetry(t *testing.T) {
-	sc, _ := fakellm.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 1}\n    content: x\n"))
-	srv := fakellm.NewServer(sc)
+	sc, _ := llmtest.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 1}\n    content: x\n"))
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	o := fast(srv)
 	o.RetryDelays = []time.Duration{}

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // fast are client options for tests: quick retries, generous watchdog.
-func fast(srv *fakellm.Server) llm.Options {
+func fast(srv *llmtest.Server) llm.Options {
 	return llm.Options{
 		Provider:    llm.ProviderLlamaCpp,
 		BaseURL:     srv.URL(),
@@ -30,13 +30,13 @@ func hello() llm.Request {
 }
 
 // run streams one request against a fresh server for the scenario file.
-func run(t *testing.T, file string, opts func(*llm.Options)) (llm.Response, []llm.Delta, error, *fakellm.Server) {
+func run(t *testing.T, file string, opts func(*llm.Options)) (llm.Response, []llm.Delta, error, *llmtest.Server) {
 	t.Helper()
-	sc, err := fakellm.Load("testdata/" + file)
+	sc, err := llmtest.Load("testdata/" + file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	o := fast(srv)
 	if opts != nil {
@@ -260,12 +260,12 @@ func TestNoFinishReasonIsATransportError(t *testing.T) {
 // then at every byte at once: the assembled call is always the same.
 func TestArgsSplitAtEveryByte(t *testing.T) {
 	args := `{"path":"dir/é.txt","edits":[{"old":"a\"b","new":"c\\nd"}],"n":-1.5e3}`
-	var sc fakellm.Scenario
+	var sc llmtest.Scenario
 	for i := 1; i < len(args); i++ {
-		sc.Steps = append(sc.Steps, fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "edit_file", ArgsRaw: args, SplitAt: []int{i}}}})
+		sc.Steps = append(sc.Steps, llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", ArgsRaw: args, SplitAt: []int{i}}}})
 	}
-	sc.Steps = append(sc.Steps, fakellm.Step{ToolCalls: []fakellm.ToolCall{{Name: "edit_file", ArgsRaw: args, ChunkSize: 1}}})
-	srv := fakellm.NewServer(sc)
+	sc.Steps = append(sc.Steps, llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", ArgsRaw: args, ChunkSize: 1}}})
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	c := llm.New(fast(srv))
 	for i := range sc.Steps {
@@ -286,9 +286,9 @@ func TestArgsSplitAtEveryByte(t *testing.T) {
 }
 
 func TestAbortFromCallbackClosesTheStream(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{
-		ToolCalls: []fakellm.ToolCall{{Name: "write_file", ArgsRaw: `{"content":"`,
-			ArgsRepeat: &fakellm.Repeat{Pattern: "Greet 2023-06-15 11:16:00 ", Times: 0}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{
+		ToolCalls: []llmtest.ToolCall{{Name: "write_file", ArgsRaw: `{"content":"`,
+			ArgsRepeat: &llmtest.Repeat{Pattern: "Greet 2023-06-15 11:16:00 ", Times: 0}}},
 	}}})
 	defer srv.Close()
 	errRunaway := errors.New("runaway arguments")
@@ -315,7 +315,7 @@ func TestAbortFromCallbackClosesTheStream(t *testing.T) {
 }
 
 func TestCancelMidStream(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "one two three", StallAfter: ptr(2)}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one two three", StallAfter: ptr(2)}}})
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan struct{})

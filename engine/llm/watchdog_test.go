@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // The stalls are scripted with stall_after/silence and detected by the
@@ -40,11 +40,11 @@ steps:
     delay: 10ms`, llm.StallFirstToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := fakellm.Parse([]byte(tc.scenario))
+			sc, err := llmtest.Parse([]byte(tc.scenario))
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := fakellm.NewServer(sc)
+			srv := llmtest.NewServer(sc)
 			defer srv.Close()
 			o := fast(srv)
 			o.FirstTokenTimeout, o.IdleTimeout = first, idle
@@ -104,11 +104,11 @@ steps:
     progress: {total: 25300, chunks: 12}`, func(d llm.Delta) bool { return d.Progress != nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := fakellm.Parse([]byte(tc.scenario))
+			sc, err := llmtest.Parse([]byte(tc.scenario))
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := fakellm.NewServer(sc)
+			srv := llmtest.NewServer(sc)
 			defer srv.Close()
 			o := fast(srv)
 			o.FirstTokenTimeout, o.IdleTimeout = timeout, timeout
@@ -136,8 +136,8 @@ steps:
 // TestWatchdogFakeClockStalls is the counterpart: the same clock moved
 // past the timeout between two chunks cancels the generation.
 func TestWatchdogFakeClockStalls(t *testing.T) {
-	sc, _ := fakellm.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
-	srv := fakellm.NewServer(sc)
+	sc, _ := llmtest.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	o := fast(srv)
 	o.FirstTokenTimeout, o.IdleTimeout = time.Second, time.Second
@@ -163,8 +163,8 @@ func TestWatchdogScaleDoublesTimeouts(t *testing.T) {
 		scale float64
 		stall bool
 	}{{0, true}, {2, false}} {
-		sc, _ := fakellm.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
-		srv := fakellm.NewServer(sc)
+		sc, _ := llmtest.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
+		srv := llmtest.NewServer(sc)
 		o := fast(srv)
 		o.FirstTokenTimeout, o.IdleTimeout = time.Second, time.Second
 		c := llm.New(o)

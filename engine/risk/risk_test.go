@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/risk"
 )
 
-func serve(t *testing.T, y string) *fakellm.Server {
+func serve(t *testing.T, y string) *llmtest.Server {
 	t.Helper()
-	sc, err := fakellm.Parse([]byte(y))
+	sc, err := llmtest.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -1,4 +1,4 @@
-package fakellm_test
+package llmtest_test
 
 import (
 	"bufio"
@@ -11,19 +11,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-func mustParse(t *testing.T, y string) fakellm.Scenario {
+func mustParse(t *testing.T, y string) llmtest.Scenario {
 	t.Helper()
-	sc, err := fakellm.Parse([]byte(y))
+	sc, err := llmtest.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sc
 }
 
-func post(t *testing.T, ctx context.Context, srv *fakellm.Server, body string) (*http.Response, error) {
+func post(t *testing.T, ctx context.Context, srv *llmtest.Server, body string) (*http.Response, error) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/chat/completions", strings.NewReader(body))
 	if err != nil {
@@ -33,7 +33,7 @@ func post(t *testing.T, ctx context.Context, srv *fakellm.Server, body string) (
 }
 
 // answer posts a request and returns the status and the whole body.
-func answer(t *testing.T, srv *fakellm.Server, body string) (int, string) {
+func answer(t *testing.T, srv *llmtest.Server, body string) (int, string) {
 	t.Helper()
 	resp, err := post(t, context.Background(), srv, body)
 	if err != nil {
@@ -61,7 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty", "", "empty scenario"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := fakellm.Parse([]byte(tc.yaml))
+			_, err := llmtest.Parse([]byte(tc.yaml))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Parse error = %v, want it to mention %q", err, tc.want)
 			}
@@ -87,8 +87,8 @@ steps:
 }
 
 func TestGoScenarioArgs(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{
-		ToolCalls: []fakellm.ToolCall{{Name: "f", Args: map[string]any{"path": "a.txt"}}},
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{
+		ToolCalls: []llmtest.ToolCall{{Name: "f", Args: map[string]any{"path": "a.txt"}}},
 	}}})
 	defer srv.Close()
 	_, body := answer(t, srv, `{"model":"m","messages":[]}`)
@@ -98,7 +98,7 @@ func TestGoScenarioArgs(t *testing.T) {
 }
 
 func TestHTTPErrorTimesThenSuccess(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, `
+	srv := llmtest.NewServer(mustParse(t, `
 steps:
   - http_error: {status: 503, body: '{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}', times: 2}
     content: "ready"
@@ -124,7 +124,7 @@ steps:
 }
 
 func TestStreamErrorTimesThenSuccess(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, `
+	srv := llmtest.NewServer(mustParse(t, `
 steps:
   - content: "second try"
     stream_error: {after: 1, times: 1, message: "slot died"}
@@ -146,7 +146,7 @@ steps:
 }
 
 func TestRecordedRequest(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "a"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "a"}}})
 	defer srv.Close()
 	body := `{"model":"qwen","stream":true,"stream_options":{"include_usage":true},"reasoning_effort":"low",
 "messages":[{"role":"system","content":"sys"},{"role":"user","content":[{"type":"text","text":"part1 "},{"type":"text","text":"part2"}]},
@@ -184,7 +184,7 @@ func TestRecordedRequest(t *testing.T) {
 }
 
 func TestCachedTokensFromCommonPrefix(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "a", NoTimings: true}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "a", NoTimings: true}}})
 	defer srv.Close()
 	prefix := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"` + strings.Repeat("x", 400)
 	answer(t, srv, prefix+`"}]}`)
@@ -208,7 +208,7 @@ func TestCachedTokensFromCommonPrefix(t *testing.T) {
 }
 
 func TestStallReleaseAndCancel(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, `
+	srv := llmtest.NewServer(mustParse(t, `
 steps:
   - content: "one two three"
     stall_after: 2
@@ -248,7 +248,7 @@ steps:
 }
 
 func TestCloseUnblocksStalledHandlers(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, "steps:\n  - {content: x, stall_after: 0}\n"))
+	srv := llmtest.NewServer(mustParse(t, "steps:\n  - {content: x, stall_after: 0}\n"))
 	resp, err := post(t, context.Background(), srv, streamReq)
 	if err != nil {
 		t.Fatal(err)
@@ -266,11 +266,11 @@ func TestCloseUnblocksStalledHandlers(t *testing.T) {
 
 func TestConcurrentRequestsTakeDistinctSteps(t *testing.T) {
 	const n = 20
-	var sc fakellm.Scenario
+	var sc llmtest.Scenario
 	for i := range n {
-		sc.Steps = append(sc.Steps, fakellm.Step{Content: strings.Repeat("w ", i+1), Delay: time.Millisecond})
+		sc.Steps = append(sc.Steps, llmtest.Step{Content: strings.Repeat("w ", i+1), Delay: time.Millisecond})
 	}
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	var wg sync.WaitGroup
 	for range n {
@@ -297,7 +297,7 @@ func TestConcurrentRequestsTakeDistinctSteps(t *testing.T) {
 }
 
 func TestLoop(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Loop: true, Steps: []fakellm.Step{{Content: "a"}, {Content: "b"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "a"}, {Content: "b"}}})
 	defer srv.Close()
 	var got []string
 	for range 5 {
@@ -316,7 +316,7 @@ func TestLoop(t *testing.T) {
 }
 
 func TestSideEndpoints(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{NCtx: 4096, Models: []string{"qwen3-4b", "gemma"}})
+	srv := llmtest.NewServer(llmtest.Scenario{NCtx: 4096, Models: []string{"qwen3-4b", "gemma"}})
 	defer srv.Close()
 	for _, tc := range []struct{ url, want string }{
 		{srv.URL() + "/models", `"id":"qwen3-4b"`},
@@ -337,7 +337,7 @@ func TestSideEndpoints(t *testing.T) {
 }
 
 func TestNotJSON(t *testing.T) {
-	srv := fakellm.NewServer(fakellm.Scenario{Steps: []fakellm.Step{{Content: "a"}}})
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "a"}}})
 	defer srv.Close()
 	if status, _ := answer(t, srv, "{nope"); status != 400 {
 		t.Fatalf("status %d", status)
@@ -348,7 +348,7 @@ func TestNotJSON(t *testing.T) {
 }
 
 func TestEndlessRepeatStopsWithClient(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, `
+	srv := llmtest.NewServer(mustParse(t, `
 steps:
   - tool_calls:
       - name: write_file
@@ -377,14 +377,14 @@ steps:
 }
 
 func TestLoadFile(t *testing.T) {
-	sc, err := fakellm.Load("testdata/read_edit_answer.yaml")
+	sc, err := llmtest.Load("testdata/read_edit_answer.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sc.Steps) != 3 || sc.Steps[1].FinishReason != "length" {
 		t.Fatalf("loaded %+v", sc)
 	}
-	if _, err := fakellm.Load("testdata/missing.yaml"); err == nil {
+	if _, err := llmtest.Load("testdata/missing.yaml"); err == nil {
 		t.Fatal("no error for a missing file")
 	}
 }
@@ -394,7 +394,7 @@ func TestLoadFile(t *testing.T) {
 // would let a client that never asks pass its tests.
 func TestProgressOnlyWhenAsked(t *testing.T) {
 	sc := mustParse(t, "steps:\n  - {content: a, progress: {total: 100, chunks: 2}}\n  - {content: b, progress: {total: 100, chunks: 2}}\n")
-	srv := fakellm.NewServer(sc)
+	srv := llmtest.NewServer(sc)
 	defer srv.Close()
 	_, unasked := answer(t, srv, streamReq)
 	if strings.Contains(unasked, "prompt_progress") {
@@ -413,7 +413,7 @@ func TestProgressOnlyWhenAsked(t *testing.T) {
 // A prompt larger than n_ctx gets llama-server's 400 with its numbers and
 // uses no step; the next request that fits gets the step.
 func TestPromptLargerThanWindowRefused(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, "n_ctx: 100\nsteps:\n  - content: fits\n"))
+	srv := llmtest.NewServer(mustParse(t, "n_ctx: 100\nsteps:\n  - content: fits\n"))
 	defer srv.Close()
 	big := strings.Replace(streamReq, `"hi"`, `"`+strings.Repeat("x", 600)+`"`, 1)
 	status, body := answer(t, srv, big)
@@ -448,7 +448,7 @@ func TestPromptLargerThanWindowRefused(t *testing.T) {
 // A reply answers any request whose last message matches, without using
 // a step, as often as Times allows.
 func TestReplies(t *testing.T) {
-	srv := fakellm.NewServer(mustParse(t, "steps:\n  - content: first\n  - content: second\nreplies:\n  - {when: summarise, step: {content: notes}, times: 1}\n"))
+	srv := llmtest.NewServer(mustParse(t, "steps:\n  - content: first\n  - content: second\nreplies:\n  - {when: summarise, step: {content: notes}, times: 1}\n"))
 	defer srv.Close()
 	ask := func(text string) string {
 		_, body := answer(t, srv, strings.Replace(streamReq, `"hi"`, `"`+text+`"`, 1))

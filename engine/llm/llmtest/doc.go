@@ -1,4 +1,4 @@
-// Package fakellm is the scripted, streaming, OpenAI-compatible model
+// Package llmtest is the scripted, streaming, OpenAI-compatible model
 // server that every test of mm talks to: the language model is the only
 // part of mm replaced in tests, and it is replaced by this real HTTP
 // server, not by a mock of the client.
@@ -26,4 +26,4 @@
 //   - Output is deterministic: fixed ids, fixed "created", usage derived
 //     from the request size (4 bytes a token) and cached tokens from the
 //     common prefix with the previous request, as a KV cache would.
-package fakellm
+package llmtest

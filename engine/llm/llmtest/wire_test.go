@@ -1,4 +1,4 @@
-package fakellm_test
+package llmtest_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the response sections of testdata/wire/*.txtar")
@@ -78,11 +78,11 @@ func TestWire(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := parseTxtar(string(b))
-			sc, err := fakellm.Parse([]byte(a.files["scenario.yaml"]))
+			sc, err := llmtest.Parse([]byte(a.files["scenario.yaml"]))
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv := fakellm.NewServer(sc)
+			srv := llmtest.NewServer(sc)
 			defer srv.Close()
 			resp, err := http.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(a.files["request.json"]))
 			if err != nil {
