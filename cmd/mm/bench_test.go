@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
@@ -259,8 +260,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 	chars, _ := newSession().FixedPrompt()
 	ctx := context.Background()
 	for b.Loop() {
-		r := &lineRenderer{out: io.Discard, err: io.Discard, atStart: true}
-		if end := newSession().Run(ctx, "What does hello.txt say?", r.render); end.Reason != engine.EndTurn {
+		render := line.Renderer(io.Discard, io.Discard, false)
+		if end := newSession().Run(ctx, "What does hello.txt say?", render); end.Reason != engine.EndTurn {
 			b.Fatalf("turn ended %s: %s", end.Reason, end.Err)
 		}
 	}
@@ -280,8 +281,8 @@ func BenchmarkStreaming(b *testing.B) {
 	start := time.Now()
 	n := 0
 	for b.Loop() {
-		r := &lineRenderer{out: io.Discard, err: io.Discard, atStart: true}
-		if end := newSession().Run(ctx, "talk", r.render); end.Reason != engine.EndTurn {
+		render := line.Renderer(io.Discard, io.Discard, false)
+		if end := newSession().Run(ctx, "talk", render); end.Reason != engine.EndTurn {
 			b.Fatalf("turn ended %s: %s", end.Reason, end.Err)
 		}
 		n++

@@ -40,6 +40,13 @@ func TestImportRules(t *testing.T) {
 		{mod + "/engine/oneshot", []string{mod + "/"}, "engine/oneshot is a leaf", nil},
 		{mod + "/tools", []string{mod + "/"}, "the tools contract is a leaf", nil},
 		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends", nil},
+		// cmd/mm's own packages (Go already keeps everyone outside cmd/mm
+		// from importing them).
+		{mod + "/cmd/mm/internal/exitcode", []string{mod + "/"}, "the exit codes are a leaf", nil},
+		{mod + "/cmd/mm/internal/config", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/cmd/mm/internal/"}, toolImpls...),
+			"the config is read by cmd/mm and knows no front end, engine or tool (but for the model connector's names and the one file reader)", []string{mod + "/engine/llm", mod + "/fileedit/disk"}},
+		{mod + "/cmd/mm/internal/line", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
+			"the line front end only renders engine events, like acp: no config, no tool implementation but the disk workspace", []string{mod + "/tools/workspace"}},
 	}
 	// Test code lives beside the product, as net/http/httptest does, but
 	// never ships in it: only _test.go files (which go list's Deps do not

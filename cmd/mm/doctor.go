@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
 )
@@ -99,7 +100,7 @@ func runDoctor(ctx context.Context, a *app, cfgErr error, cwd string, args []str
 		}
 		jsonOut = true
 	}
-	d := &doctor{a: a, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && colourOK(stdout)}
+	d := &doctor{a: a, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout)}
 	if cfgErr != nil {
 		d.fail("config", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "), "fix the line named, or run without a config to use the defaults")
 		return d.finish()

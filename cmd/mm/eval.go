@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mm-agent/mm/cmd/mm/evals"
+	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/engine/store"
@@ -296,7 +297,7 @@ func runTask(ctx context.Context, a *app, t evalTask, stderr io.Writer, quiet bo
 			return taskResult{}, fmt.Errorf("task %s: %w", t.Name, err)
 		}
 	}
-	ask, closeAsk := lineAsker(true, stderr)
+	ask, closeAsk := line.Asker(true, stderr)
 	defer closeAsk()
 	ws, _, err := a.workspace(dir, ask)
 	if err != nil {

@@ -5,12 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/mm-agent/mm/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -112,37 +109,4 @@ func isEmpty(v any) bool {
 		return len(v) == 0
 	}
 	return false
-}
-
-// TestJSONEventsDocumented: every event type and field of the golden file
-// is in README's --json table.
-func TestJSONEventsDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "### `mm -p --json` events")
-	if !ok {
-		t.Fatal("README has no \"### `mm -p --json` events\" section")
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	// Every type jsonEvent produces, and every field of the shape.
-	var types []string
-	for _, e := range []engine.Event{engine.Text{}, engine.Thought{}, engine.Progress{}, engine.ToolStarted{}, engine.ToolUpdated{},
-		engine.ToolFinished{}, engine.Plan{}, engine.Usage{}, engine.Struggle{}, engine.TurnEnd{}} {
-		types = append(types, jsonEvent(e).Type)
-	}
-	var fields []string
-	for _, v := range []any{jsonEventFields{}, jsonLocation{}, jsonDiff{}, jsonPlan{}} {
-		rt := reflect.TypeOf(v)
-		for i := range rt.NumField() {
-			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-			fields = append(fields, name)
-		}
-	}
-	for _, w := range append(types, fields...) {
-		if !strings.Contains(section, "`"+w+"`") {
-			t.Errorf("README's --json section does not document `%s`", w)
-		}
-	}
 }

@@ -23,7 +23,10 @@ import (
 	"syscall"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/line"
+	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -221,9 +224,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "mm: unknown command %q — run `mm -p \"…\"` for one turn, or `mm acp` for an editor\n", rest[0])
 		return exitUsage
-	case isTerminal(stdin) && isTerminal(stdout):
+	case line.IsTerminal(stdin) && line.IsTerminal(stdout):
 		mode = "repl"
-	case isTerminal(stdin):
+	case line.IsTerminal(stdin):
 		fmt.Fprintln(stderr, "mm: stdin is a terminal but stdout is not — run `mm -p \"your request\"`, or `mm` alone on a terminal for the REPL")
 		return exitUsage
 	}
@@ -298,9 +301,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer a.closeAgents()
 
 	if mode == "line" {
-		return runLine(ctx, a, f, cwd, stdin, stdout, stderr)
+		o := line.Options{Prompt: f.prompt, JSON: f.json, Yes: f.yes, Resume: f.resume, Continue: f.cont, Fork: f.fork}
+		return line.Run(ctx, a.lineHost(), o, cwd, stdin, stdout, stderr)
 	}
-	return runREPL(ctx, a, cwd)
+	return line.REPL(ctx, a.lineHost(), cwd)
+}
+
+// lineHost is how the terminal front end builds its sessions from a.
+func (a *app) lineHost() line.Host {
+	h := line.Host{
+		Workspace: a.workspace,
+		Session: func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session {
+			return a.session(id, cwd, env, extra...)
+		},
+		MCP: func(ctx context.Context, cwd string) ([]tools.Tool, []string, func()) {
+			set := a.mcpConnect(ctx, cwd, nil)
+			return set.Tools(), set.Notes, set.Close
+		},
+		Notice:  func(show func(string)) { a.notice = show },
+		Answer:  a.answer,
+		Store:   a.store,
+		AskHelp: a.askHelp(),
+		Version: mmVersion(),
+	}
+	if dir, err := stateDir(); err == nil {
+		h.StateDir = dir
+	}
+	return h
+}
+
+// answer is how a decision agent (E33) or a guard agent (E37) answers a
+// prompt in line mode: at once, without a session; ok is false for a
+// chat agent.
+func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
+	switch a.cfg.Kind() {
+	case config.DecisionAgent:
+		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr), true
+	case config.GuardAgent:
+		return runGuard(ctx, a.cfg, prompt, stdout, stderr), true
+	}
+	return 0, false
 }
 
 // configLine is a config error as the one line the user sees.
@@ -374,14 +414,4 @@ func redact(secrets []string) func([]string, slog.Attr) slog.Attr {
 		}
 		return a
 	}
-}
-
-// isTerminal says whether r (or a writer) is a terminal.
-func isTerminal(r any) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -1,4 +1,4 @@
-package main
+package line
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
@@ -25,7 +26,7 @@ import (
 // asked inline, Ctrl-C cancelling the turn (twice: exiting), Ctrl-D or
 // /exit leaving.
 type repl struct {
-	a   *app
+	h   Host
 	cwd string
 	rl  *readline.Instance
 	out io.Writer
@@ -44,9 +45,6 @@ type repl struct {
 // (its tools' process groups killed, the session saved), then the same
 // cleanup as Ctrl-D. Past it, mm exits anyway.
 const leaveWithin = 5 * time.Second
-
-// exitInterrupted is a shell's status for a program ended by SIGINT.
-const exitInterrupted = 130
 
 // replCommand is one slash command of the REPL; it returns false to exit.
 type replCommand struct {
@@ -105,27 +103,27 @@ var replCommands = map[string]replCommand{
 	}},
 }
 
-// runREPL runs the REPL on the terminal until /exit, Ctrl-D or a second
-// Ctrl-C.
-func runREPL(ctx context.Context, a *app, cwd string) int {
+// REPL runs the REPL on the terminal until /exit, Ctrl-D or a second
+// Ctrl-C, and returns the process exit code.
+func REPL(ctx context.Context, h Host, cwd string) int {
 	cfg := &readline.Config{Prompt: "mm> ", InterruptPrompt: "^C", EOFPrompt: "", HistorySearchFold: true}
-	if dir, err := stateDir(); err == nil && os.MkdirAll(dir, 0o755) == nil {
+	if dir := h.StateDir; dir != "" && os.MkdirAll(dir, 0o755) == nil {
 		cfg.HistoryFile = filepath.Join(dir, "history")
 	}
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mm: cannot open the terminal:", err)
-		return exitUsage
+		return exitcode.Usage
 	}
 	defer rl.Close()
-	r := &repl{a: a, cwd: cwd, rl: rl, out: rl.Stdout()}
-	a.notice = func(s string) { fmt.Fprintln(r.out, dim+s+reset) }
-	mcp := a.mcpConnect(ctx, cwd, nil)
-	defer mcp.Close()
-	for _, n := range mcp.Notes {
+	r := &repl{h: h, cwd: cwd, rl: rl, out: rl.Stdout()}
+	h.Notice(func(s string) { fmt.Fprintln(r.out, dim+s+reset) })
+	extra, notes, stop := h.MCP(ctx, cwd)
+	defer stop()
+	for _, n := range notes {
 		fmt.Fprintln(r.out, "mm: ⚠ "+n)
 	}
-	r.extra = mcp.Tools()
+	r.extra = extra
 	r.newSession()
 
 	// Ctrl-C during a turn arrives as SIGINT (the terminal is not in raw
@@ -143,16 +141,16 @@ func runREPL(ctx context.Context, a *app, cwd string) int {
 		}
 	}()
 
-	fmt.Fprintln(r.out, dim+"mm "+mmVersion()+" — /help for commands, Ctrl-D to leave"+reset)
+	fmt.Fprintln(r.out, dim+"mm "+h.Version+" — /help for commands, Ctrl-D to leave"+reset)
 	for ctx.Err() == nil {
 		rl.SetPrompt("mm> ")
 		line, err := rl.Readline()
 		if r.left() {
-			return exitInterrupted
+			return exitcode.Interrupted
 		}
 		if errors.Is(err, readline.ErrInterrupt) {
 			if r.interrupt() {
-				return exitOK
+				return exitcode.OK
 			}
 			if strings.TrimSpace(line) == "" {
 				fmt.Fprintln(r.out, dim+"(Ctrl-C again, Ctrl-D or /exit to leave)"+reset)
@@ -160,25 +158,25 @@ func runREPL(ctx context.Context, a *app, cwd string) int {
 			continue
 		}
 		if err != nil { // io.EOF: Ctrl-D
-			return exitOK
+			return exitcode.OK
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
 		if !r.command(ctx, line) {
-			return exitOK
+			return exitcode.OK
 		}
 		if r.left() {
-			return exitInterrupted
+			return exitcode.Interrupted
 		}
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // leave is the second Ctrl-C: the running turn is cancelled and the line
 // editor closed, so that whatever waits on it (the prompt, a permission
-// question) returns; runREPL then leaves through the normal shutdown —
+// question) returns; REPL then leaves through the normal shutdown —
 // the turn saved, MCP servers, language servers and their process
 // groups stopped — as Ctrl-D does. Should that take longer than
 // leaveWithin, mm exits anyway.
@@ -196,7 +194,7 @@ func (r *repl) leave() {
 	}
 	time.AfterFunc(leaveWithin, func() {
 		fmt.Fprintln(os.Stderr, "mm: shutdown took too long; exiting")
-		os.Exit(exitInterrupted)
+		os.Exit(exitcode.Interrupted)
 	})
 	r.rl.Close()
 }
@@ -232,14 +230,14 @@ func (r *repl) help() {
 	for _, n := range names {
 		fmt.Fprintf(r.out, "  /%-8s %s\n", n, replCommands[n].help)
 	}
-	for _, l := range r.a.askHelp() {
+	for _, l := range r.h.AskHelp {
 		fmt.Fprintln(r.out, l)
 	}
 	fmt.Fprintln(r.out, "  Ctrl-C cancels the turn (twice: leave), Ctrl-D leaves; $skill or /skill-name runs a skill")
 }
 
 func (r *repl) newSession() {
-	ws, policy, err := r.a.workspace(r.cwd, r.ask)
+	ws, policy, err := r.h.Workspace(r.cwd, r.ask)
 	if err != nil {
 		fmt.Fprintln(r.out, "mm:", err)
 		return
@@ -248,7 +246,7 @@ func (r *repl) newSession() {
 		policy.SetMode(r.policy.Mode()) // /new keeps the mode
 	}
 	r.policy = policy
-	r.sess = r.a.session(store.NewID(), r.cwd, ws, r.extra...)
+	r.sess = r.h.Session(store.NewID(), r.cwd, ws, r.extra)
 	r.sess.AdoptMode(policy)
 }
 
@@ -282,7 +280,7 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 		r.mu.Unlock()
 		cancel()
 	}()
-	lr := &lineRenderer{out: r.out, err: r.out, colour: colourOK(os.Stdout), atStart: true}
+	lr := &renderer{out: r.out, err: r.out, colour: Colour(os.Stdout), atStart: true}
 	inAnswer := false // the cursor is in the streamed answer
 	r.sess.Run(ctx, prompt, func(e engine.Event) {
 		// One terminal for answer and activity: the answer starts on its

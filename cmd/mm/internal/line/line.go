@@ -1,4 +1,4 @@
-package main
+package line
 
 import (
 	"bufio"
@@ -12,106 +12,153 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
-// runLine plays one turn in line mode (C2): the answer on stdout, the rest
-// on stderr, or one JSON object per event with --json.
-func runLine(ctx context.Context, a *app, f flags, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
-	prompt := f.prompt
+// Host is what the line front end needs of the composition root, as
+// acp.Builder is for the ACP front end: cmd/mm fills it from the app of
+// the config in use.
+type Host struct {
+	// Workspace builds the disk environment and permission policy of a
+	// session in cwd; ask answers the permission questions.
+	Workspace func(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error)
+	// Session builds an engine session stored under id whose tools run
+	// in env, with extra tools (the MCP servers') beside the built-in ones.
+	Session func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session
+	// MCP starts the config's MCP servers for cwd: their tools, one note
+	// per server that did not start, and what stops them.
+	MCP func(ctx context.Context, cwd string) (ts []tools.Tool, notes []string, stop func())
+	// Notice sets where the app's one-time notices to the user go (the
+	// model server's, shown dim on the terminal).
+	Notice func(show func(string))
+	// Answer answers a prompt without a session when the config is not a
+	// chat agent (a decision or guard agent); ok is false for a chat
+	// agent. Nil: always a chat agent.
+	Answer func(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool)
+	// Store keeps the sessions; nil keeps none (no state directory).
+	Store *store.Store
+	// AskHelp are the REPL's /help lines of the asked agents' commands.
+	AskHelp []string
+	// Version is what the REPL's banner says.
+	Version string
+	// StateDir is mm's state directory, where the REPL keeps its history;
+	// "" keeps none.
+	StateDir string
+}
+
+// Options are the command line of one turn (mm -p).
+type Options struct {
+	// Prompt is the user's request; "-" reads it from stdin.
+	Prompt string
+	// JSON prints one JSON object per event on stdout (--json).
+	JSON bool
+	// Yes allows edits and commands without asking (--yes).
+	Yes bool
+	// Resume is the saved session to continue (--resume ID); Continue
+	// continues the newest one of the workspace; Fork continues a copy of
+	// the saved session Fork.
+	Resume   string
+	Continue bool
+	Fork     string
+}
+
+// Run plays one turn in line mode (C2): the answer on stdout, the rest
+// on stderr, or one JSON object per event with --json. It returns the
+// process exit code.
+func Run(ctx context.Context, h Host, f Options, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
+	prompt := f.Prompt
 	if prompt == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "mm: cannot read the prompt from stdin:", err)
-			return exitUsage
+			return exitcode.Usage
 		}
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "mm: the prompt is empty")
-		return exitUsage
+		return exitcode.Usage
 	}
-	switch a.cfg.Kind() {
-	case config.DecisionAgent:
-		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr)
-	case config.GuardAgent:
-		return runGuard(ctx, a.cfg, prompt, stdout, stderr)
+	if h.Answer != nil {
+		if code, ok := h.Answer(ctx, prompt, stdout, stderr); ok {
+			return code
+		}
 	}
-	ask, closeTTY := lineAsker(f.yes, stderr)
+	ask, closeTTY := Asker(f.Yes, stderr)
 	defer closeTTY()
-	ws, policy, err := a.workspace(cwd, ask)
+	ws, policy, err := h.Workspace(cwd, ask)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
-		return exitUsage
+		return exitcode.Usage
 	}
-	r := &lineRenderer{out: stdout, err: stderr, json: f.json, colour: colourOK(stderr), atStart: true}
-	if !f.json {
-		a.notice = func(s string) { r.line(r.paint(dim, s)) }
+	r := &renderer{out: stdout, err: stderr, json: f.JSON, colour: Colour(stderr), atStart: true}
+	if !f.JSON {
+		h.Notice(func(s string) { r.line(r.paint(dim, s)) })
 	}
-	set := a.mcpConnect(ctx, cwd, nil)
-	defer set.Close()
-	for _, n := range set.Notes {
+	extra, notes, stop := h.MCP(ctx, cwd)
+	defer stop()
+	for _, n := range notes {
 		r.render(engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})
 	}
-	sess, code := a.lineSession(f, ws, stderr, set.Tools())
-	if code != exitOK {
+	sess, code := h.session(f, ws, stderr, extra)
+	if code != exitcode.OK {
 		return code
 	}
 	sess.AdoptMode(policy)
 	end := sess.Run(ctx, prompt, r.render)
-	if sess.Saved() && !f.json {
+	if sess.Saved() && !f.JSON {
 		r.line(r.paint(dim, "[session "+sess.ID()+" · mm -p --resume "+sess.ID()+" \"…\" continues it]"))
 	}
 	switch end.Reason {
 	case engine.EndTurn, engine.MaxTokens:
-		return exitOK
+		return exitcode.OK
 	}
-	return exitFailed
+	return exitcode.Failed
 }
 
-// lineSession is a new session, or the stored one --resume/--continue
+// session is a new session, or the stored one --resume/--continue
 // names (C2, E29).
-func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, extra []tools.Tool) (*engine.Session, int) {
-	if f.resume == "" && !f.cont && f.fork == "" {
-		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
+func (h Host) session(f Options, ws *workspace.Workspace, stderr io.Writer, extra []tools.Tool) (*engine.Session, int) {
+	if f.Resume == "" && !f.Continue && f.Fork == "" {
+		return h.Session(store.NewID(), ws.Cwd(), ws, extra), exitcode.OK
 	}
-	if f.fork != "" {
-		if f.resume != "" || f.cont {
+	if f.Fork != "" {
+		if f.Resume != "" || f.Continue {
 			fmt.Fprintln(stderr, "mm: --fork ID continues a copy; it does not go with --resume or --continue")
-			return nil, exitUsage
+			return nil, exitcode.Usage
 		}
-		f.resume = f.fork
+		f.Resume = f.Fork
 	}
-	if a.store == nil {
+	if h.Store == nil {
 		fmt.Fprintln(stderr, "mm: no saved sessions: set HOME or XDG_STATE_HOME so mm has a state directory")
-		return nil, exitUsage
+		return nil, exitcode.Usage
 	}
 	var rec *store.Record
 	var err error
-	if f.resume != "" {
-		rec, err = a.store.LoadIn(ws.Cwd(), f.resume)
+	if f.Resume != "" {
+		rec, err = h.Store.LoadIn(ws.Cwd(), f.Resume)
 	} else {
-		rec, err = a.store.Latest(ws.Cwd())
+		rec, err = h.Store.Latest(ws.Cwd())
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound) && f.resume == "":
+	case errors.Is(err, store.ErrNotFound) && f.Resume == "":
 		fmt.Fprintln(stderr, "mm: no saved session in "+ws.Cwd()+" — starting a new one")
-		return a.session(store.NewID(), ws.Cwd(), ws, extra...), exitOK
+		return h.Session(store.NewID(), ws.Cwd(), ws, extra), exitcode.OK
 	case errors.Is(err, store.ErrOtherWorkspace):
 		fmt.Fprintf(stderr, "mm: %v — run mm there to continue it\n", err)
-		return nil, exitUsage
+		return nil, exitcode.Usage
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
-		fmt.Fprintf(stderr, "mm: no saved session %s — run mm -p --continue \"…\" for the newest one of this workspace\n", f.resume)
-		return nil, exitUsage
+		fmt.Fprintf(stderr, "mm: no saved session %s — run mm -p --continue \"…\" for the newest one of this workspace\n", f.Resume)
+		return nil, exitcode.Usage
 	case err != nil:
 		fmt.Fprintln(stderr, "mm: cannot read the session:", err)
-		return nil, exitFailed
+		return nil, exitcode.Failed
 	}
-	if f.fork != "" { // the copy gets its own id: the original stays as it was
+	if f.Fork != "" { // the copy gets its own id: the original stays as it was
 		fork := *rec
 		fork.ID = store.NewID()
 		if fork.Title != "" {
@@ -119,22 +166,22 @@ func (a *app) lineSession(f flags, ws *workspace.Workspace, stderr io.Writer, ex
 		}
 		rec = &fork
 	}
-	s := a.session(rec.ID, ws.Cwd(), ws, extra...)
+	s := h.Session(rec.ID, ws.Cwd(), ws, extra)
 	s.Restore(rec)
-	return s, exitOK
+	return s, exitcode.OK
 }
 
-// lineAsker asks on the terminal when stderr is one (whatever NO_COLOR
+// Asker asks on the terminal when stderr is one (whatever NO_COLOR
 // or TERM say about colours); --yes allows all; with neither, risky
 // actions are refused with a reason the model reads. The terminal is
 // opened at the first question and closed by the returned func.
 //
 // --yes never answers for a file that runs code later (tools.RunsLater):
 // that is asked on the terminal, or refused without one.
-func lineAsker(yes bool, stderr io.Writer) (tools.Asker, func()) {
+func Asker(yes bool, stderr io.Writer) (tools.Asker, func()) {
 	var tty tools.Asker
 	closeTTY := func() {}
-	if isTerminal(stderr) {
+	if IsTerminal(stderr) {
 		t := &ttyAsker{}
 		tty, closeTTY = t.ask, t.close
 	}
@@ -255,13 +302,21 @@ func (t *ttyAsker) close() {
 	}
 }
 
-// colourOK says whether w is a terminal that wants colours.
-func colourOK(w io.Writer) bool {
-	return isTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+// Colour says whether w is a terminal that wants colours.
+func Colour(w io.Writer) bool {
+	return IsTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
-// lineRenderer renders engine events for a terminal or a script.
-type lineRenderer struct {
+// Renderer is the event sink of line mode: the answer on stdout, the
+// rest on stderr (one JSON object per event on stdout with jsonOut).
+// Benchmarks render through it into io.Discard.
+func Renderer(stdout, stderr io.Writer, jsonOut bool) func(engine.Event) {
+	r := &renderer{out: stdout, err: stderr, json: jsonOut, atStart: true}
+	return r.render
+}
+
+// renderer renders engine events for a terminal or a script.
+type renderer struct {
 	out, err io.Writer
 	json     bool
 	colour   bool
@@ -281,7 +336,7 @@ const (
 	reset  = "\x1b[0m"
 )
 
-func (r *lineRenderer) paint(code, s string) string {
+func (r *renderer) paint(code, s string) string {
 	if !r.colour {
 		return s
 	}
@@ -289,7 +344,7 @@ func (r *lineRenderer) paint(code, s string) string {
 }
 
 // line writes a whole line on stderr, first ending any streamed text.
-func (r *lineRenderer) line(s string) {
+func (r *renderer) line(s string) {
 	if !r.atStart {
 		fmt.Fprintln(r.err)
 	}
@@ -298,7 +353,7 @@ func (r *lineRenderer) line(s string) {
 	r.inThink = false
 }
 
-func (r *lineRenderer) render(e engine.Event) {
+func (r *renderer) render(e engine.Event) {
 	if r.json {
 		r.renderJSON(e)
 		return
@@ -379,7 +434,7 @@ func planList(p engine.Plan) string {
 	return b.String()
 }
 
-func (r *lineRenderer) footer(e engine.TurnEnd) string {
+func (r *renderer) footer(e engine.TurnEnd) string {
 	s := fmt.Sprintf("[%s · prompt %d · completion %d · cached %d tokens", e.Reason, e.Prompt, e.Completion, e.Cached)
 	if r.usage.Size > 0 {
 		s += fmt.Sprintf(" · context %d/%d", r.usage.Used, r.usage.Size)
@@ -391,7 +446,7 @@ func (r *lineRenderer) footer(e engine.TurnEnd) string {
 // hooks. It is an API: keys are lower case, empty fields are left out, and
 // README's "mm -p --json" section lists every event and field (pinned by
 // testdata/json/*.golden).
-func (r *lineRenderer) renderJSON(e engine.Event) {
+func (r *renderer) renderJSON(e engine.Event) {
 	v := jsonEvent(e)
 	if v == nil {
 		return
@@ -513,4 +568,14 @@ func jsonInput(raw json.RawMessage) any {
 		return raw
 	}
 	return string(raw)
+}
+
+// IsTerminal says whether r (or a writer) is a terminal.
+func IsTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

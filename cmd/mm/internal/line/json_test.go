@@ -1,0 +1,44 @@
+package line
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mm-agent/mm/engine"
+)
+
+// TestJSONEventsDocumented: every event type and field of the golden file
+// is in README's --json table.
+func TestJSONEventsDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### `mm -p --json` events")
+	if !ok {
+		t.Fatal("README has no \"### `mm -p --json` events\" section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	// Every type jsonEvent produces, and every field of the shape.
+	var types []string
+	for _, e := range []engine.Event{engine.Text{}, engine.Thought{}, engine.Progress{}, engine.ToolStarted{}, engine.ToolUpdated{},
+		engine.ToolFinished{}, engine.Plan{}, engine.Usage{}, engine.Struggle{}, engine.TurnEnd{}} {
+		types = append(types, jsonEvent(e).Type)
+	}
+	var fields []string
+	for _, v := range []any{jsonEventFields{}, jsonLocation{}, jsonDiff{}, jsonPlan{}} {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumField() {
+			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			fields = append(fields, name)
+		}
+	}
+	for _, w := range append(types, fields...) {
+		if !strings.Contains(section, "`"+w+"`") {
+			t.Errorf("README's --json section does not document `%s`", w)
+		}
+	}
+}
