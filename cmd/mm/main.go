@@ -91,6 +91,7 @@ type flags struct {
 func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error) {
 	var f flags
 	args, f.resume, f.cont, f.fork = sessionFlags(args)
+	args = promptAfterP(args)
 	fs := flag.NewFlagSet("mm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	usage := stderr // a usage error; asked for (-h, --help), it goes to stdout
@@ -178,6 +179,43 @@ func sessionFlags(args []string) (rest []string, resume string, cont bool, fork 
 		}
 	}
 	return rest, resume, cont, fork
+}
+
+// promptAfterP moves -p's prompt back next to it when mm's own flags
+// came between: the flag package gives -p the argument that follows it,
+// so `mm -p --resume ID --yes "x"` (once --resume ID is taken out) ran
+// the prompt "--yes" and left "x" over. Only mm's flags are skipped, so
+// a prompt that merely begins with "-" is still the prompt.
+func promptAfterP(args []string) []string {
+	valued := map[string]bool{"c": true, "log": true}
+	known := map[string]bool{"c": true, "log": true, "json": true, "yes": true, "version": true}
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a != "-p" && a != "--p" {
+			continue
+		}
+		j := i + 1
+		for j < len(args) {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(args[j], "-"), "=")
+			if !strings.HasPrefix(args[j], "-") || args[j] == "-" || !known[name] {
+				break
+			}
+			if valued[name] && !hasValue {
+				j++
+			}
+			j++
+		}
+		if j == i+1 || j >= len(args) || args[j] == "--" {
+			return args
+		}
+		out := append([]string{}, args[:i+1]...)
+		out = append(out, args[j])
+		out = append(out, args[i+1:j]...)
+		return append(out, args[j+1:]...)
+	}
+	return args
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
