@@ -77,6 +77,8 @@ type Agent struct {
 	sessions map[sdk.SessionId]*session
 	closing  bool // closeAll began: no new announcement goroutine
 
+	own ownRequests // requests mm writes itself (elicit.go)
+
 	wg sync.WaitGroup // running turns
 
 	// arrivals numbers the prompts in the order the reader read them

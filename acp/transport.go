@@ -49,6 +49,9 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 		}
 	}}
 	forwarded := func(id json.RawMessage, msg []byte) []byte {
+		if id == nil && a.takeAnswer(msg) {
+			return nil // the answer to a request of mm's own (elicit.go)
+		}
 		if id != nil {
 			reqs.add(id)
 			opens.expect(id, msg)
@@ -243,7 +246,7 @@ func compactID(id json.RawMessage) json.RawMessage {
 //
 // forwarded, when not nil, gets each message passed on, with its id (nil
 // for a notification or a response), in input order, and returns the
-// message to pass on.
+// message to pass on, nil for none.
 func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage, msg []byte) []byte) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
@@ -277,8 +280,10 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 					if forwarded != nil {
 						msg = forwarded(id, msg)
 					}
-					if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
-						return nil // the connection is closing
+					if msg != nil { // nil: taken, not the SDK's to see
+						if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
+							return nil // the connection is closing
+						}
 					}
 				}
 			}

@@ -199,6 +199,9 @@ type testClient struct {
 	// is answered: the user at work in the editor.
 	onAsk   func(sdk.RequestPermissionRequest)
 	changed chan struct{} // closed and replaced at each update
+	// elicit answers elicitation/create (advertise it in the caps too);
+	// nil answers cancel.
+	elicit func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
 
 	// The editor's files: fs/* calls in order ("read path", "write
 	// path"), and the unsaved buffers by path (a write lands here, not on

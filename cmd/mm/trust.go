@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -182,9 +183,10 @@ func (a *app) trustCommand() []acp.Command {
 }
 
 // withTrust answers /trust: it shows what trusting the workspace's
-// config would let take effect and the files it covers, as a permission
-// question asked in every mode (yolo does not answer it), and records the
-// trust when the user allows it. It applies from the next session.
+// config would let take effect and the files it covers — as a form when
+// the editor shows forms (ACP elicitation), else as a permission question
+// asked in every mode (yolo does not answer it) — and records the trust
+// when the user says yes. It applies from the next session.
 func (a *app) withTrust(env tools.Env, next func(context.Context, string) engine.Rewrite) func(context.Context, string) engine.Rewrite {
 	return func(ctx context.Context, prompt string) engine.Rewrite {
 		if strings.TrimSpace(prompt) != "/trust" {
@@ -202,21 +204,37 @@ func (a *app) withTrust(env tools.Env, next func(context.Context, string) engine
 		case t.Trusted:
 			return engine.Rewrite{Answer: "mm: " + t.Path + " is trusted already, as it is now"}
 		}
+		if c, ok := env.(acp.Confirmer); ok {
+			yes, err := c.Confirm(ctx, acp.Confirmation{Message: trustSummary(t), Field: "Trust these files as they are now"})
+			if !errors.Is(err, acp.ErrNoForm) {
+				return a.trustAnswer(t, yes, err)
+			}
+		}
 		d, err := env.Approve(ctx, tools.Approval{
 			CallID: "trust", Tool: "trust", Kind: tools.KindOther, Caps: tools.WritesRunLater,
 			Title:     "Trust " + t.Path + " as it is now",
 			Detail:    trustSummary(t),
 			RunsLater: "once trusted, it runs programs and may send data elsewhere",
 		})
-		switch {
-		case err != nil:
-			return engine.Rewrite{}
-		case !d.Allowed:
+		if err == nil && !d.Allowed {
 			return engine.Rewrite{Answer: "mm: not trusted (" + d.Reason + ") — nothing changed"}
 		}
-		if err := t.Grant(); err != nil {
-			return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
-		}
-		return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}
+		return a.trustAnswer(t, d.Allowed, err)
 	}
+}
+
+// trustAnswer records the trust when the user said yes, and answers /trust.
+func (a *app) trustAnswer(t *config.Trust, yes bool, err error) engine.Rewrite {
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		return engine.Rewrite{}
+	case err != nil:
+		return engine.Rewrite{Answer: "mm: not trusted (" + err.Error() + ") — nothing changed"}
+	case !yes:
+		return engine.Rewrite{Answer: "mm: not trusted — nothing changed"}
+	}
+	if err := t.Grant(); err != nil {
+		return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
+	}
+	return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}
 }

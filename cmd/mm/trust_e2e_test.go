@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -285,6 +286,85 @@ func TestTrustFromTheEditor(t *testing.T) {
 			if b, _ := json.Marshal(perms[0].ToolCall.Content); !strings.Contains(string(b), "yolo: true") {
 				t.Errorf("the question does not show what takes effect: %s", b)
 			}
+			out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
+			if got := strings.Contains(out, "is trusted, as it is now"); got != c.trusted {
+				t.Errorf("trusted = %v, want %v; answer %q", got, c.trusted, messageText(updates))
+			}
+		})
+	}
+}
+
+// UnstableCreateElicitation is the editor's form (elicitation/create).
+func (c *testClient) UnstableCreateElicitation(_ context.Context, r sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+	c.mu.Lock()
+	elicit := c.elicit
+	c.mu.Unlock()
+	if elicit == nil {
+		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
+	}
+	return elicit(r), nil
+}
+
+// /trust in an editor that shows forms: asked as a form (elicitation)
+// tied to the session, showing what takes effect, and granted only when
+// the user accepts it with the box ticked — a decline, a cancel or an
+// unticked form trusts nothing. No permission request is made.
+func TestTrustFromTheEditorAsAForm(t *testing.T) {
+	accept := func(ticked bool) func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+		return func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+			res := sdk.NewUnstableCreateElicitationResponseAccept()
+			for name := range r.Form.RequestedSchema.Properties {
+				res.Accept.Content = map[string]any{name: ticked}
+			}
+			return res
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		answer  func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
+		trusted bool
+	}{
+		{"accept", accept(true), true},
+		{"accept-unticked", accept(false), false},
+		{"decline", func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+			return sdk.NewUnstableCreateElicitationResponseDecline()
+		}, false},
+		{"cancel", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\nmaxTurns: 4\n")
+			env := mmEnv(t, nil)
+			p := startAgent(t, dir, env)
+			p.client.elicit = c.answer
+			ctx := testContext(t)
+			caps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}
+			id := p.sessionWith(t, ctx, dir, caps, nil)
+			if _, err := p.prompt(ctx, id, "/trust"); err != nil {
+				t.Fatal(err)
+			}
+			updates, perms := p.client.snapshot()
+			if len(perms) != 0 {
+				t.Errorf("a permission request was made besides the form: %d", len(perms))
+			}
+			var form *wire
+			for _, m := range wireLines(t, p.stdout.String()) {
+				if m.Method == sdk.ClientMethodElicitationCreate {
+					form = &m
+				}
+			}
+			if form == nil {
+				t.Fatalf("no elicitation/create; answer %q", messageText(updates))
+			}
+			var params struct {
+				SessionID string `json:"sessionId"`
+				Message   string `json:"message"`
+			}
+			json.Unmarshal(form.Params, &params)
+			if params.SessionID != string(id) || !strings.Contains(params.Message, "yolo: true") || !strings.Contains(params.Message, filepath.Join(dir, ".mm", "agent.yaml")) {
+				t.Errorf("the form is not tied to the session or does not show what takes effect: %s", form.Params)
+			}
+			checkSchema(t, p.sent.String(), p.stdout.String())
 			out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
 			if got := strings.Contains(out, "is trusted, as it is now"); got != c.trusted {
 				t.Errorf("trusted = %v, want %v; answer %q", got, c.trusted, messageText(updates))
