@@ -18,6 +18,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // binDir holds the mm under test, built once and named "mm" so that each
@@ -114,7 +115,7 @@ func TestEditorsReadmeLinksEveryFolder(t *testing.T) {
 // runs here: the real acpx, reading editors/acpx/config.json from its home,
 // plays a whole turn with mm against the fake model server.
 func TestACPXConfigRunsATurn(t *testing.T) {
-	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
+	acpx := testenv.NeedTool(t, "acpx")
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "Hello from mm."}}})
 	defer srv.Close()
 	home := t.TempDir()
@@ -434,21 +435,4 @@ func parseAgentShell(t *testing.T, src []byte) launch {
 		t.Error("the config is not added to agent-shell-agent-configs")
 	}
 	return l
-}
-
-// needTool returns the path of a real tool the test drives, or skips the
-// test saying how to install it — except under MM_REQUIRE_INTEGRATION=1
-// (scripts/test sets it when CI=true), where a missing tool fails the
-// test: CI must never pass by skipping what it exists to run.
-func needTool(t testing.TB, bin, install string) string {
-	t.Helper()
-	p, err := exec.LookPath(bin)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-		t.Fatalf("%s is not on PATH (%v) and MM_REQUIRE_INTEGRATION=1: install it (%s; scripts/test does)", bin, err, install)
-	}
-	t.Skipf("%s is not on PATH (%v): %s to run this integration test (scripts/test does)", bin, err, install)
-	return ""
 }

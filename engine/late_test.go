@@ -4,7 +4,6 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -74,12 +74,7 @@ func childGroups() []int {
 // ends its turn: the turn waits for the answer and gives it to the
 // model, once, which then reacts — instead of ending on a broken edit.
 func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
-	if _, err := exec.LookPath("pyright-langserver"); err != nil {
-		if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("pyright-langserver is not on PATH and MM_REQUIRE_INTEGRATION=1: %v", err)
-		}
-		t.Skipf("pyright-langserver is not on PATH (%v): install it to run this test", err)
-	}
+	testenv.NeedTool(t, "pyright-langserver")
 	dir := t.TempDir()
 	for name, text := range map[string]string{
 		"pyproject.toml": "",

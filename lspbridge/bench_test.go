@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // BenchmarkDiagnosticsDelta measures, for a warm gopls (and pyright), the time from an
@@ -45,7 +47,7 @@ func BenchmarkDiagnosticsDelta(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			need(b, c.bin)
+			testenv.NeedTool(b, c.bin)
 			dir := fixture(b, c.fixture)
 			manyImporters(b, dir, c.importers)
 			var m *Manager
@@ -131,7 +133,7 @@ func BenchmarkLateIdle(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			need(b, c.bin)
+			testenv.NeedTool(b, c.bin)
 			dir := fixture(b, c.fixture)
 			m := newTestManagerWith(b, dir, defaultWaits)
 			path := filepath.Join(dir, c.file)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // wantAll fails unless got contains every piece, and none of the absent.
@@ -24,7 +26,7 @@ func wantAll(t *testing.T, got string, present []string, absent []string) {
 }
 
 func TestGoTypeError(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/typeerr")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "main.go"), "return n * 2", `return "twice"`)
@@ -33,7 +35,7 @@ func TestGoTypeError(t *testing.T) {
 }
 
 func TestGoCrossPackage(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "a", "a.go"), "func Scale(n int) int {", "func Scale(n, m int) int {")
@@ -42,7 +44,7 @@ func TestGoCrossPackage(t *testing.T) {
 }
 
 func TestGoPreexisting(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/preexisting")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "broken.go"), "// Two returns two.", "// Two returns two.\n// It is broken on purpose.")
@@ -51,7 +53,7 @@ func TestGoPreexisting(t *testing.T) {
 }
 
 func TestGoFix(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/fix")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "fix.go"), "n / twoo", "n / two")
@@ -62,7 +64,7 @@ func TestGoFix(t *testing.T) {
 // TestGoNewFile: a file created by the edit has no "before"; its errors
 // are new.
 func TestGoNewFile(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/typeerr")
 	m := newTestManager(t, dir)
 	path := filepath.Join(dir, "extra.go")

@@ -28,19 +28,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// need skips the test, saying why, when a server binary is missing — or
-// fails it under MM_REQUIRE_INTEGRATION=1 (scripts/test sets it when
-// CI=true): CI must never pass by skipping what it exists to run.
-func need(t testing.TB, bin string) {
-	t.Helper()
-	if _, err := exec.LookPath(bin); err != nil {
-		if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("%s is not on PATH (%v) and MM_REQUIRE_INTEGRATION=1: install it (scripts/test does)", bin, err)
-		}
-		t.Skipf("%s is not on PATH (%v): install it to run this integration test", bin, err)
-	}
-}
-
 // fixture copies testdata/<name> into a fresh directory.
 func fixture(t testing.TB, name string) string {
 	t.Helper()

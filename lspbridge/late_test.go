@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // burnCPU keeps the machine busy for the rest of the test: 2 goroutines
@@ -120,7 +122,7 @@ func TestLateUnderLoad(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			need(t, c.bin)
+			testenv.NeedTool(t, c.bin)
 			runs := lateRuns(t)
 			cold := os.Getenv("MM_LATE_COLD") != ""
 			if cold {
@@ -235,7 +237,7 @@ func warmPython(t *testing.T, m *Manager, dir string) {
 // given once — at the next tool result — and never again, neither at the
 // next nor at the end of the turn; it lists only what the result did not.
 func TestLateDeliveredOnce(t *testing.T) {
-	need(t, "pyright-langserver")
+	testenv.NeedTool(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	m := newTestManager(t, dir)
 	warmPython(t, m, dir)
@@ -274,7 +276,7 @@ func TestLateDeliveredOnce(t *testing.T) {
 // reported — whether the fix is an edit of the importer, a new edit of
 // the same file, or a command that changed the file on disk.
 func TestLateSuperseded(t *testing.T) {
-	need(t, "pyright-langserver")
+	testenv.NeedTool(t, "pyright-langserver")
 	fixes := []struct {
 		name string
 		fix  func(t *testing.T, m *Manager, late *Late, dir string) string

@@ -9,10 +9,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 func TestGoRestartAfterKill(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/typeerr")
 	m := newTestManager(t, dir)
 	path := filepath.Join(dir, "main.go")
@@ -43,7 +45,7 @@ func TestGoRestartAfterKill(t *testing.T) {
 // TestGoChangedByBash: a file changed behind mm's back is seen once
 // Changed is called, as after bash.
 func TestGoChangedByBash(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -74,7 +76,7 @@ func TestGoChangedByBash(t *testing.T) {
 // TestGoChangedSince: the bash hook finds what a command changed by
 // modification time.
 func TestGoChangedSince(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -188,7 +190,7 @@ func TestWarmDoesNotBlock(t *testing.T) {
 		t.Error(err)
 	}
 
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	m.Warm(context.Background(), dir)
@@ -210,7 +212,7 @@ func TestWarmDoesNotBlock(t *testing.T) {
 // TestConcurrentEdits: edits of two files at once each get their own
 // answer (run with -race).
 func TestConcurrentEdits(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	out := make([]string, 2)
@@ -229,8 +231,8 @@ func TestConcurrentEdits(t *testing.T) {
 // leaves no process of theirs — no child, no zombie, nothing in their
 // process groups.
 func TestCloseLeavesNothing(t *testing.T) {
-	need(t, "gopls")
-	need(t, "pyright-langserver")
+	testenv.NeedTool(t, "gopls")
+	testenv.NeedTool(t, "pyright-langserver")
 	dir := fixture(t, "mixed")
 	cfg := DefaultConfig()
 	cfg.Wait = 30 * time.Second

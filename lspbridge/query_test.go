@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 func TestGoDefinitionByName(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -34,7 +36,7 @@ func TestGoDefinitionByName(t *testing.T) {
 }
 
 func TestGoReferencesByName(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	locs, err := m.References(context.Background(), Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"})
@@ -52,7 +54,7 @@ func TestGoReferencesByName(t *testing.T) {
 }
 
 func TestGoHover(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	h, err := m.Hover(context.Background(), Position{Path: filepath.Join(dir, "main.go"), Symbol: "Hello", Line: 11})
@@ -69,7 +71,7 @@ func TestGoHover(t *testing.T) {
 }
 
 func TestGoSymbols(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	syms, err := m.DocumentSymbols(context.Background(), filepath.Join(dir, "greet", "greet.go"))
@@ -89,7 +91,7 @@ func TestGoSymbols(t *testing.T) {
 }
 
 func TestGoRenameAcrossFiles(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -122,7 +124,7 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 }
 
 func TestRenameAllOrNothing(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -164,7 +166,7 @@ func writeAtomic(path string, data []byte) error {
 // TestGoQualifiedMethod: "Client.Start" picks the method of Client, in a
 // file and in the workspace.
 func TestGoQualifiedMethod(t *testing.T) {
-	need(t, "gopls")
+	testenv.NeedTool(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // hung is the bound past which a test calls mm hung. It is not a speed
@@ -26,7 +27,7 @@ type promptResult struct {
 }
 
 func (p *agentProc) promptAsync(t *testing.T, id sdk.SessionId, text string) <-chan promptResult {
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	done := make(chan promptResult, 1)
 	go func() {
 		r, err := p.prompt(ctx, id, text)
@@ -64,7 +65,7 @@ func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 	srv := scenario(t, "two_stalls")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	first := p.promptAsync(t, id, "first question")
@@ -107,7 +108,7 @@ func TestACPCloseStopsRunningTurn(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	done := p.promptAsync(t, id, "Run the long job")

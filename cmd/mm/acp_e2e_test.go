@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPReadEditAnswer drives the real mm binary with the acp-go-sdk
@@ -19,7 +21,7 @@ func TestACPReadEditAnswer(t *testing.T) {
 	writeFile(t, file, "hello world\nsecond line\n")
 
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "Change hello to goodbye in hello.txt")
 	if err != nil {

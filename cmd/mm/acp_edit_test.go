@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPRefusedEditThenRepaired (issue 3): a wrong `old` is refused with
@@ -21,7 +23,7 @@ func TestACPRefusedEditThenRepaired(t *testing.T) {
 	writeFile(t, file, original)
 
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	// Check the file right after the refused edit: hold the permission

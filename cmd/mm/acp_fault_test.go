@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // oneLine checks a failed prompt answers the JSON-RPC error whose message
@@ -35,7 +37,7 @@ func TestFaultServerKilledMidStream(t *testing.T) {
 	srv := scenario(t, "stall_mid_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	done := p.promptAsync(t, id, "Explain everything")
 	waitSignal(t, "the answer stalls", srv.StepStalled(0))
@@ -63,7 +65,7 @@ func TestFault5xxStorm(t *testing.T) {
 	srv := scenario(t, "storm_503")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	_, err := p.prompt(ctx, id, "hello?")
 	line := oneLine(t, err)
@@ -92,7 +94,7 @@ func TestFaultSlowDrip(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
 	writeFile(t, cfg, "watchdogTimeout: 3s\n")
 	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "count to ten, slowly")
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
@@ -117,7 +119,7 @@ func TestFaultEOFMidTurn(t *testing.T) {
 	state := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
 	p.client.hold = make(chan struct{}) // the user never answers
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	p.promptAsync(t, id, "change hello to goodbye")
 	waitSignal(t, "the permission prompt", p.client.asked)

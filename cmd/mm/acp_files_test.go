@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // The disk and the editor's unsaved buffer of main.go differ: the buffer
@@ -21,7 +23,7 @@ const (
 // and gopls' delta is computed against the buffer: the buffer's own error
 // was already there, not introduced by the edit.
 func TestACPEditorFiles(t *testing.T) {
-	needTool(t, "gopls", "go install golang.org/x/tools/gopls@v0.23.0")
+	testenv.NeedTool(t, "gopls")
 	srv := scenario(t, "edit_buffer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
@@ -30,7 +32,7 @@ func TestACPEditorFiles(t *testing.T) {
 
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.buffers = map[string]string{file: bufferMain}
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}
 	id := p.sessionWith(t, ctx, dir, caps, nil)
 	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
@@ -80,7 +82,7 @@ func TestACPDiskFilesWithoutCapability(t *testing.T) {
 
 	p := startAgent(t, dir, mmEnv(t, srv, "PATH=/usr/bin:/bin")) // no gopls: the disk path alone
 	p.client.buffers = map[string]string{file: bufferMain}
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
 		t.Fatal(err)

@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPEditReportsGoplsError (issue 5): through the real mm, an edit
 // that introduces a type error gets gopls' error in its result, in the same
 // model round trip; after mm exits no gopls is left.
 func TestACPEditReportsGoplsError(t *testing.T) {
-	needTool(t, "gopls", "go install golang.org/x/tools/gopls@v0.23.0")
+	testenv.NeedTool(t, "gopls")
 	srv := scenario(t, "go_type_error")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n")
 
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "make add concatenate"); err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func children(pid int, name string) []int {
 // pyright reports open files only, and a bash command that fixes it
 // reports "fixed".
 func TestACPPythonEditReportsImporter(t *testing.T) {
-	needTool(t, "pyright-langserver", "npm install -g pyright@1.1.414")
+	testenv.NeedTool(t, "pyright-langserver")
 	srv := scenario(t, "py_importer_broken")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
@@ -111,7 +112,7 @@ func TestACPPythonEditReportsImporter(t *testing.T) {
 	}
 
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "greet should take a count"); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/mcp/mcptest"
 )
 
@@ -70,7 +71,7 @@ func TestACPMCPStdio(t *testing.T) {
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
 		stdioServer("greeter", bin),
 		stdioServer("broken", bin, "-fail"),
@@ -121,7 +122,7 @@ func TestACPMCPHTTP(t *testing.T) {
 	srv := scenario(t, "mcp_http")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
 		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "web", Url: ts.URL, Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer t0ken"}}}},
 	})
@@ -145,7 +146,7 @@ func TestACPMCPCrash(t *testing.T) {
 	srv := scenario(t, "mcp_crash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{stdioServer("greeter", bin)})
 	resp, err := p.prompt(ctx, id, "use the greeter")
 	if err != nil {

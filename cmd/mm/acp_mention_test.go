@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPMentions (E31, A11): @path in the prompt text becomes an
@@ -17,7 +19,7 @@ func TestACPMentions(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "summarize @hello.txt, @gone.txt and @/etc/hosts"); err != nil {
 		t.Fatal(err)
@@ -50,7 +52,7 @@ func TestACPMentionUnsavedBuffer(t *testing.T) {
 		draft := filepath.Join(dir, "draft.md")
 		p := startAgent(t, dir, mmEnv(t, srv))
 		p.client.buffers = map[string]string{draft: "# draft\n"}
-		ctx := testContext(t)
+		ctx := testenv.Context(t)
 		caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: viaEditor, WriteTextFile: viaEditor}}
 		id := p.sessionWith(t, ctx, dir, caps, nil)
 		if _, err := p.prompt(ctx, id, "tidy @draft.md"); err != nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPPlan (T8): a plan tool call reaches the editor as a plan update
@@ -13,7 +15,7 @@ func TestACPPlan(t *testing.T) {
 	srv := scenario(t, "plan")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "fix the loop in main.go"); err != nil {
 		t.Fatal(err)

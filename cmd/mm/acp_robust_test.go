@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPRejectedEditLeavesFile: the user rejects the edit; the file is
@@ -27,7 +29,7 @@ func TestACPRejectedEditLeavesFile(t *testing.T) {
 
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.choose = sdk.PermissionOptionKindRejectOnce
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "Change hello to goodbye")
 	if err != nil {
@@ -71,7 +73,7 @@ func TestACPCancelMidStream(t *testing.T) {
 	srv := scenario(t, "stall_mid_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	type result struct {
@@ -121,7 +123,7 @@ func TestACPCancelKillsBash(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	done := make(chan sdk.PromptResponse, 1)
@@ -227,7 +229,7 @@ func TestACPEOFStopsRunningCommand(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	go p.prompt(ctx, id, "Run the long job")
 	pid := waitPID(t, filepath.Join(dir, "child.pid"))
@@ -295,7 +297,7 @@ func TestACPCancelDuringPermission(t *testing.T) {
 	writeFile(t, file, "hello world\nsecond line\n")
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.hold = make(chan struct{}) // never answered
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	type result struct {
 		resp sdk.PromptResponse

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // stop closes mm's stdin and waits for it to exit (the cleanup of
@@ -87,7 +88,7 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	state := t.TempDir()
 	const key = "sk-test-secret-4242"
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state, "MM_API_KEY="+key)
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 
 	p := startAgent(t, dir, env)
 	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
@@ -223,7 +224,7 @@ func TestACPModesAndModel(t *testing.T) {
 	srv := scenario(t, "modes")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 
 	set := func(cfg, value string) (sdk.SetSessionConfigOptionResponse, error) {
@@ -318,7 +319,7 @@ func TestACPThoughtLevel(t *testing.T) {
 	srv := scenario(t, "thinking")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func TestACPNewSessionWritesNothing(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	files := func() []string {
 		var fs []string
 		for _, root := range []string{dir, state} {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPLoopNotes (issue 4): a looping model shows the ⚠ note, then the ✖
@@ -15,7 +17,7 @@ func TestACPLoopNotes(t *testing.T) {
 	srv := scenario(t, "loop_stuck")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	_, err := p.prompt(ctx, id, "show missing.txt")
 	if err == nil || !strings.Contains(err.Error(), "stuck") {
@@ -52,7 +54,7 @@ func TestACPNoLoopAcrossPrompts(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	for i := range 6 {
 		resp, err := p.prompt(ctx, id, "what does notes.txt say?")

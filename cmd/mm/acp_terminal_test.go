@@ -6,6 +6,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 var terminalCaps = sdk.ClientCapabilities{Terminal: true}
@@ -30,7 +32,7 @@ func TestACPBashInTerminal(t *testing.T) {
 	srv := scenario(t, "terminal_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
 	if _, err := p.prompt(ctx, id, "run it"); err != nil {
 		t.Fatal(err)
@@ -69,7 +71,7 @@ func TestACPCancelKillsTerminal(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
 	done := make(chan error, 1)
 	var resp sdk.PromptResponse
@@ -119,7 +121,7 @@ func TestACPEOFEndsTerminal(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
 	go p.prompt(ctx, id, "Run the long job")
 	p.client.waitUpdates(t, "the terminal in the tool call", func(us []sdk.SessionUpdate) bool {
@@ -145,7 +147,7 @@ func TestACPTerminalTimeout(t *testing.T) {
 	srv := scenario(t, "terminal_timeout")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
 	if _, err := p.prompt(ctx, id, "run it"); err != nil {
 		t.Fatal(err)
@@ -168,7 +170,7 @@ func TestACPBashWithoutTerminal(t *testing.T) {
 	srv := scenario(t, "terminal_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "run it"); err != nil {
 		t.Fatal(err)
@@ -193,7 +195,7 @@ func TestACPTerminalDropsSecrets(t *testing.T) {
 	srv := scenario(t, "terminal_env")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible"))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
 	if _, err := p.prompt(ctx, id, "print it"); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // textCallCorpus is engine/guard/testdata/textcalls: per family of tool
@@ -79,7 +80,7 @@ func TestACPTextCallFamilies(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
 	writeFile(t, filepath.Join(dir, "todo.txt"), "line one\nline two\nline three\n")
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 
 	var shown, dropped, wrong, ran, noted, looks int
 	seen, reqs := 0, 0

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPXReadEditAnswer runs the real acpx CLI (a client nobody here
 // wrote) against the real mm and asserts on its NDJSON frames.
 func TestACPXReadEditAnswer(t *testing.T) {
-	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
+	acpx := testenv.NeedTool(t, "acpx")
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPXSessionSurvivesRestart drives acpx's session commands (a
@@ -16,7 +18,7 @@ import (
 // title from mm's session/list, and a prompt after one more restart sends
 // the model the earlier conversation.
 func TestACPXSessionSurvivesRestart(t *testing.T) {
-	acpx := needTool(t, "acpx", "npm install -g acpx@0.19.1")
+	acpx := testenv.NeedTool(t, "acpx")
 	srv := scenario(t, "session_restart")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

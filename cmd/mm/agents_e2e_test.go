@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // askScenario is a chat model that asks the historian once, then answers.
@@ -64,7 +65,7 @@ func TestACPAskAgent(t *testing.T) {
 		"description: knows why the code is the way it is\nsystemPrompt: You are the project's historian.\nsampling: {temperature: 0.7}\nmaxTurns: 3\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: agents/historian.yaml}\n")
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	p.client.waitUpdates(t, "the / menu with ask-historian", func(us []sdk.SessionUpdate) bool {
 		return slices.Contains(menuNames(us), "ask-historian")
@@ -164,7 +165,7 @@ func TestACPAskAgentDown(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+url+"\nmodel: hist-7b\nprovider: llamacpp\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "Ask the historian why.")
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
@@ -275,7 +276,7 @@ steps:
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), readFile(t, filepath.Join(dir, ".mm", "agent.yaml"))+"agents: {historian: historian.yaml}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\nfetchContentTool: true\n")
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "When was 1.0? Ask the historian."); err != nil {
 		t.Fatal(err)
@@ -310,7 +311,7 @@ func TestACPAskAgentCancel(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	for i, prompt := range []string{"Ask the historian why.", "/ask-historian why?"} {
 		res := p.promptAsync(t, id, prompt)

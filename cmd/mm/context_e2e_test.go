@@ -14,6 +14,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // readTurns is a session where each turn reads f<NN>.txt then answers;
@@ -77,7 +78,7 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 	dir := t.TempDir()
 	foxFiles(t, dir, 10, 7000)
 	p := startAgent(t, dir, onlyURL(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	for i := 1; i <= 10; i++ {
 		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
@@ -114,7 +115,7 @@ func TestACPCompactCommand(t *testing.T) {
 	dir := t.TempDir()
 	foxFiles(t, dir, 4, 3000)
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	for i := 1; i <= 4; i++ {
 		if _, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i)); err != nil {
@@ -161,7 +162,7 @@ func TestACPOverflowFromWrongWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	for i := 1; i <= 3; i++ {
 		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
@@ -251,7 +252,7 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 	dir := t.TempDir()
 	env := append(mmEnv(t, nil), "MM_BASE_URL="+front.URL+"/v1")
 	p := startAgent(t, dir, env)
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "hi")
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
@@ -272,7 +273,7 @@ func TestACPWindowUnknownNoted(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "MM_PROVIDER=openai"))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	// The probe runs in the background: the note comes with the first
 	// answer after it ended, then never again.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 const routerYAML = `model: d1-3b
@@ -72,7 +73,7 @@ func TestACPDecisionAgent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=")))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "I was charged twice for one order"); err != nil {
 		t.Fatal(err)

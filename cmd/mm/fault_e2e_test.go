@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -21,7 +22,7 @@ import (
 // and wrote the command's whole output to $TMPDIR; now each gets one
 // repair text, the turn ends, and nothing reaches $TMPDIR.
 func TestACPHostileFiles(t *testing.T) {
-	needTool(t, "pyright-langserver", "npm install -g pyright@1.1.414")
+	testenv.NeedTool(t, "pyright-langserver")
 	srv := scenario(t, "faults")
 	dir, tmp := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
@@ -43,7 +44,7 @@ func TestACPHostileFiles(t *testing.T) {
 	f.Close()
 
 	p := startAgent(t, dir, mmEnv(t, srv, "TMPDIR="+tmp))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	resp, err := p.prompt(ctx, id, "give greet a count, then look around")
 	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
@@ -110,7 +111,7 @@ func TestACPSymlinkEscapes(t *testing.T) {
 					t.Error(err)
 				}
 			}
-			ctx := testContext(t)
+			ctx := testenv.Context(t)
 			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
 			id := p.sessionWith(t, ctx, dir, caps, nil)
 			if _, err := p.prompt(ctx, id, "write the files"); err != nil {
@@ -149,7 +150,7 @@ func TestACPResourceLinkOutside(t *testing.T) {
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	_, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
 		sdk.TextBlock("what is in this file?"),

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPFork: session/fork (unstable, advertised) copies a session at
@@ -18,7 +20,7 @@ func TestACPFork(t *testing.T) {
 	srv := scenario(t, "titles")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil || init.AgentCapabilities.SessionCapabilities.Fork == nil {
 		t.Fatalf("session/fork not advertised: %+v %v", init.AgentCapabilities.SessionCapabilities, err)

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // What a mode, a grant and a rule allow, tried from the outside against
@@ -43,7 +44,7 @@ func TestACPPlanModeRefusesMCPTool(t *testing.T) {
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{stdioServer("greeter", bin)})
 	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ steps:
 	writeFile(t, cfg, "fetchContentTool: true\n")
 	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
 	p.client.choose = sdk.PermissionOptionKindRejectOnce
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "accept-edits"}); err != nil {
 		t.Fatal(err)
@@ -153,7 +154,7 @@ func TestACPAlwaysCoversOneUse(t *testing.T) {
 	writeFile(t, filepath.Join(root, "secret.txt"), "TOPSECRET\n")
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	drainAsked(t, p.client)
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	// The harmless uses are answered "Always allow"; from the last one's
 	// question on, the answers are "Reject".
@@ -275,7 +276,7 @@ func TestACPQuestionShowsWholeCommand(t *testing.T) {
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.choose = sdk.PermissionOptionKindRejectOnce
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "go"); err != nil {
 		t.Fatal(err)
@@ -358,7 +359,7 @@ steps:
 		p.client.choose = sdk.PermissionOptionKindRejectOnce // from the second question on
 		p.client.mu.Unlock()
 	}
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "fetch it"); err != nil {
 		t.Fatal(err)

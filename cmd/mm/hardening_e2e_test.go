@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -28,7 +29,7 @@ func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 
 	p := startAgent(t, dir, mmEnv(t, srv))
 	p.client.onAsk = func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) }
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "Say goodbye in hello.txt"); err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 			if fault == "file size limit" {
 				script = `trap '' XFSZ; ulimit -f 64; exec "$0" "$@"` // 64 KiB
 			} else {
-				readOnlyDir(t, dir)
+				testenv.ReadOnlyDir(t, dir)
 			}
 			cmd := exec.Command("bash", "-c", script, mmBinary, "-p", "rewrite f.txt", "--yes")
 			cmd.Dir, cmd.Env = dir, mmEnv(t, srv)
@@ -192,24 +193,6 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readOnlyDir makes dir refuse new entries: by its mode for a normal user;
-// root ignores modes, so there the directory is made immutable with
-// chattr when the file system allows it.
-func readOnlyDir(t *testing.T, dir string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Chmod(dir, 0o755) })
-		return
-	}
-	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-		t.Skipf("running as root and chattr +i is unavailable: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 }
 
 // varied is n bytes of text that never repeats itself, as a real file

@@ -482,26 +482,3 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// needTool returns the path of a real tool the test drives, or skips the
-// test saying how to install it — except under MM_REQUIRE_INTEGRATION=1
-// (scripts/test sets it when CI=true), where a missing tool fails the
-// test: CI must never pass by skipping what it exists to run.
-func needTool(t testing.TB, bin, install string) string {
-	t.Helper()
-	p, err := exec.LookPath(bin)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-		t.Fatalf("%s is not on PATH (%v) and MM_REQUIRE_INTEGRATION=1: install it (%s; scripts/test does)", bin, err, install)
-	}
-	t.Skipf("%s is not on PATH (%v): %s to run this integration test (scripts/test does)", bin, err, install)
-	return ""
-}

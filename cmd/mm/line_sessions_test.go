@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestLineModeResume is C2/E29 in line mode: each run saves its session
@@ -72,7 +74,7 @@ func TestAlwaysAllowPersistsPerWorkspace(t *testing.T) {
 	dir := t.TempDir()
 	state := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 
 	p := startAgent(t, dir, env)
 	p.client.choose = sdk.PermissionOptionKindAllowAlways

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // ttyRun is `mm -p` with a pseudo-terminal as its controlling terminal and
@@ -30,10 +32,7 @@ func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
 	t.Helper()
 	master, slave, err := pty.Open()
 	if err != nil {
-		if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("no pseudo-terminal (%v) and MM_REQUIRE_INTEGRATION=1", err)
-		}
-		t.Skipf("no pseudo-terminal here: %v", err)
+		testenv.Unavailable(t, "no pseudo-terminal here: %v", err)
 	}
 	r := &ttyRun{master: master, grew: make(chan struct{}, 1), done: make(chan struct{})}
 	r.cmd = exec.Command(mmBinary, args...)

@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -41,7 +42,7 @@ func TestLineResumeKeepsMode(t *testing.T) {
 	srv := scenario(t, "resume_plan")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	p := startAgent(t, dir, env)
 	id := p.session(t, ctx, dir)
 	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {

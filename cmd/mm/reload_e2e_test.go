@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPConfigReread: the config is read again at each session/new. A
@@ -20,7 +22,7 @@ func TestACPConfigReread(t *testing.T) {
 	home := t.TempDir() // the user's own config, outside the workspace
 	cfg := filepath.Join(home, "agent.yaml")
 	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurn: 3\n")
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg))
 	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
@@ -99,7 +101,7 @@ func TestACPConfigRereadTrust(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: one\nsystemPrompt: h\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	p := startAgent(t, dir, env)
 	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)

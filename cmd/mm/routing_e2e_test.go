@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // routed is a decision model choosing release-notes with this confidence.
@@ -47,7 +48,7 @@ func TestACPSkillRouting(t *testing.T) {
 			writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 300ms}\n")
 			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-			ctx := testContext(t)
+			ctx := testenv.Context(t)
 			id := p.session(t, ctx, dir)
 			start := time.Now()
 			resp, err := p.prompt(ctx, id, prompt)
@@ -93,7 +94,7 @@ func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
 	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "$run-tests for the parser"); err != nil {
 		t.Fatal(err)

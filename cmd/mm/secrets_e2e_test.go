@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -103,7 +104,7 @@ func TestServerEchoedKeyIsMasked(t *testing.T) {
 		t.Errorf("line mode shows the key:\n%s\n%s", stdout, stderr)
 	}
 	p := startAgent(t, dir, mmEnv(t, echo(), "MM_API_KEY="+key))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	_, err := p.prompt(ctx, id, "hi")
 	updates, _ := p.client.snapshot()

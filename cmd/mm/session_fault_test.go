@@ -15,6 +15,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // sessionIDOf finds the session id in line mode's resume hint.
@@ -121,13 +122,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 // temporary file is left, and the next run continues from the last saved
 // turn.
 func TestDiskFullMidSave(t *testing.T) {
-	prlimit, err := exec.LookPath("prlimit")
-	if err != nil {
-		if os.Getenv("MM_REQUIRE_INTEGRATION") != "" {
-			t.Fatal("prlimit (util-linux) is required")
-		}
-		t.Skip("prlimit (util-linux) is not installed")
-	}
+	prlimit := testenv.NeedTool(t, "prlimit")
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{Content: "Noted: the number is 42."},
 		{Content: "The number was 42. " + strings.Repeat("A long answer that makes the session file grow. ", 200)},

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPStress (issue 21) drives one `mm acp` from eight goroutines for
@@ -26,7 +27,7 @@ func TestACPStress(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	drained := make(chan struct{})
 	defer close(drained)
 	go func() { // the test client counts permission questions on a small channel

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // infos are the session_info_update updates received, in order.
@@ -30,7 +32,7 @@ func TestACPTitles(t *testing.T) {
 	srv := scenario(t, "titles")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testContext(t)
+	ctx := testenv.Context(t)
 	p := startAgent(t, dir, env)
 	id := p.session(t, ctx, dir)
 	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "title") {

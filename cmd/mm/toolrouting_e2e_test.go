@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // needs is a decision model's answer to the tool-routing questions: P(the
@@ -72,7 +73,7 @@ func TestACPToolRouting(t *testing.T) {
 			writeFile(t, filepath.Join(dir, ".mm", "tools-router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: tools-router.yaml, timeout: 300ms}\n")
 			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-			ctx := testContext(t)
+			ctx := testenv.Context(t)
 			id := p.session(t, ctx, dir)
 			start := time.Now()
 			resp, err := p.prompt(ctx, id, "summarise README.md in two lines")

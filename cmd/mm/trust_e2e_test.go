@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // trusted runs `mm trust --yes` in dir with env, as the user who wrote
@@ -153,7 +154,7 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755)
 		p := startAgent(t, dir, mmEnv(t, srv))
 		p.client.choose = sdk.PermissionOptionKindAllowAlways // "always" counts once
-		ctx := testContext(t)
+		ctx := testenv.Context(t)
 		id := p.session(t, ctx, dir)
 		if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "yolo"}); err != nil {
 			t.Fatal(err)
@@ -210,7 +211,7 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 // A repository whose config names a program git cannot be told to skip
 // (a diff textconv driver) makes a git command ask, even under --yes.
 func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
-	git := needTool(t, "git", "apt-get install git")
+	git := testenv.NeedTool(t, "git")
 	dir := t.TempDir()
 	sh := func(args ...string) {
 		t.Helper()
@@ -271,7 +272,7 @@ func TestTrustFromTheEditor(t *testing.T) {
 			env := mmEnv(t, nil)
 			p := startAgent(t, dir, env)
 			p.client.choose = c.choose
-			ctx := testContext(t)
+			ctx := testenv.Context(t)
 			id := p.session(t, ctx, dir)
 			if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "yolo"}); err != nil {
 				t.Fatal(err)

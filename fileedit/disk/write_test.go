@@ -5,11 +5,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // entries lists a directory, to prove no temporary file is left behind.
@@ -103,7 +104,7 @@ func TestWriteAtomicFailureKeepsOriginal(t *testing.T) {
 		if err := os.WriteFile(p, original, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		readOnlyDir(t, dir)
+		testenv.ReadOnlyDir(t, dir)
 		err := WriteAtomic("", p, []byte("changed"), 0o644)
 		if err == nil {
 			t.Fatal("write into a read-only directory succeeded")
@@ -137,27 +138,6 @@ func TestWriteAtomicFailureKeepsOriginal(t *testing.T) {
 			t.Errorf("directory holds %v", names)
 		}
 	})
-}
-
-// readOnlyDir makes dir refuse new entries: by its mode for a normal user;
-// root ignores modes, so there the directory is made immutable with chattr
-// when the file system allows it.
-func readOnlyDir(t *testing.T, dir string) {
-	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("directory modes are not enforced on windows")
-	}
-	if os.Geteuid() != 0 {
-		if err := os.Chmod(dir, 0o555); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Chmod(dir, 0o755) })
-		return
-	}
-	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
-		t.Skipf("running as root and chattr +i is unavailable: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 }
 
 // TestWriteAtomicLateFailureCleansUp fails the steps that come after the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/fileedit/disk"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
@@ -69,7 +70,7 @@ func (e *env) Reads() *tools.ReadTracker { return e.reads }
 // end of the test.
 func setup(t *testing.T) (tools.Tool, *env, *lspbridge.Manager) {
 	t.Helper()
-	needTool(t, "gopls", "go install golang.org/x/tools/gopls@v0.23.0")
+	testenv.NeedTool(t, "gopls")
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -273,21 +274,4 @@ func findTool(ts []tools.Tool, name string) tools.Tool {
 		}
 	}
 	return nil
-}
-
-// needTool returns the path of a real tool the test drives, or skips the
-// test saying how to install it — except under MM_REQUIRE_INTEGRATION=1
-// (scripts/test sets it when CI=true), where a missing tool fails the
-// test: CI must never pass by skipping what it exists to run.
-func needTool(t testing.TB, bin, install string) string {
-	t.Helper()
-	p, err := exec.LookPath(bin)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("MM_REQUIRE_INTEGRATION") == "1" {
-		t.Fatalf("%s is not on PATH (%v) and MM_REQUIRE_INTEGRATION=1: install it (%s; scripts/test does)", bin, err, install)
-	}
-	t.Skipf("%s is not on PATH (%v): %s to run this integration test (scripts/test does)", bin, err, install)
-	return ""
 }
