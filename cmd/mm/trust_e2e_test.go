@@ -338,7 +338,7 @@ func TestTrustFromTheEditorAsAForm(t *testing.T) {
 			env := mmEnv(t, nil)
 			p := startAgent(t, dir, env)
 			p.client.elicit = c.answer
-			ctx := testContext(t)
+			ctx := testenv.Context(t)
 			caps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}
 			id := p.sessionWith(t, ctx, dir, caps, nil)
 			if _, err := p.prompt(ctx, id, "/trust"); err != nil {
