@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/agents"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/compact"
@@ -58,8 +59,9 @@ type app struct {
 
 	// agents are the config's other agents (E36); parent is the app that
 	// asks, in an asked agent's own app.
-	agents []*askedAgent
-	parent *app
+	agents    agents.Set
+	agentApps []*app // the asked agents' own apps, closed with this one
+	parent    *app
 
 	// trust is the workspace config's trust state (mm doctor, /trust).
 	trust *config.Trust
@@ -90,7 +92,7 @@ func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
 			log.Warn("sandbox off: cannot find mm's own executable", "err", err)
 		}
 	}
-	a.agents = newAskedAgents(a)
+	a.agents, a.agentApps = newAskedAgents(a)
 	return a
 }
 
@@ -168,7 +170,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 	if config.On(a.cfg.FetchContentTool, false) { // T11: the network, off by default
 		ts = append(ts, fetch.New(fetch.Options{MaxOutput: a.maxOutput()}))
 	}
-	ts = append(ts, a.askTools()...)
+	ts = append(ts, a.agents.Tools()...)
 	return tools.NewRegistry(append(ts, extra...)...)
 }
 
@@ -246,7 +248,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 
 		AdaptiveTemperature: a.cfg.AdaptiveTemp,
 		Explain:             explain,
-		Rewrite:             withMentions(env, a.withTrust(env, a.withAsk(env, a.rewriter(cwd)))),
+		Rewrite:             withMentions(env, a.withTrust(env, a.agents.Rewriter(env, a.rewriter(cwd)))),
 		ToolRouter:          toolRouting(a.cfg, reg),
 		Hooks:               a.hooksFor(cwd),
 		Logger:              a.log,

@@ -47,6 +47,8 @@ func TestImportRules(t *testing.T) {
 			"the config is read by cmd/mm and knows no front end, engine or tool (but for the model connector's names and the one file reader)", []string{mod + "/engine/llm", mod + "/fileedit/disk"}},
 		{mod + "/cmd/mm/internal/line", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
 			"the line front end only renders engine events, like acp: no config, no tool implementation but the disk workspace", []string{mod + "/tools/workspace"}},
+		{mod + "/cmd/mm/internal/agents", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
+			"asked agents get their sessions from the composition root: no config, no front end, no tool implementation but their ask tool", []string{mod + "/tools/ask"}},
 	}
 	// Test code lives beside the product, as net/http/httptest does, but
 	// never ships in it: only _test.go files (which go list's Deps do not

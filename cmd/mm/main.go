@@ -359,7 +359,7 @@ func (a *app) lineHost() line.Host {
 		Notice:  func(show func(string)) { a.notice = show },
 		Answer:  a.answer,
 		Store:   a.store,
-		AskHelp: a.askHelp(),
+		AskHelp: a.agents.Help(),
 		Version: mmVersion(),
 	}
 	if dir, err := stateDir(); err == nil {
