@@ -347,6 +347,9 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 	// resumable: the check may go on in the background (the server is
 	// alive, only slow).
 	resumable := true
+	// starting: the server has not finished its handshake yet (its
+	// reason says so).
+	starting := false
 	finish := func(complete bool, why string) string {
 		r.notices = s.takeNotices()
 		r.complete, r.why = complete, why
@@ -356,8 +359,16 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		if complete && r.othersWhy == "" {
 			s.recordWait(time.Since(start))
 		}
-		if !complete && resumable && s.indexing() {
-			r.why = s.name() + " is still indexing the workspace"
+		// A server busy with work of its own, or whose first analysis
+		// (this first check waited for it) is not over, says so: its
+		// silence is no answer about the edit.
+		if resumable && !starting && (s.indexing() || g.cold) {
+			busy := s.name() + " is still indexing the workspace"
+			if !complete {
+				r.why = busy
+			} else if r.othersWhy != "" {
+				r.othersWhy = busy
+			}
 		}
 		text := r.render()
 		if late != nil && resumable && (!complete || r.othersWhy != "") {
@@ -374,6 +385,7 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		if _, err := s.ready(ctx); err != nil {
 			why = shortErr(err)
 			resumable = errors.Is(err, ErrNotReady)
+			starting = resumable
 		}
 	} else {
 		why = cmp.Or(g.why, "another edit was being checked")

@@ -272,6 +272,15 @@ func (c *check) resume(ctx context.Context) (string, bool, map[string][]byte) {
 	if _, err := s.ready(ctx); err != nil {
 		return "", false, nil
 	}
+	if !g.baseOK || g.basePulled != nil && !g.othersOK {
+		// What was there before the edit is not known (the server was
+		// starting, or busy with its first analysis): it is asked now,
+		// or every problem the edit's files and their importers have
+		// would be new — or, for an importer, left out.
+		if !c.rebase(ctx) {
+			return "", false, nil
+		}
+	}
 	ps := slices.Clip(c.ps)
 	if c.unsent && g.basePulled == nil {
 		// The server was starting when the edit was synced: it got the
@@ -363,4 +372,84 @@ func (r report) listed() map[string]bool {
 // shownKey identifies a problem as the model read it.
 func (d Diagnostic) shownKey() string {
 	return fmt.Sprintf("%s:%d:%d:%s", d.Path, d.Line, d.Column, d.Message)
+}
+
+// rebase takes again, late, the baseline the edit's check could not take
+// in time: the server is given the edited files' text from before the
+// edit, and the importers' (opened now when they were not), and answers
+// for that state; then the edit's text again, whose answer resume waits
+// for. It holds the server's op slot, so no other check reads the server
+// while it holds the old text. It reports false when ctx ended first.
+func (c *check) rebase(ctx context.Context) bool {
+	g, s := c.g, c.g.srv
+	if !s.acquire(ctx) {
+		return false
+	}
+	defer s.release()
+	if g.cold && len(s.cfg.ProgressTitles) > 0 && !s.waitIdle(ctx) {
+		return false
+	}
+	var existed []string
+	var pends []*pending
+	for _, f := range g.files {
+		if !f.existed || f.unknown {
+			continue
+		}
+		p, err := s.syncDoc(ctx, f.path, f.old)
+		if err != nil {
+			return false
+		}
+		pends = append(pends, p)
+		existed = append(existed, f.path)
+	}
+	if !s.cfg.Workspace {
+		if g.scanned {
+			for _, p := range g.scan.files {
+				if text, open := s.docText(p); open {
+					if pend, err := s.recheckDoc(ctx, p, text); err == nil {
+						pends = append(pends, pend)
+					}
+				}
+			}
+		} else {
+			pends = append(pends, g.openImporters(ctx)...)
+		}
+		if s.pulls() == pullYes {
+			pends = nil
+		}
+	}
+	if !s.waitFor(ctx, pends) {
+		return false
+	}
+	g.base, g.baseOK = s.snapshotDiags(), true
+	if g.scanned {
+		if g.basePulled, g.othersOK = g.pull(ctx, existed); !g.othersOK {
+			return false
+		}
+	}
+	c.ps, c.synced, c.unsent = nil, nil, false
+	for _, ch := range c.changes {
+		if g.file(ch.Path).unknown {
+			continue
+		}
+		p, err := s.syncDoc(ctx, ch.Path, ch.Content)
+		if err != nil {
+			return false
+		}
+		c.ps = append(c.ps, p)
+		c.synced = append(c.synced, ch.Path)
+	}
+	c.others = g.recheckImporters(ctx)
+	if g.basePulled != nil {
+		c.ps = nil
+	}
+	r := &c.r
+	r.baseOK = true
+	if g.scanned {
+		r.openOnly, r.others, r.found, r.unscanned = true, len(g.scan.files), g.scan.found, g.scan.truncated
+		for _, p := range g.scan.files {
+			c.edited[p] = identityMap()
+		}
+	}
+	return true
 }

@@ -18,22 +18,22 @@ import (
 // per core spinning, with GOMAXPROCS raised so that they take the cores
 // from the language server as four processes beside it would on a
 // two-core machine. They stop, and GOMAXPROCS comes back, when the test
-// ends.
-func burnCPU(t testing.TB) {
+// ends or the returned func is called.
+func burnCPU(t testing.TB) (stop func()) {
 	t.Helper()
 	n := 2 * runtime.NumCPU()
 	if v, err := strconv.Atoi(os.Getenv("MM_LATE_BURNERS")); err == nil && v >= 0 {
 		n = v
 	}
 	old := runtime.GOMAXPROCS(n + runtime.NumCPU())
-	stop := make(chan struct{})
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			x := 0
 			for {
 				select {
-				case <-stop:
+				case <-quit:
 					_ = x
 					return
 				default:
@@ -44,11 +44,13 @@ func burnCPU(t testing.TB) {
 			}
 		})
 	}
-	t.Cleanup(func() {
-		close(stop)
+	stop = sync.OnceFunc(func() {
+		close(quit)
 		wg.Wait()
 		runtime.GOMAXPROCS(old)
 	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // lateRuns is how many fresh sessions the under-load tests play: 1 in the
@@ -347,5 +349,59 @@ func TestCheckWait(t *testing.T) {
 	}
 	if n := len(s.waits); n != waitSamples {
 		t.Errorf("%d samples kept, want %d", n, waitSamples)
+	}
+}
+
+// TestColdStartSaysIndexing: a server whose first analysis of the
+// workspace is not over when the first check's bound ends — the machine
+// kept busy by the test, the bound short so the test is too — says so
+// instead of "no problems", and what the edit broke still reaches the
+// model before the turn ends, once: the check goes on, and takes the
+// baseline it could not take in time.
+func TestColdStartSaysIndexing(t *testing.T) {
+	cases := []struct {
+		name, bin, fixture, file, good, bad, want string
+	}{
+		{name: "pyright", bin: "pyright-langserver", fixture: "py/greet", file: "greet.py", good: "def greet(name: str) -> str:", bad: "def greet(name: str, times: int) -> str:", want: `app.py:3:16: Argument missing for parameter "times"`},
+		{name: "gopls", bin: "gopls", fixture: "go/crosspkg", file: "a/a.go", good: "func Scale(n int) int {", bad: "func Scale(n, m int) int {", want: "b/b.go:8:18: not enough arguments in call to a.Scale"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			need(t, c.bin)
+			dir := fixture(t, c.fixture)
+			m := newTestManagerWith(t, dir, func(cfg *Config) {
+				cfg.Wait, cfg.MaxWait = 500*time.Millisecond, 500*time.Millisecond
+			})
+			quiet := burnCPU(t)
+			// The handshake is over before the edit: what the bound
+			// cuts short is the first analysis, not the start.
+			path := filepath.Join(dir, c.file)
+			s := m.serverFor(canonical(path), true)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if _, err := s.ready(ctx); err != nil {
+				t.Fatal(err)
+			}
+			lt := NewLate()
+			snap := m.Before(ctx, path)
+			snap.DeliverLate(lt)
+			snap.Wait(ctx)
+			result := m.After(ctx, snap, replaceIn(t, path, c.good, c.bad))
+			// The load ends with the edit's result (the other jobs of
+			// the machine are done): a cold pyright on two loaded cores
+			// needs minutes for its first analysis, more than a turn
+			// waits at its end.
+			quiet()
+			next := lt.Take(ctx)
+			end := lt.Checkpoint(ctx, time.Minute) // as the engine does
+			t.Logf("result:\n%s\nnext: %q\nend: %q", result, next, end)
+			if strings.Contains(result, c.want) {
+				t.Fatalf("the server answered within the bound: the test proves nothing:\n%s", result)
+			}
+			wantAll(t, result, []string{c.name + " is still indexing the workspace"}, []string{"no problems", "no new errors"})
+			if n := strings.Count(next+end, c.want); n != 1 {
+				t.Errorf("the caller's error reached the model %d times after the result, want once", n)
+			}
+		})
 	}
 }
