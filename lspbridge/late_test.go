@@ -367,7 +367,7 @@ func TestColdStartSaysIndexing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			need(t, c.bin)
+			testenv.NeedTool(t, c.bin)
 			dir := fixture(t, c.fixture)
 			m := newTestManagerWith(t, dir, func(cfg *Config) {
 				cfg.Wait, cfg.MaxWait = 500*time.Millisecond, 500*time.Millisecond
