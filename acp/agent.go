@@ -60,6 +60,9 @@ type Options struct {
 	// Store holds the saved sessions (session/list, load, resume); nil
 	// keeps none and those methods are not advertised.
 	Store *store.Store
+	// Providers lets the editor choose the model server (providers/*,
+	// unstable); nil leaves those methods unadvertised.
+	Providers *Providers
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -142,6 +145,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
 		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
 		caps.SessionCapabilities.Fork = &sdk.SessionForkCapabilities{}
+	}
+	if a.opts.Providers != nil {
+		caps.Providers = &sdk.ProvidersCapabilities{}
 	}
 	return sdk.InitializeResponse{
 		ProtocolVersion:   v,

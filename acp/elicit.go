@@ -101,12 +101,6 @@ type ownAnswer struct {
 // A request left unanswered is cancelled ($/cancel_request), so the
 // editor can close its form.
 func (a *Agent) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	a.mu.Lock()
-	out := a.out
-	a.mu.Unlock()
-	if out == nil {
-		return nil, errors.New("no editor is connected")
-	}
 	o := &a.own
 	o.mu.Lock()
 	o.next++
@@ -122,12 +116,8 @@ func (a *Agent) request(ctx context.Context, method string, params any) (json.Ra
 		delete(o.waiting, id)
 		o.mu.Unlock()
 	}()
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := out.Write(append(b, '\n')); err != nil {
-		return nil, fmt.Errorf("write %s: %w", method, err)
+	if err := a.send(map[string]any{"id": id, "method": method, "params": params}); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	select {
 	case ans := <-ch:
@@ -139,9 +129,7 @@ func (a *Agent) request(ctx context.Context, method string, params any) (json.Ra
 		}
 		return ans.Result, nil
 	case <-ctx.Done():
-		if b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "$/cancel_request", "params": map[string]any{"requestId": id}}); err == nil {
-			out.Write(append(b, '\n'))
-		}
+		a.send(map[string]any{"method": "$/cancel_request", "params": map[string]any{"requestId": id}})
 		return nil, ctx.Err()
 	case <-a.eof:
 		return nil, errors.New("the editor closed the connection before answering")

@@ -56,6 +56,9 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 			reqs.add(id)
 			opens.expect(id, msg)
 		}
+		if a.providerCall(id, msg) {
+			return nil // answered by mm itself (providers.go)
+		}
 		return a.arrive(msg)
 	}
 	pr, pw := io.Pipe()

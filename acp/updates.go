@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -57,27 +59,36 @@ func (a *Agent) sessionCaps() sessionCaps {
 	return a.caps
 }
 
-// raw sends a session/update the SDK cannot express. The caller's
-// goroutine writes it as it writes the SDK's updates, so it keeps its
-// place among them.
-func (s *session) raw(update map[string]any) {
-	a := s.agent
+// send writes one JSON-RPC message mm makes itself — an update, a
+// request or an answer the SDK has no types for — through the writer the
+// SDK writes with, as one whole line. This is the one place such lines
+// are written.
+func (a *Agent) send(msg map[string]any) error {
 	a.mu.Lock()
 	out := a.out
 	a.mu.Unlock()
 	if out == nil {
-		return
+		return errors.New("no editor is connected")
 	}
-	b, err := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "method": sdk.ClientMethodSessionUpdate,
-		"params": map[string]any{"sessionId": s.id, "update": update},
-	})
+	msg["jsonrpc"] = "2.0"
+	b, err := json.Marshal(msg)
 	if err != nil {
-		a.log.Error("session update not encoded", "err", err)
-		return
+		return fmt.Errorf("encode a message: %w", err)
 	}
 	if _, err := out.Write(append(b, '\n')); err != nil {
-		a.log.Debug("session update not delivered", "session", s.id, "err", err)
+		return fmt.Errorf("write a message: %w", err)
+	}
+	return nil
+}
+
+// raw sends a session/update the SDK cannot express. The caller's
+// goroutine writes it as it writes the SDK's updates, so it keeps its
+// place among them.
+func (s *session) raw(update map[string]any) {
+	err := s.agent.send(map[string]any{"method": sdk.ClientMethodSessionUpdate,
+		"params": map[string]any{"sessionId": s.id, "update": update}})
+	if err != nil {
+		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
 	}
 }
 

@@ -322,7 +322,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
 	if mode == "acp" {
-		c := &configs{read: readConfig, log: log, store: openStore(log), warned: warning}
+		c := &configs{read: readConfig, cwd: cwd, log: log, store: openStore(log), warned: warning}
 		if cfgErr != nil {
 			c.bad = configLine(cfgErr)
 			if f.logFile != "" { // else stderr has it already

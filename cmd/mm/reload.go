@@ -25,6 +25,7 @@ import (
 // line. Sessions already open keep the app they were built with.
 type configs struct {
 	read  func() (*config.Config, *config.Trust, error) // config.LoadFor
+	cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
 	log   *slog.Logger
 	store *store.Store // shared by every reading
 
@@ -45,6 +46,9 @@ type configs struct {
 // with: the same builder while the config reads the same.
 func (c *configs) builder() (*acp.Builder, error) {
 	cfg, trust, err := c.read()
+	if err == nil {
+		cfg = c.chosen(cfg)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -114,10 +118,48 @@ func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) 
 	defer c.close()
 	defer stop()
 	c.ctx = ctx
-	c.agent = acp.New(acp.Options{Name: "mm", Version: mmVersion(), Logger: c.log, Store: c.store, Builder: c.builder})
+	c.agent = acp.New(acp.Options{Name: "mm", Version: mmVersion(), Logger: c.log, Store: c.store, Builder: c.builder,
+		Providers: &acp.Providers{Workspace: c.cwd, Configured: c.configured}})
 	if err := acp.Serve(ctx, c.agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		c.log.Error("acp stopped", "err", err)
 		return exitFailed
 	}
 	return exitOK
+}
+
+// chosen is cfg with the model server the user chose in the editor
+// (providers/set, remembered in the state directory for the workspace):
+// the user's own act, so it overrides the config, trusted or not. The
+// config's key and model are kept only for the configured server itself:
+// a key is never sent to a server it was not given for.
+func (c *configs) chosen(cfg *config.Config) *config.Config {
+	if c.store == nil {
+		return cfg
+	}
+	ch := c.store.Providers(c.cwd)
+	e, ok := ch.Set[ch.Active]
+	if !ok || ch.Active == "" {
+		return cfg
+	}
+	out := *cfg
+	if strings.TrimRight(cfg.BaseURL, "/") != e.BaseURL {
+		out.Provider, out.APIKey, out.Model, out.ContextWindow = "", "", "", 0
+	}
+	out.BaseURL = e.BaseURL
+	return &out
+}
+
+// configured is the config's model server as providers/list shows it,
+// before the editor's choice; a base URL the untrusted workspace config
+// names is reported, not used.
+func (c *configs) configured() (acp.Configured, error) {
+	cfg, trust, err := c.read()
+	if err != nil {
+		return acp.Configured{}, errors.New(configLine(err))
+	}
+	out := acp.Configured{Kind: cfg.Provider, BaseURL: cfg.BaseURL}
+	if trust != nil && trust.Workspace && !trust.Trusted && trust.Full != nil && trust.Full.BaseURL != cfg.BaseURL {
+		out.Untrusted = trust.Full.BaseURL
+	}
+	return out, nil
 }

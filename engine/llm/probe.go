@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
 )
 
 // ContextWindow asks the server how many tokens model's context holds
@@ -253,4 +256,67 @@ func answers(ctx context.Context, hc *http.Client, u string) bool {
 	drain(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusServiceUnavailable
+}
+
+// KnownEndpoints are the usual local servers offered to the user to choose
+// from (ACP providers/list): LocalEndpoints, and vLLM on its port 8000,
+// which mm does not try on its own at start — 8000 is also where
+// development web servers listen — but lists when it serves an OpenAI
+// model list.
+func KnownEndpoints() []Endpoint {
+	return append(LocalEndpoints(), Endpoint{ProviderVLLM, "http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/models"})
+}
+
+// Reach is what a survey found at one endpoint.
+type Reach struct {
+	Endpoint
+	// Answers: GET {BaseURL}/models returned an OpenAI model list (a
+	// "data" array), which every server mm speaks to serves.
+	Answers bool
+	// Models are the ids of the served models.
+	Models []string
+}
+
+// SurveyTimeout bounds a whole survey: the endpoints are local, so a
+// server that takes longer is not one to choose now.
+const SurveyTimeout = time.Second
+
+// Survey asks every endpoint for its model list, all at once within
+// SurveyTimeout, and joins every request before it returns; the result
+// is in eps's order. hc may be nil. Nothing is cached: the user asks
+// because a server was started or stopped.
+func Survey(ctx context.Context, hc *http.Client, eps []Endpoint) []Reach {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, SurveyTimeout)
+	defer cancel()
+	out := make([]Reach, len(eps))
+	var wg conc.WaitGroup
+	for i, ep := range eps {
+		out[i].Endpoint = ep
+		wg.Go(func() {
+			// A strange answer that panics a decoder is a server that
+			// does not answer, not a crash of the agent.
+			_ = panics.Try(func() {
+				c := New(Options{BaseURL: ep.BaseURL, HTTPClient: hc, RetryDelays: []time.Duration{}})
+				var list struct {
+					Data *[]struct {
+						ID string `json:"id"`
+					} `json:"data"`
+				}
+				if c.getJSON(ctx, c.base+"/models", &list) != nil || list.Data == nil {
+					return
+				}
+				out[i].Answers = true
+				for _, m := range *list.Data {
+					if m.ID != "" {
+						out[i].Models = append(out[i].Models, m.ID)
+					}
+				}
+			})
+		})
+	}
+	wg.Wait()
+	return out
 }

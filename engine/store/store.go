@@ -28,7 +28,7 @@ type Store struct {
 	dir string
 	log *slog.Logger
 
-	grantsMu sync.Mutex // see Remember
+	grantsMu sync.Mutex // the per-workspace files' read-modify-writes (Remember, UpdateProviders)
 
 	mu   sync.Mutex
 	sess map[string]*sessState // by session id, for Save's order
