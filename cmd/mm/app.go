@@ -86,10 +86,12 @@ func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
 	})
 	a.model = &profiled{conn: a.conn, named: cfg.Profile, log: log}
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() > 0 {
-		if exe, err := os.Executable(); err == nil {
-			a.sandbox = &bash.Sandbox{Exe: exe}
-		} else {
-			log.Warn("sandbox off: cannot find mm's own executable", "err", err)
+		exe, err := os.Executable()
+		if err == nil {
+			a.sandbox, err = bash.NewSandbox(exe)
+		}
+		if err != nil {
+			log.Warn("sandbox off", "err", err)
 		}
 	}
 	a.agents, a.agentApps = newAskedAgents(a)

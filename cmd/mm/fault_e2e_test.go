@@ -175,13 +175,14 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" link.txt && echo linked`}}}},
-		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "link.txt", "content": "pwned\n"}}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" src/link.txt && echo linked`}}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "src/link.txt", "content": "pwned\n"}}}},
 		{Content: "Done."},
 	}})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
+	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
 	env := mmEnv(t, srv)
 	home := ""
 	for _, kv := range env {

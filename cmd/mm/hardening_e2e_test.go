@@ -219,13 +219,14 @@ func TestLineSandboxLandlock(t *testing.T) {
 	t.Cleanup(func() { os.Remove(outside) })
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{
-			"command": "echo x > " + outside + "; echo in > inside.txt; t=$(mktemp) && echo tmp > $t && echo temp-ok",
+			"command": "echo x > " + outside + "; echo in > src/inside.txt; t=$(mktemp) && echo tmp > $t && echo temp-ok",
 		}}}},
 		{Content: "Done."},
 	}})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
+	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
 	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -233,8 +234,8 @@ func TestLineSandboxLandlock(t *testing.T) {
 	if _, err := os.Stat(outside); err == nil {
 		t.Errorf("the sandboxed command wrote %s", outside)
 	}
-	if got := readFile(t, filepath.Join(dir, "inside.txt")); got != "in\n" {
-		t.Errorf("inside.txt = %q", got)
+	if got := readFile(t, filepath.Join(dir, "src", "inside.txt")); got != "in\n" {
+		t.Errorf("src/inside.txt = %q", got)
 	}
 	msgs := srv.Requests()[1].Messages
 	out := msgs[len(msgs)-1].Content

@@ -309,6 +309,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		a.lspCold = true
 		defer a.conn.Close()
 		defer a.closeAgents()
+		defer a.sandbox.Close()
 		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if mode == "eval" {
@@ -316,6 +317,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		a.lspCold = true
 		defer a.conn.Close()
 		defer a.closeAgents()
+		defer a.sandbox.Close()
 		return runEval(ctx, a, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
@@ -337,6 +339,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	defer a.closeLSP()
 	defer a.conn.Close()
 	defer a.closeAgents()
+	defer a.sandbox.Close()
 
 	if mode == "line" {
 		o := line.Options{Prompt: f.prompt, JSON: f.json, Yes: f.yes, Resume: f.resume, Continue: f.cont, Fork: f.fork}

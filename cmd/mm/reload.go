@@ -81,7 +81,7 @@ func (c *configs) builder() (*acp.Builder, error) {
 }
 
 // close ends what every app started (language servers, connections,
-// asked agents, skill watchers); the agent has stopped.
+// asked agents, skill watchers, the sandbox's temp dir); the agent has stopped.
 func (c *configs) close() {
 	c.mu.Lock()
 	apps := c.apps
@@ -89,6 +89,7 @@ func (c *configs) close() {
 	c.mu.Unlock()
 	for _, a := range apps {
 		a.closeAgents()
+		a.sandbox.Close()
 		a.conn.Close()
 		a.closeLSP()
 		a.waitSkillWatches()

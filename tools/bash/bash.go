@@ -42,8 +42,9 @@ type Options struct {
 	// Env filters Environ; its zero value drops the usual secrets.
 	Env EnvPolicy
 	// Sandbox, when set, runs every command confined by Landlock to
-	// writing inside its working directory and the temp dir (and never
-	// in the editor's terminal, which mm cannot confine).
+	// writing inside its working directory — not its files that run
+	// later, nor new files at its top (workspaceGrants) — and its own temp
+	// dir, and never in the editor's terminal, which mm cannot confine.
 	Sandbox *Sandbox
 }
 
@@ -51,6 +52,29 @@ type Options struct {
 // hidden `__sandbox` mode is SandboxMain.
 type Sandbox struct {
 	Exe string
+	// TempDir is the one temp directory confined commands may write (their
+	// $TMPDIR), private to this mm: granting the shared /tmp would let a
+	// command write what other programs keep there — a workspace under
+	// /tmp included, its files that run later too. "" grants none.
+	TempDir string
+}
+
+// NewSandbox returns the sandbox of mm's executable exe, with a private
+// temp directory; Close removes it.
+func NewSandbox(exe string) (*Sandbox, error) {
+	dir, err := os.MkdirTemp("", "mm-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("create the sandbox's temp dir: %w", err)
+	}
+	return &Sandbox{Exe: exe, TempDir: dir}, nil
+}
+
+// Close removes the temp directory and what commands left in it.
+func (s *Sandbox) Close() error {
+	if s == nil || s.TempDir == "" {
+		return nil
+	}
+	return os.RemoveAll(s.TempDir)
 }
 
 // Params are the arguments of a call. They stay minimal: every field is
@@ -196,20 +220,19 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	defer cancel()
 	argv := []string{"bash", "-o", "pipefail", "-c", line}
 	if sb := r.opts.Sandbox; sb != nil {
-		argv = append([]string{sb.Exe, "__sandbox", "--write", dir, "--write", os.TempDir(), "--"}, argv...)
+		argv = append([]string{sb.Exe, "__sandbox", "--workspace", dir, "--write", sb.TempDir, "--"}, argv...)
 	}
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
 	cmd.Env = append(append([]string(nil), r.environ...), extra...)
+	if sb := r.opts.Sandbox; sb != nil && sb.TempDir != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+sb.TempDir) // the last one counts
+	}
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
 
-	var later laterSnapshot
-	if r.opts.Sandbox != nil {
-		later = snapshotLater(dir)
-	}
 	began := time.Now()
 	err = cmd.Start()
 	pw.Close() // the command holds its own copy
@@ -221,10 +244,6 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	}
 	waitErr := cmd.Wait() // returns once the shell exits, or once Cancel killed its group
 	elapsed := time.Since(began)
-	var putBackText string
-	if later != nil {
-		putBackText = putBackNote(putBack(dir, later))
-	}
 	if ctx.Err() != nil {
 		return tools.Result{}, ctx.Err()
 	}
@@ -242,18 +261,22 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		text = "(no output)"
 	}
 	text = strings.TrimRight(text, "\n") + "\n"
+	var refused string
+	if r.opts.Sandbox != nil {
+		refused = refusedNote(text)
+	}
 	if o.unread > 0 {
 		// Also at the end, where a later cut of the middle keeps it.
 		text += fmt.Sprintf("[the command printed %s; mm kept only its first and last %s]\n", humanBytes(o.total), humanBytes(endBytes))
 	}
 	if timedOut {
-		return tools.Result{Text: text + putBackText + timeoutAdvice(timeout), IsError: true}, nil
+		return tools.Result{Text: text + refused + timeoutAdvice(timeout), IsError: true}, nil
 	}
 	code := exitCode(cmd.ProcessState)
 	// pipefail makes `cmd | head` end with 141 when head stops reading
 	// early and cmd dies of SIGPIPE: the output is what was asked for.
 	sigpipe := code == 141 && strings.Contains(line, "|")
-	return tools.Result{Text: text + putBackText + status(code, elapsed, sigpipe), IsError: code != 0 && !sigpipe}, nil
+	return tools.Result{Text: text + refused + status(code, elapsed, sigpipe), IsError: code != 0 && !sigpipe}, nil
 }
 
 // quietEnv makes programs print plain text and never wait for a human:

@@ -1,110 +1,64 @@
 package bash
 
 import (
-	"bytes"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/mm-agent/mm/tools"
 )
 
-// Landlock confines a command to the workspace, but grants it as a whole:
-// it cannot carve .git/hooks or .envrc out of the tree, and git needs
-// .git. So a sandboxed command's writes to the workspace's files that run
-// later (tools.RunsLater) are put back after it ends — changed files
-// restored, new ones removed — and the model is told to ask for them with
-// write_file, which asks the user. Only the places such files live are
-// looked at (the root's entries, .git's config and hooks, .mm, the editor
-// directories), never the whole tree.
+// Landlock only grants: a rule on a directory covers everything below
+// it, and nothing can be carved out again. Granting the workspace as a
+// whole would let a confined command write .git/config, .git/hooks,
+// .mm/agent.yaml or .envrc — files that make a program run code later
+// (tools.RunsLater), which the user is asked about every time. So the
+// workspace is granted entry by entry: every top-level directory and file
+// except those that run later, and inside .github every entry but
+// workflows. The root directory itself gets no write right: a command
+// cannot create, remove or rename a file directly in it (that right would
+// reach .git below it), so no new file that runs later can appear there
+// either. What stays writable inside a granted directory — a submodule's
+// .git, a subdirectory's .vscode — Landlock cannot take out; write_file
+// still asks for those.
 
-// laterFile is one file that runs later, as it was.
-type laterFile struct {
-	data []byte
-	mode fs.FileMode
-}
+// mixedDirs are top-level directories that hold files that run later
+// below a level of ordinary ones: they are granted entry by entry too.
+var mixedDirs = map[string]bool{".github": true}
 
-// laterSnapshot maps the absolute paths of a workspace's files that run
-// later to their contents.
-type laterSnapshot map[string]laterFile
-
-// laterDirs are the directories whose files are watched, recursively.
-var laterDirs = []string{".mm", ".vscode", ".idea", ".zed", ".helix", ".devcontainer", ".husky", ".cargo", ".github/workflows",
-	".git/hooks", ".git/info"}
-
-// maxLaterFiles bounds a snapshot: a workspace with more such files than
-// this is not watched beyond it.
-const maxLaterFiles = 2000
-
-func snapshotLater(root string) laterSnapshot {
-	s := laterSnapshot{}
-	add := func(p string) {
-		if len(s) >= maxLaterFiles {
+// workspaceGrants are the directories and files under root a confined
+// command may write. Links are left out: Landlock would grant what they
+// point to, which may be outside the workspace.
+func workspaceGrants(root string) (dirs, files []string) {
+	var walk func(rel string)
+	walk = func(rel string) {
+		entries, err := os.ReadDir(filepath.Join(root, rel))
+		if err != nil {
 			return
 		}
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-			return
-		}
-		if b, err := os.ReadFile(p); err == nil {
-			s[p] = laterFile{data: b, mode: fi.Mode().Perm()}
-		}
-	}
-	entries, _ := os.ReadDir(root)
-	for _, e := range entries {
-		if !e.IsDir() && tools.RunsLater(e.Name()) != "" {
-			add(filepath.Join(root, e.Name()))
-		}
-	}
-	for _, f := range []string{".git/config", ".git/config.worktree"} {
-		add(filepath.Join(root, f))
-	}
-	for _, d := range laterDirs {
-		filepath.WalkDir(filepath.Join(root, d), func(p string, e fs.DirEntry, err error) error {
-			if err == nil && !e.IsDir() {
-				add(p)
+		for _, e := range entries {
+			name := filepath.Join(rel, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir() && (tools.RunsLater(name) != "" || tools.RunsLater(filepath.Join(name, "f")) != ""):
+			case t.IsDir() && rel == "" && mixedDirs[strings.ToLower(e.Name())]:
+				walk(name)
+			case t.IsDir():
+				dirs = append(dirs, filepath.Join(root, name))
+			case t.IsRegular() && tools.RunsLater(name) == "":
+				files = append(files, filepath.Join(root, name))
 			}
-			return nil
-		})
+		}
 	}
-	return s
+	walk("")
+	return dirs, files
 }
 
-// putBack restores before over what the command left, and names, relative
-// to root, the files it had written.
-func putBack(root string, before laterSnapshot) []string {
-	after := snapshotLater(root)
-	var changed []string
-	for p, was := range before {
-		now, ok := after[p]
-		if ok && bytes.Equal(now.data, was.data) && now.mode == was.mode {
-			continue
-		}
-		os.WriteFile(p, was.data, was.mode)
-		os.Chmod(p, was.mode)
-		changed = append(changed, p)
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			os.Remove(p)
-			changed = append(changed, p)
-		}
-	}
-	sort.Strings(changed)
-	for i, p := range changed {
-		if rel, err := filepath.Rel(root, p); err == nil {
-			changed[i] = filepath.ToSlash(rel)
-		}
-	}
-	return changed
-}
-
-// putBackNote tells the model what the sandbox put back.
-func putBackNote(files []string) string {
-	if len(files) == 0 {
+// refusedNote tells the model why a confined command was refused a
+// write in the workspace, when it may have been (it printed "Permission
+// denied" or "Operation not permitted").
+func refusedNote(out string) string {
+	if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "peration not permitted") {
 		return ""
 	}
-	return "[mm: the sandbox put back " + strings.Join(files, ", ") + " — files that make a program run code later may not be written by a command; write one with write_file, which asks the user]\n"
+	return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root, nor write files that run later (.git, .mm, .vscode, .envrc…), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
 }

@@ -22,26 +22,34 @@ func LandlockABI() int {
 	return v
 }
 
-// SandboxMain is `mm __sandbox --write DIR… -- PROGRAM ARGS…`: it confines
-// itself with Landlock — everything readable and runnable, writable only
-// under the DIRs and a few /dev files — then becomes PROGRAM. The
-// confinement is inherited by every child and cannot be lifted, so
-// nothing the command starts can write elsewhere, whoever allowed it.
+// SandboxMain is `mm __sandbox [--workspace DIR] [--write DIR]… --
+// PROGRAM ARGS…`: it confines itself with Landlock — everything readable
+// and runnable, writable only in the workspace's entries that do not run
+// later (workspaceGrants), under the --write DIRs, and a few /dev files —
+// then becomes PROGRAM. The confinement is inherited by every child and
+// cannot be lifted, so nothing the command starts can write elsewhere,
+// whoever allowed it.
 func SandboxMain(args []string, stderr io.Writer) int {
-	var writable []string
-	for len(args) >= 2 && args[0] == "--write" {
-		writable = append(writable, args[1])
+	var writable, files []string
+	for len(args) >= 2 && (args[0] == "--write" || args[0] == "--workspace") {
+		if args[0] == "--workspace" {
+			dirs, fs := workspaceGrants(args[1])
+			writable, files = append(writable, dirs...), append(files, fs...)
+		} else if args[1] != "" {
+			writable = append(writable, args[1])
+		}
 		args = args[2:]
 	}
 	if len(args) < 2 || args[0] != "--" {
-		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox --write DIR… -- PROGRAM ARGS…")
+		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox [--workspace DIR] [--write DIR]… -- PROGRAM ARGS…")
 		return 2
 	}
 	argv := args[1:]
+	files = append(files, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 	err := landlock.V7.BestEffort().RestrictPaths(
 		landlock.RODirs("/"),
 		landlock.RWDirs(writable...).IgnoreIfMissing(),
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").IgnoreIfMissing(),
+		landlock.RWFiles(files...).IgnoreIfMissing(),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot confine the command:", err)
