@@ -29,6 +29,10 @@
 //     the engine stores it after every turn, so what the editor shows after
 //     a restart is what it showed before. Modes and config options are two
 //     views of one state: setting either updates the other.
+//   - providers/list, set and disable (unstable) are answered by mm from
+//     the stdin reader, in the schema's shape (providerId), not by the
+//     SDK; the local servers are surveyed at providers/list only, never
+//     on the initialize or session/new path.
 //   - The package stays thin: it imports the engine and the tools contract,
 //     never a tool implementation, lspbridge or fileedit, so the SDK can be
 //     upgraded in a day.

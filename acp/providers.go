@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -67,7 +68,7 @@ const (
 // itself, and if so answers it in a goroutine of the agent's (joined by
 // closeAll) so that the reader goes on reading.
 func (a *Agent) providerCall(id json.RawMessage, msg []byte) bool {
-	if a.opts.Providers == nil || !strings.Contains(string(msg), `"providers/`) {
+	if a.opts.Providers == nil || !bytes.Contains(msg, []byte(`"providers/`)) {
 		return false
 	}
 	var m struct {
