@@ -69,6 +69,9 @@ type ctxState struct {
 	// caps bound what is sent of some outputs (shrink-to-fit), by history
 	// index.
 	caps map[int]int
+	// spilled are the masked outputs kept in the spill file (spill.go),
+	// by history index: the history holds their stub.
+	spilled map[int]spillRef
 	// learnt is the window read from an overflow error (E14): it
 	// replaces a wrong configured or probed one for the session.
 	learnt int
@@ -101,7 +104,7 @@ type ctxState struct {
 // restart finds the turn boundaries of a history put back (a loaded
 // session); nothing is masked until the next step.
 func (c *ctxState) restart(h []llm.Message) {
-	c.starts, c.maskBefore, c.caps = nil, 0, nil
+	c.starts, c.maskBefore, c.caps, c.spilled = nil, 0, nil, nil
 	for i, m := range h {
 		if isPrompt(m) {
 			c.starts = append(c.starts, i)
@@ -193,7 +196,9 @@ func (s *Session) sendable() []llm.Message {
 		for _, c := range m.ToolCalls {
 			calls[c.ID] = c
 		}
-		if m.Role == llm.RoleTool {
+		if _, ok := s.cs.spilled[i]; ok {
+			// Its stub already.
+		} else if m.Role == llm.RoleTool {
 			if i < s.cs.maskBefore && compact.Worth(m.Content) {
 				m.Content = compact.Stub(calls[m.ToolCallID], m.Content)
 			} else if n, ok := s.cs.caps[i]; ok {
@@ -483,7 +488,7 @@ func (t *turn) compactTurns(ctx context.Context, keep, budget int) (int, error) 
 	}
 	k := len(s.cs.starts) - keep
 	cut := s.cs.starts[k]
-	old := append([]llm.Message(nil), s.history[:cut]...)
+	old := s.wholeLocked(append([]llm.Message(nil), s.history[:cut]...), 0)
 	s.mu.Unlock()
 
 	header := s.header()
@@ -555,6 +560,15 @@ func (s *Session) replaceTurns(header, summary string, cut, k, keep int) error {
 			}
 		}
 		s.cs.caps = caps
+	}
+	if len(s.cs.spilled) > 0 {
+		spilled := map[int]spillRef{}
+		for i, r := range s.cs.spilled {
+			if i >= cut {
+				spilled[i-cut] = r
+			}
+		}
+		s.cs.spilled = spilled
 	}
 	s.cs.expectBreak = true
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -32,6 +33,9 @@ type longOpts struct {
 	keep       int
 	// unknown: a generic OpenAI API that says nothing of its window.
 	unknown bool
+	// stored: the session has a store (and so keeps masked outputs on
+	// disk).
+	stored bool
 }
 
 // longResult is what the long session measured, from what the server
@@ -49,6 +53,7 @@ type longResult struct {
 	events                    []engine.Event
 	stepAt                    map[int]bool // chat request indexes (0-based) that came right after a step
 	perTurn                   []int        // model requests (chat and summary) each turn made
+	storeDir                  string       // the store's directory, when stored
 }
 
 // fileText is a deterministic text file of about n bytes: numbered lines
@@ -103,7 +108,15 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc llmtest.Scenario) longResu
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var st *store.Store
+	storeDir := ""
+	if o.stored {
+		storeDir = tb.TempDir()
+		st = store.Open(storeDir, nil)
+	}
 	s := engine.NewSession(engine.Options{
+		Store:         st,
+		ID:            store.NewID(),
 		Model:         conn,
 		ModelName:     "fake-model",
 		Tools:         tools.NewRegistry(files.New(files.Options{MaxTokens: 4096})...),
@@ -114,7 +127,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc llmtest.Scenario) longResu
 		Context:       engine.ContextOptions{MaskEveryTurn: o.everyTurn, KeepLastTurns: o.keep},
 	})
 	var res longResult
-	res.srv, res.session, res.stepAt = srv, s, map[int]bool{}
+	res.srv, res.session, res.stepAt, res.storeDir = srv, s, map[int]bool{}, storeDir
 	ctx := context.Background()
 	for i := 1; i <= o.turns; i++ {
 		sent := len(srv.Requests())
@@ -445,4 +458,61 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 		t.Errorf("after the failure only %d of %d old outputs are masked: mm should mask harder instead", stubs, o.turns-1)
 	}
 	t.Logf("requests per turn %v, %d summaries", res.perTurn, res.summaries)
+}
+
+// A long session holds in memory only what its next request needs: a
+// masked output (sent as its stub) lives in the session's file in the
+// state directory, and comes back whole wherever the whole is needed —
+// the stored session, a summary of old turns. Thirty reads of a 200 KB
+// file once grew the process by megabytes of outputs it would not send
+// again.
+func TestMaskedOutputsLiveOnDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    longOpts
+		held int // bytes of history in memory at the end, at most
+	}{
+		// Held: the outputs of the turns not masked yet, each within its
+		// 16,000-character bound, and the prompts and answers.
+		{"big reads, known window", longOpts{turns: 30, fileSize: 200 << 10, nCtx: 32768, stored: true}, 5 * 16500},
+		{"window unknown, compacted", longOpts{turns: 20, fileSize: 20 << 10, nCtx: 65536, unknown: true, stored: true}, 5 * 16500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runLongSession(t, tc.o)
+			if res.answered != tc.o.turns || res.refused != 0 {
+				t.Fatalf("answered %d of %d, refused %d", res.answered, tc.o.turns, res.refused)
+			}
+			h := res.session.History()
+			whole, total := 0, 0
+			for _, m := range h {
+				total += len(m.Content)
+				if m.Role == llm.RoleTool && len(m.Content) > 1000 {
+					whole++
+				}
+			}
+			if held := engine.HeldBytes(res.session); held > tc.held {
+				t.Errorf("the session holds %d bytes of its %d-byte conversation in memory", held, total)
+			}
+			if whole < 4 {
+				t.Errorf("History gives %d whole outputs: the outputs kept on disk did not come back", whole)
+			}
+			rec := res.session.Record()
+			if len(rec.History) != len(h) {
+				t.Fatalf("Record holds %d messages, History %d", len(rec.History), len(h))
+			}
+			loaded, err := store.Open(res.storeDir, nil).Load(res.session.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(loaded.History) != len(h) {
+				t.Fatalf("the stored session holds %d messages, the session %d", len(loaded.History), len(h))
+			}
+			for i := range h {
+				if loaded.History[i].Content != h[i].Content || rec.History[i].Content != h[i].Content {
+					t.Fatalf("message %d (%s) differs: stored %d bytes, Record %d, History %d", i, h[i].Role, len(loaded.History[i].Content), len(rec.History[i].Content), len(h[i].Content))
+				}
+			}
+			t.Logf("held %d of %d bytes, %d whole outputs, %d summaries", engine.HeldBytes(res.session), total, whole, res.summaries)
+		})
+	}
 }

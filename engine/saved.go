@@ -353,8 +353,17 @@ func (s *Session) served() (provider, model string) {
 
 // Record is the session as it would be stored now: a deep copy that
 // nothing in the session changes afterwards, numbered after every earlier
-// one (a save of an older snapshot never replaces a newer one).
+// one (a save of an older snapshot never replaces a newer one), every
+// output whole.
 func (s *Session) Record() *store.Record {
+	return s.record(false)
+}
+
+// record is Record; lazy leaves the outputs kept on disk as their stubs,
+// for Store.Save to read back those it writes (Record.Spilled): a save
+// writes only what changed since the last one, and reading every old
+// output back at each turn would cost what keeping them on disk saves.
+func (s *Session) record(lazy bool) *store.Record {
 	provider, servedModel := s.served()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,6 +396,11 @@ func (s *Session) Record() *store.Record {
 	}
 	if s.sv.turnAt > 0 {
 		r.Final = s.sv.turnAt - 1
+	}
+	if lazy {
+		r.Spilled = s.spilledLocked()
+	} else {
+		r.History = s.wholeLocked(r.History, 0)
 	}
 	return r
 }
@@ -455,7 +469,7 @@ func (s *Session) Save() error {
 	if s.opts.Store == nil || s.opts.ID == "" {
 		return nil
 	}
-	if err := s.opts.Store.Save(s.Record()); err != nil {
+	if err := s.opts.Store.Save(s.record(true)); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -147,6 +147,7 @@ type Session struct {
 	sv      saved                         // what is stored beside the history (saved.go)
 	st      steering                      // model, thought level, notes (saved.go)
 	cs      ctxState                      // context budgeting (context.go)
+	spill   *spillFile                    // masked outputs on disk (spill.go)
 	hidden  map[string]bool               // tools hidden for the running turn (toolroute.go)
 	fixed   map[guard.TextCallFormat]bool // server fixes named (textcall.go)
 
@@ -173,11 +174,12 @@ func NewSession(opts Options) *Session {
 	return &Session{opts: opts}
 }
 
-// History returns a copy of the conversation so far (no system message).
+// History returns a copy of the conversation so far (no system message),
+// every output whole.
 func (s *Session) History() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]llm.Message(nil), s.history...)
+	return s.wholeLocked(append([]llm.Message(nil), s.history...), 0)
 }
 
 // SetHistory replaces the conversation (a loaded session). Turn

@@ -58,6 +58,7 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 			t.emit(Struggle{Level: Warning, Kind: "store", Text: "session not saved: " + err.Error()})
 		}
 		t.emit(end)
+		s.spillMasked()
 	}()
 	if strings.TrimSpace(prompt) == "/compact" {
 		return t.compactCommand(ctx)

@@ -174,8 +174,8 @@ func BenchmarkSessionNew(b *testing.B) {
 
 // BenchmarkLongSessionRSS: the resident memory of `mm acp` after the 1st
 // and the 30th turn of a session whose every turn reads a 200 KB file
-// (language servers off). A long session must not grow with what its
-// tools returned long ago.
+// (language servers off), and what it grew by per turn in between. A
+// long session must not grow with what its tools returned long ago.
 func BenchmarkLongSessionRSS(b *testing.B) {
 	const turns = 30
 	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
@@ -208,6 +208,7 @@ func BenchmarkLongSessionRSS(b *testing.B) {
 	}
 	b.ReportMetric(first, "turn1-RSS-MiB")
 	b.ReportMetric(last, "turn30-RSS-MiB")
+	b.ReportMetric((last-first)*1024/(turns-1), "RSS-growth-KiB/turn")
 }
 
 func vmRSS(tb testing.TB, pid int) float64 { return vmStatus(tb, pid, "VmRSS:") }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -63,6 +64,30 @@ type Record struct {
 	Writer string `json:"writer,omitempty"`
 	Base   int64  `json:"base,omitempty"`
 	Seq    int64  `json:"seq,omitempty"`
+	// Spilled, when set, gives the whole content of History[i] when the
+	// session keeps it on disk rather than in memory (a masked tool
+	// output, whose Content is then its stub): spilled is false for the
+	// others. Save calls it for the messages it writes. Not stored.
+	Spilled func(i int) (content string, spilled bool, err error) `json:"-"`
+}
+
+// whole is History[from:], with the contents Spilled gives read back.
+func (r *Record) whole(from int) ([]llm.Message, error) {
+	h := r.History[from:]
+	if r.Spilled == nil {
+		return h, nil
+	}
+	out := slices.Clone(h)
+	for i := range out {
+		c, ok, err := r.Spilled(from + i)
+		if err != nil {
+			return nil, fmt.Errorf("save session %s: %w", r.ID, err)
+		}
+		if ok {
+			out[i].Content = c
+		}
+	}
+	return out, nil
 }
 
 // Clone is a copy of the entry that shares nothing that can change.

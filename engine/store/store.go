@@ -146,14 +146,20 @@ func (s *Store) Save(r *Record) error {
 	if r.HistGen == at.HistGen && len(r.History) >= at.HistLogged {
 		off := at.HistBytes
 		if len(r.History) > at.HistLogged {
-			var err error
-			if off, err = appendLog(histPath(path), at.HistBytes, r.History[at.HistLogged:]); err != nil {
+			h, err := r.whole(at.HistLogged)
+			if err != nil {
+				return err
+			}
+			if off, err = appendLog(histPath(path), at.HistBytes, h); err != nil {
 				return err
 			}
 		}
 		w.HistLogged, w.HistBytes = len(r.History), off
 	}
-	w.History = r.History[w.HistLogged:]
+	var err error
+	if w.History, err = r.whole(w.HistLogged); err != nil {
+		return err
+	}
 	b, err := json.Marshal(&w)
 	if err != nil {
 		return fmt.Errorf("save session %s: %w", r.ID, err)
