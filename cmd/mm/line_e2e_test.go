@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // runMM runs `mm args…` in dir and returns stdout, stderr and the exit code.
@@ -32,38 +30,6 @@ func runMM(t *testing.T, dir string, env []string, stdin string, args ...string)
 		t.Fatal(err)
 	}
 	return out.String(), errb.String(), code
-}
-
-func TestLineModeAnswer(t *testing.T) {
-	srv := scenario(t, "line_answer")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "What does hello.txt say?")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
-	}
-	if stdout != "The file says hello world.\n" {
-		t.Errorf("stdout = %q, want only the answer", stdout)
-	}
-	for _, want := range []string{"Let me look at the file.", "Read hello.txt", "end_turn"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
-	if strings.Contains(stderr, "\x1b[") {
-		t.Errorf("colour codes on a non-terminal stderr:\n%q", stderr)
-	}
-}
-
-func TestLineModePromptFromStdin(t *testing.T) {
-	srv := scenario(t, "short_answer")
-	stdout, _, code := runMM(t, t.TempDir(), mmEnv(t, srv), "say ok\n", "-p", "-")
-	if code != 0 || stdout != "ok\n" {
-		t.Errorf("exit %d, stdout %q", code, stdout)
-	}
-	if got := srv.Requests()[0].Messages; !strings.Contains(got[len(got)-1].Content, "say ok") {
-		t.Errorf("prompt not read from stdin: %+v", got)
-	}
 }
 
 func TestLineModeJSON(t *testing.T) {
@@ -91,68 +57,6 @@ func TestLineModeJSON(t *testing.T) {
 	}
 	if types[len(types)-1] != "turn_end" {
 		t.Errorf("last event = %q", types[len(types)-1])
-	}
-}
-
-func TestLineModeServerFailsMidTurn(t *testing.T) {
-	srv := scenario(t, "server_fails_mid_turn")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "What does hello.txt say?")
-	if code != 1 {
-		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
-	}
-	if strings.Contains(stdout, "{") || strings.Contains(stderr, "goroutine ") {
-		t.Errorf("a dump instead of one line:\nstdout %q\nstderr %q", stdout, stderr)
-	}
-	if !strings.Contains(stderr, "out of memory") {
-		t.Errorf("stderr does not say what the server said:\n%s", stderr)
-	}
-}
-
-func TestLineModeNoServer(t *testing.T) {
-	// A port nothing listens on: connection refused, one line that says
-	// how to start a server.
-	srv := llmtest.NewServer(llmtest.Scenario{})
-	url := srv.URL()
-	srv.Close()
-	env := append(mmEnv(t, nil), "MM_BASE_URL="+url)
-	_, stderr, code := runMM(t, t.TempDir(), env, "", "-p", "hi")
-	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
-	}
-	if !strings.Contains(stderr, "llama-server") {
-		t.Errorf("stderr does not say how to start a server:\n%s", stderr)
-	}
-}
-
-func TestLineModeConfigError(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "agent.yaml")
-	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, nil), "", "-c", cfg, "-p", "hi")
-	if code != 2 {
-		t.Errorf("exit %d, want 2", code)
-	}
-	if stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, `line 2: unknown key "maxTurn"`) {
-		t.Errorf("want one line naming the key and line:\nstdout %q\nstderr %q", stdout, stderr)
-	}
-	// The same file found through MM_CONFIG.
-	_, stderr, code = runMM(t, dir, mmEnv(t, nil, "MM_CONFIG="+cfg), "", "-p", "hi")
-	if code != 2 || !strings.Contains(stderr, "maxTurn") {
-		t.Errorf("MM_CONFIG: exit %d, stderr %q", code, stderr)
-	}
-}
-
-func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"frobnicate"}, {"-p", "a", "b"}, {"--no-such-flag"}} {
-		_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", args...)
-		if code != 2 || stderr == "" {
-			t.Errorf("mm %v: exit %d, stderr %q", args, code, stderr)
-		}
-	}
-	if _, err := os.Stat(mmBinary); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -12,29 +12,6 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// TestHelpOnStdout: every subcommand's --help (and -h) prints its usage
-// on stdout and exits 0, as a new user trying `mm eval --help` expects;
-// nothing on stderr, no config or server needed.
-func TestHelpOnStdout(t *testing.T) {
-	dir := t.TempDir()
-	env := mmEnv(t, nil)
-	for _, args := range [][]string{
-		{"--help"}, {"-h"},
-		{"acp", "--help"},
-		{"doctor", "--help"}, {"doctor", "--json", "-h"}, {"trust", "--help"},
-		{"eval", "--help"}, {"eval", "routing", "--help"}, {"eval", "tools", "-h"}, {"eval", "tasks", "--help"},
-	} {
-		stdout, stderr, code := runMM(t, dir, env, "", args...)
-		if code != 0 || !strings.HasPrefix(stdout, "usage: mm") || stderr != "" {
-			t.Errorf("mm %s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), code, stdout, stderr)
-		}
-	}
-	// A usage error still goes to stderr with exit 2.
-	if stdout, stderr, code := runMM(t, dir, env, "", "--nope"); code != 2 || stdout != "" || !strings.Contains(stderr, "usage: mm") {
-		t.Errorf("mm --nope: exit %d, stdout %q, stderr %q", code, stdout, stderr)
-	}
-}
-
 // TestLineResumeKeepsMode: a session the user put in plan mode in the
 // editor stays in plan mode when continued with mm -p --resume: the
 // model is told, and its write is refused even with --yes.

@@ -20,12 +20,3 @@ func TestVersionOf(t *testing.T) {
 		}
 	}
 }
-
-// TestVersionFlag: the built binary answers --version with what
-// initialize's agentInfo carries.
-func TestVersionFlag(t *testing.T) {
-	out, _, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", "--version")
-	if code != 0 || len(out) < len("mm x") || out[:3] != "mm " {
-		t.Errorf("--version = %q, exit %d", out, code)
-	}
-}
