@@ -140,11 +140,11 @@ type Library struct {
 	gen   int
 }
 
-// NewLibrary loads the sources (nearest first) once.
+// NewLibrary is the library of the sources, nearest first. It reads
+// nothing: the first Current loads them, so that a session can be opened
+// (and answered) before its skills are parsed.
 func NewLibrary(srcs ...Source) *Library {
-	l := &Library{srcs: srcs}
-	l.Current()
-	return l
+	return &Library{srcs: srcs}
 }
 
 // Current returns the skill set, the warnings of its last load, and a

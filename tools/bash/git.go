@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A repository's own git config and hooks are code git runs: core.fsmonitor
@@ -26,22 +27,27 @@ var gitNeutral = []string{
 	"GIT_PAGER=cat",
 }
 
-// mentionsGit reports whether a command line may run git.
-var mentionsGit = regexp.MustCompile(`(^|[^A-Za-z0-9_.-])git([^A-Za-z0-9_.-]|$)`)
+// mentionsGit reports whether a command line may run git. Compiled at
+// first use, as riskyGitKey: mm's start pays for no regexp.
+var mentionsGit = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_.-])git([^A-Za-z0-9_.-]|$)`)
+})
 
 // riskyGitKey matches the config keys, lower-cased, that make git run a
 // program and that gitNeutral cannot switch off: a command that runs git
 // in such a repository is asked, in every mode.
-var riskyGitKey = regexp.MustCompile(`^(diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|` +
-	`core\.(sshcommand|editor|askpass|gitproxy|fsmonitor|hookspath)|sequence\.editor|credential\.(.+\.)?helper|gpg\.(.+\.)?program|` +
-	`include\.path|includeif\..+\.path|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|protocol\.(.+\.)?allow|` +
-	`submodule\..+\.update|alias\..+|url\..+\.insteadof)$`)
+var riskyGitKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|` +
+		`core\.(sshcommand|editor|askpass|gitproxy|fsmonitor|hookspath)|sequence\.editor|credential\.(.+\.)?helper|gpg\.(.+\.)?program|` +
+		`include\.path|includeif\..+\.path|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|protocol\.(.+\.)?allow|` +
+		`submodule\..+\.update|alias\..+|url\..+\.insteadof)$`)
+})
 
 // gitRisk says why running git in dir would run a program the repository
 // configures ("" when it would not, or line runs no git): the first risky
 // key of its local config files.
 func gitRisk(dir, line string) string {
-	if !mentionsGit.MatchString(line) {
+	if !mentionsGit().MatchString(line) {
 		return ""
 	}
 	for _, f := range gitConfigFiles(dir) {
@@ -125,7 +131,7 @@ func riskyKey(path string) string {
 		if key == "core.fsmonitor" || key == "core.hookspath" {
 			continue // switched off by gitNeutral
 		}
-		if riskyGitKey.MatchString(key) {
+		if riskyGitKey().MatchString(key) {
 			return key
 		}
 	}

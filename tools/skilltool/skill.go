@@ -1,14 +1,16 @@
 // Package skilltool is T9, read_skill: the model loads a skill's steps by
 // name. The catalog (name, description, keywords) sits in the tool's
-// description, frozen when the tool is built so the request prefix stays
-// byte-stable; the skill itself is looked up in the live library, so a
-// skill added during the session can be loaded too.
+// description, frozen the first time it is asked for (the session's first
+// request) so the request prefix stays byte-stable; the skill itself is
+// looked up in the live library, so a skill added during the session can
+// be loaded too.
 package skilltool
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mm-agent/mm/skills"
 	"github.com/mm-agent/mm/tools"
@@ -21,16 +23,14 @@ type Params struct {
 
 const intro = "Load a skill: the steps for a task. Call it when a [skill: …] line names one, or when the request matches a skill below; then carry out its steps."
 
-// New returns read_skill over lib; offer it when lib has skills.
+// New returns read_skill over lib; offer it when lib has skills. Building
+// it reads no skill: loading the library (parsing every skill file) is
+// left to the first request, so that opening a session does not wait for
+// it.
 func New(lib *skills.Library) tools.Tool {
-	set, _, _ := lib.Current()
-	desc := intro
-	if c := set.Catalog(); c != "" {
-		desc += " Skills:\n" + c
-	}
-	return tools.New(tools.Spec[Params]{
+	t := tools.New(tools.Spec[Params]{
 		Name:        "read_skill",
-		Description: desc,
+		Description: intro,
 		Kind:        tools.KindRead,
 		Caps:        tools.Reads,
 		Describe: func(_ tools.Env, p Params) tools.Call {
@@ -44,7 +44,22 @@ func New(lib *skills.Library) tools.Tool {
 			return read(lib, p.Name), nil
 		},
 	})
+	return &catalogued{Tool: t, desc: sync.OnceValue(func() string {
+		set, _, _ := lib.Current()
+		if c := set.Catalog(); c != "" {
+			return intro + " Skills:\n" + c
+		}
+		return intro
+	})}
 }
+
+// catalogued is read_skill with its description made at first use.
+type catalogued struct {
+	tools.Tool
+	desc func() string
+}
+
+func (c *catalogued) Description() string { return c.desc() }
 
 func lookup(lib *skills.Library, name string) (skills.Skill, bool) {
 	set, _, _ := lib.Current()
