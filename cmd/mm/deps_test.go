@@ -49,6 +49,8 @@ func TestImportRules(t *testing.T) {
 			"the line front end only renders engine events, like acp: no config, no tool implementation but the disk workspace", []string{mod + "/tools/workspace"}},
 		{mod + "/cmd/mm/internal/agents", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
 			"asked agents get their sessions from the composition root: no config, no front end, no tool implementation but their ask tool", []string{mod + "/tools/ask"}},
+		{mod + "/cmd/mm/internal/doctor", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk"}, toolImpls...),
+			"mm doctor checks what the composition root built: no front end, no tool implementation", []string{mod + "/tools/workspace"}},
 	}
 	// Test code lives beside the product, as net/http/httptest does, but
 	// never ships in it: only _test.go files (which go list's Deps do not

@@ -23,10 +23,9 @@ import (
 	"syscall"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
-	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
-	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -310,7 +309,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer a.conn.Close()
 		defer a.closeAgents()
 		defer a.sandbox.Close()
-		return runDoctor(ctx, a, cfgErr, cwd, rest[1:], f.json, stdout, stderr)
+		return doctor.Run(ctx, a.doctorHost(), cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if mode == "eval" {
 		a := newApp(cfg, log, nil) // eval sessions are not saved
@@ -346,42 +345,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return line.Run(ctx, a.lineHost(), o, cwd, stdin, stdout, stderr)
 	}
 	return line.REPL(ctx, a.lineHost(), cwd)
-}
-
-// lineHost is how the terminal front end builds its sessions from a.
-func (a *app) lineHost() line.Host {
-	h := line.Host{
-		Workspace: a.workspace,
-		Session: func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session {
-			return a.session(id, cwd, env, extra...)
-		},
-		MCP: func(ctx context.Context, cwd string) ([]tools.Tool, []string, func()) {
-			set := a.mcpConnect(ctx, cwd, nil)
-			return set.Tools(), set.Notes, set.Close
-		},
-		Notice:  func(show func(string)) { a.notice = show },
-		Answer:  a.answer,
-		Store:   a.store,
-		AskHelp: a.agents.Help(),
-		Version: mmVersion(),
-	}
-	if dir, err := stateDir(); err == nil {
-		h.StateDir = dir
-	}
-	return h
-}
-
-// answer is how a decision agent (E33) or a guard agent (E37) answers a
-// prompt in line mode: at once, without a session; ok is false for a
-// chat agent.
-func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
-	switch a.cfg.Kind() {
-	case config.DecisionAgent:
-		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr), true
-	case config.GuardAgent:
-		return runGuard(ctx, a.cfg, prompt, stdout, stderr), true
-	}
-	return 0, false
 }
 
 // configLine is a config error as the one line the user sees.

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -122,11 +123,11 @@ func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
 	if !strings.Contains(stderr, warning) || len(ran()) != 0 || len(repoServer.Requests()) != before {
 		t.Errorf("a changed hook kept the trust:\n%s", stderr)
 	}
-	var doc struct{ Checks []check }
+	var doc struct{ Checks []doctor.Check }
 	out, _, _ = runMM(t, dir, env, "", "doctor", "--json")
 	json.Unmarshal([]byte(out), &doc)
 	for _, c := range doc.Checks {
-		if c.Name == "trust" && c.Status != statusNote {
+		if c.Name == "trust" && c.Status != doctor.StatusNote {
 			t.Errorf("doctor after the change: %+v", c)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -15,38 +15,70 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine/guard"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/skills"
+	"github.com/mm-agent/mm/tools"
 )
 
-// check is one line of mm doctor (C4). Only what breaks a turn fails; a
-// missing optional part is a note with the line that installs it.
-type check struct {
+// Host is what mm doctor checks, as the composition root built it from
+// the config: the same connector, sessions, language servers, skills and
+// MCP servers a turn would use, so that a check that passes means a turn
+// gets that far.
+type Host struct {
+	// Config is the config in use; Trust its workspace trust state (nil:
+	// none).
+	Config *config.Config
+	Trust  *config.Trust
+	// Client reaches the model server through the connector a turn uses.
+	Client func(ctx context.Context) (*llm.Client, error)
+	// FixedPrompt measures the system prompt and tool definitions of a
+	// session in cwd: characters and tool names.
+	FixedPrompt func(cwd string) (chars int, names []string, err error)
+	// LSP is the language servers' configuration for cwd.
+	LSP func(cwd string) (lspbridge.Config, error)
+	// Skills is the skill library of cwd.
+	Skills func(cwd string) *skills.Library
+	// MCP starts the config's MCP servers for cwd: their tools, one note
+	// per server that did not start, and what stops them.
+	MCP func(ctx context.Context, cwd string) (ts []tools.Tool, notes []string, stop func())
+	// StateDir is mm's state directory (where its log goes), or why there
+	// is none.
+	StateDir func() (string, error)
+}
+
+// Check is one line of mm doctor (C4), and one object of its --json
+// form's "checks". Only what breaks a turn fails; a missing optional part
+// is a note with the line that installs it.
+type Check struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // ok, fail, note
 	Text   string `json:"text"`
 	Fix    string `json:"fix,omitempty"`
 }
 
+// The statuses of a Check.
 const (
-	statusOK   = "ok"
-	statusFail = "fail"
-	statusNote = "note"
+	StatusOK   = "ok"
+	StatusFail = "fail"
+	StatusNote = "note"
 )
 
 // doctor checks a set-up from the config to a real tool-call round trip
 // and prints one line per check; exit 1 when any failed.
 type doctor struct {
-	a      *app
+	h      Host
 	cwd    string
-	checks []check
+	checks []Check
 	out    io.Writer
 	json   bool
 	colour bool
 }
 
-func (d *doctor) add(c check) {
+func (d *doctor) add(c Check) {
 	d.checks = append(d.checks, c)
 	if !d.json {
 		fmt.Fprintln(d.out, d.format(c))
@@ -54,21 +86,21 @@ func (d *doctor) add(c check) {
 }
 
 func (d *doctor) ok(name, format string, args ...any) {
-	d.add(check{Name: name, Status: statusOK, Text: fmt.Sprintf(format, args...)})
+	d.add(Check{Name: name, Status: StatusOK, Text: fmt.Sprintf(format, args...)})
 }
 
 func (d *doctor) fail(name, text, fix string) {
-	d.add(check{Name: name, Status: statusFail, Text: text, Fix: fix})
+	d.add(Check{Name: name, Status: StatusFail, Text: text, Fix: fix})
 }
 
 func (d *doctor) note(name, text, fix string) {
-	d.add(check{Name: name, Status: statusNote, Text: text, Fix: fix})
+	d.add(Check{Name: name, Status: StatusNote, Text: text, Fix: fix})
 }
 
-func (d *doctor) format(c check) string {
-	mark := map[string]string{statusOK: "✓", statusFail: "✗", statusNote: "•"}[c.Status]
+func (d *doctor) format(c Check) string {
+	mark := map[string]string{StatusOK: "✓", StatusFail: "✗", StatusNote: "•"}[c.Status]
 	if d.colour {
-		mark = map[string]string{statusOK: "\x1b[32m✓\x1b[0m", statusFail: "\x1b[31m✗\x1b[0m", statusNote: "\x1b[2m•\x1b[0m"}[c.Status]
+		mark = map[string]string{StatusOK: "\x1b[32m✓\x1b[0m", StatusFail: "\x1b[31m✗\x1b[0m", StatusNote: "\x1b[2m•\x1b[0m"}[c.Status]
 	}
 	s := mark + " " + c.Name + ": " + c.Text
 	if c.Fix != "" {
@@ -79,36 +111,37 @@ func (d *doctor) format(c check) string {
 
 // finish prints the JSON form when asked and returns the exit code.
 func (d *doctor) finish() int {
-	failed := slices.ContainsFunc(d.checks, func(c check) bool { return c.Status == statusFail })
+	failed := slices.ContainsFunc(d.checks, func(c Check) bool { return c.Status == StatusFail })
 	if d.json {
 		b, _ := json.MarshalIndent(map[string]any{"ok": !failed, "checks": d.checks}, "", "  ")
 		fmt.Fprintln(d.out, string(b))
 	}
 	if failed {
-		return exitFailed
+		return exitcode.Failed
 	}
-	return exitOK
+	return exitcode.OK
 }
 
-// runDoctor is `mm doctor [--json]`. cfgErr is the config's error, if
-// any: then nothing else can be trusted and only that line is printed.
-func runDoctor(ctx context.Context, a *app, cfgErr error, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
+// Run is `mm doctor [--json]`; it returns the exit code. cfgErr is the
+// config's error, if any: then nothing else can be trusted and only that
+// line is printed.
+func Run(ctx context.Context, h Host, cfgErr error, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
 	for _, arg := range args {
 		if arg != "--json" && arg != "-json" {
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after doctor (only --json)\n", arg)
-			return exitUsage
+			return exitcode.Usage
 		}
 		jsonOut = true
 	}
-	d := &doctor{a: a, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout)}
+	d := &doctor{h: h, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout)}
 	if cfgErr != nil {
 		d.fail("config", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "), "fix the line named, or run without a config to use the defaults")
 		return d.finish()
 	}
-	if a.cfg.Source == "built-in defaults" {
+	if h.Config.Source == "built-in defaults" {
 		d.ok("config", "none found, built-in defaults (.mm/agent.yaml or ~/.config/mm/agent.yaml to change them)")
 	} else {
-		d.ok("config", "%s", a.cfg.Source)
+		d.ok("config", "%s", h.Config.Source)
 	}
 	d.trust()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -131,23 +164,23 @@ func runDoctor(ctx context.Context, a *app, cfgErr error, cwd string, args []str
 // same connector a turn uses; nil when a turn could not start.
 func (d *doctor) server(ctx context.Context) (*llm.Client, string) {
 	how := "configured"
-	if d.a.cfg.BaseURL == "" {
+	if d.h.Config.BaseURL == "" {
 		how = "found on a usual local port"
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, _, err := d.a.conn.Client(cctx)
+	c, err := d.h.Client(cctx)
 	if err != nil {
 		fix := ""
 		if llm.Classify(err) == llm.ClassNoServer {
 			fix = llm.StartHint
 		}
-		d.fail("model server", explain(err), fix)
+		d.fail("model server", llm.Explain(err), fix)
 		return nil, ""
 	}
 	models, err := c.Models(cctx)
 	if err != nil {
-		d.fail("model server", fmt.Sprintf("%s at %s: %s", c.Provider(), c.BaseURL(), explain(err)), "")
+		d.fail("model server", fmt.Sprintf("%s at %s: %s", c.Provider(), c.BaseURL(), llm.Explain(err)), "")
 		return nil, ""
 	}
 	text := fmt.Sprintf("%s at %s (%s)", c.Provider(), c.BaseURL(), how)
@@ -159,7 +192,7 @@ func (d *doctor) server(ctx context.Context) (*llm.Client, string) {
 }
 
 func (d *doctor) model(models []string, provider string) string {
-	want := d.a.cfg.Model
+	want := d.h.Config.Model
 	switch {
 	case len(models) == 0:
 		d.fail("model", "the server lists no model", "load one (llama-server -hf …, ollama pull …) or set model in the config")
@@ -189,7 +222,7 @@ func (d *doctor) model(models []string, provider string) string {
 // window reports the context window and where it came from; 0 when
 // unknown.
 func (d *doctor) window(ctx context.Context, c *llm.Client, model string) int {
-	if n := d.a.cfg.ContextWindow; n > 0 {
+	if n := d.h.Config.ContextWindow; n > 0 {
 		d.ok("context window", "%d tokens (contextWindow in the config)", n)
 		return n
 	}
@@ -208,12 +241,11 @@ func (d *doctor) window(ctx context.Context, c *llm.Client, model string) int {
 // here and compares them with the window: a window that cannot hold them
 // cannot hold a turn.
 func (d *doctor) fixedPrompt(window int) {
-	ws, _, err := d.a.workspace(d.cwd, nil)
+	chars, names, err := d.h.FixedPrompt(d.cwd)
 	if err != nil {
 		d.fail("fixed prompt", "cannot open the workspace: "+err.Error(), "")
 		return
 	}
-	chars, names := d.a.session("", d.cwd, ws).FixedPrompt()
 	tokens := int(math.Ceil(float64(chars) / 3.5)) // the estimate E25 uses
 	text := fmt.Sprintf("%s characters ≈ %s tokens: system prompt and %d tools (%s)", thousands(chars), thousands(tokens), len(names), strings.Join(names, ", "))
 	switch {
@@ -255,7 +287,7 @@ func (d *doctor) toolCall(ctx context.Context, c *llm.Client, model string) {
 		if llm.Classify(p.Err) != llm.ClassToolsRejected {
 			fix = ""
 		}
-		d.fail("tool calls", "the request with one tool failed: "+explain(p.Err), fix)
+		d.fail("tool calls", "the request with one tool failed: "+llm.Explain(p.Err), fix)
 	case p.AsText:
 		line := "the model wrote the call as text instead of calling the tool"
 		if c := guard.FindTextCall(p.Content, llm.ProbeTool); c != nil {
@@ -268,7 +300,7 @@ func (d *doctor) toolCall(ctx context.Context, c *llm.Client, model string) {
 		d.fail("tool calls", fmt.Sprintf("the model answered without calling the tool (%q)", p.Text),
 			"use a model trained for tool calls (Qwen3, Qwen2.5-Coder, Mistral Small…); "+fix)
 	case p.AnswerErr != nil:
-		d.fail("tool calls", "the call came back but the server failed on its result: "+explain(p.AnswerErr), fix)
+		d.fail("tool calls", "the call came back but the server failed on its result: "+llm.Explain(p.AnswerErr), fix)
 	default:
 		d.ok("tool calls", "a real round trip in %s s (%s called with %s, then answered)", secs, llm.ProbeTool, p.Args)
 	}
@@ -292,7 +324,7 @@ var lspInstall = map[string]string{
 // version; a missing one is a note (edits still work, without
 // diagnostics).
 func (d *doctor) languageServers(ctx context.Context) {
-	cfg, err := lspConfig(d.a.cfg.LSP, d.cwd)
+	cfg, err := d.h.LSP(d.cwd)
 	if err != nil {
 		d.fail("language servers", err.Error(), "fix the lsp block of the config")
 		return
@@ -353,7 +385,7 @@ func serverVersion(ctx context.Context, path string) string {
 }
 
 func (d *doctor) skills() {
-	set, warns, _ := d.a.skillsFor(d.cwd).Current()
+	set, warns, _ := d.h.Skills(d.cwd).Current()
 	names := set.Names()
 	if len(names) == 0 {
 		d.note("skills", "none found", "put NAME/SKILL.md files in .mm/skills")
@@ -369,27 +401,27 @@ func (d *doctor) skills() {
 // their tools; one that does not start is a note (the turn goes on
 // without its tools).
 func (d *doctor) mcpServers(ctx context.Context) {
-	if len(d.a.cfg.MCPServers) == 0 {
+	if len(d.h.Config.MCPServers) == 0 {
 		return
 	}
-	set := d.a.mcpConnect(ctx, d.cwd, nil)
-	defer set.Close()
+	ts, notes, stop := d.h.MCP(ctx, d.cwd)
+	defer stop()
 	var names []string
-	for _, t := range set.Tools() {
+	for _, t := range ts {
 		names = append(names, t.Name())
 	}
-	started := len(d.a.cfg.MCPServers) - len(set.Notes)
+	started := len(d.h.Config.MCPServers) - len(notes)
 	if started > 0 {
-		d.ok("MCP servers", "%d of %d started, %d tools (%s)", started, len(d.a.cfg.MCPServers), len(names), strings.Join(names, ", "))
+		d.ok("MCP servers", "%d of %d started, %d tools (%s)", started, len(d.h.Config.MCPServers), len(names), strings.Join(names, ", "))
 	}
-	for _, n := range set.Notes {
+	for _, n := range notes {
 		d.note("MCP servers", n, "fix its command or URL in mcpServers")
 	}
 }
 
 // stateDir checks that mm can write its log where it keeps it.
 func (d *doctor) stateDir() {
-	dir, err := stateDir()
+	dir, err := d.h.StateDir()
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
 	}
@@ -418,7 +450,7 @@ func thousands(n int) string {
 // trust says whether the workspace's own config is trusted, and what is
 // ignored until it is.
 func (d *doctor) trust() {
-	t := d.a.trust
+	t := d.h.Trust
 	switch {
 	case t == nil || !t.Workspace:
 		return

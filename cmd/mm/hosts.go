@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
+	"github.com/mm-agent/mm/cmd/mm/internal/line"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/tools"
+)
+
+// lineHost is how the terminal front end builds its sessions from a.
+func (a *app) lineHost() line.Host {
+	h := line.Host{
+		Workspace: a.workspace,
+		Session: func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session {
+			return a.session(id, cwd, env, extra...)
+		},
+		MCP:     a.mcp,
+		Notice:  func(show func(string)) { a.notice = show },
+		Answer:  a.answer,
+		Store:   a.store,
+		AskHelp: a.agents.Help(),
+		Version: mmVersion(),
+	}
+	if dir, err := stateDir(); err == nil {
+		h.StateDir = dir
+	}
+	return h
+}
+
+// answer is how a decision agent (E33) or a guard agent (E37) answers a
+// prompt in line mode: at once, without a session; ok is false for a
+// chat agent.
+func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
+	switch a.cfg.Kind() {
+	case config.DecisionAgent:
+		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr), true
+	case config.GuardAgent:
+		return runGuard(ctx, a.cfg, prompt, stdout, stderr), true
+	}
+	return 0, false
+}
+
+// mcp starts the config's MCP servers for a session in cwd, as the
+// terminal front ends and mm doctor take them.
+func (a *app) mcp(ctx context.Context, cwd string) ([]tools.Tool, []string, func()) {
+	set := a.mcpConnect(ctx, cwd, nil)
+	return set.Tools(), set.Notes, set.Close
+}
+
+// doctorHost is what mm doctor checks of a.
+func (a *app) doctorHost() doctor.Host {
+	return doctor.Host{
+		Config: a.cfg,
+		Trust:  a.trust,
+		Client: func(ctx context.Context) (*llm.Client, error) {
+			c, _, err := a.conn.Client(ctx)
+			return c, err
+		},
+		FixedPrompt: func(cwd string) (int, []string, error) {
+			ws, _, err := a.workspace(cwd, nil)
+			if err != nil {
+				return 0, nil, err
+			}
+			chars, names := a.session("", cwd, ws).FixedPrompt()
+			return chars, names, nil
+		},
+		LSP:      func(cwd string) (lspbridge.Config, error) { return lspConfig(a.cfg.LSP, cwd) },
+		Skills:   a.skillsFor,
+		MCP:      a.mcp,
+		StateDir: stateDir,
+	}
+}
