@@ -52,6 +52,9 @@ type app struct {
 	// sandbox confines bash commands (sandbox: landlock); nil when off
 	// or when the kernel cannot.
 	sandbox *bash.Sandbox
+	// known are the secrets learned from later readings of the config
+	// (ACP); nil in the other front ends, which read it once.
+	known *bash.Secrets
 
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.
@@ -183,7 +186,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 func (a *app) childEnv() bash.EnvPolicy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
 	drop = append(drop, a.cfg.KeyEnvs()...)
-	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys()}
+	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
 }
 
 // childEnviron is the environment every program mm starts gets

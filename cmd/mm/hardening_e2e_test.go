@@ -131,7 +131,9 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 // without it.
 func TestLogMasksTheKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mm.log")
-	log, closeLog, err := openLog(path, nil, "acp", "sk-secret-value-42")
+	known := &bash.Secrets{}
+	known.Add(nil, []string{"sk-secret-value-42"})
+	log, closeLog, err := openLog(path, nil, "acp", known)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -289,7 +289,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
 	}
-	log, closeLog, err := openLog(f.logFile, stderr, mode, cfg.Keys()...)
+	known := &bash.Secrets{} // grows as configs read again name more keys
+	known.Add(cfg.KeyEnvs(), cfg.Keys())
+	log, closeLog, err := openLog(f.logFile, stderr, mode, known)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -323,7 +325,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
 	if mode == "acp" {
-		c := &configs{read: readConfig, cwd: cwd, log: log, store: openStore(log), warned: warning}
+		c := &configs{read: readConfig, cwd: cwd, log: log, store: openStore(log), warned: warning, known: known}
 		if cfgErr != nil {
 			c.bad = configLine(cfgErr)
 			if f.logFile != "" { // else stderr has it already
@@ -370,8 +372,8 @@ func openStore(log *slog.Logger) *store.Store {
 // (nowhere when it cannot be written). The API key is masked in every
 // message and value: a server that echoes it in an error must not put it
 // into a log file.
-func openLog(path string, stderr io.Writer, mode string, secrets ...string) (*slog.Logger, func(), error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(secrets)}
+func openLog(path string, stderr io.Writer, mode string, known *bash.Secrets) (*slog.Logger, func(), error) {
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(known)}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -391,30 +393,16 @@ func openLog(path string, stderr io.Writer, mode string, secrets ...string) (*sl
 	return slog.New(slog.DiscardHandler), func() {}, nil
 }
 
-// redact masks the secrets in log attributes (the message is one too).
-func redact(secrets []string) func([]string, slog.Attr) slog.Attr {
-	var masked []string
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			masked = append(masked, s)
-		}
-	}
-	if len(masked) == 0 {
-		return nil
-	}
+// redact masks the secrets in log attributes (the message is one too),
+// those learned later included (a config read again names a new key).
+func redact(known *bash.Secrets) func([]string, slog.Attr) slog.Attr {
 	return func(_ []string, a slog.Attr) slog.Attr {
 		if a.Value.Kind() == slog.KindGroup {
 			return a
 		}
 		s := a.Value.String()
-		changed := false
-		for _, secret := range masked {
-			if strings.Contains(s, secret) {
-				s, changed = strings.ReplaceAll(s, secret, "[redacted]"), true
-			}
-		}
-		if changed {
-			return slog.String(a.Key, s)
+		if m := known.Mask(s); m != s {
+			return slog.String(a.Key, m)
 		}
 		return a
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/bash"
 )
 
 // configs is mm's config as the editor's sessions get it. An editor
@@ -28,6 +29,10 @@ type configs struct {
 	cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
 	log   *slog.Logger
 	store *store.Store // shared by every reading
+	// known are the secrets of every reading: a key a new reading names
+	// is masked in the log and kept from the commands of every session,
+	// those open already included.
+	known *bash.Secrets
 
 	ctx   context.Context // the agent's life: skill watchers stop with it
 	agent *acp.Agent
@@ -73,7 +78,9 @@ func (c *configs) builder() (*acp.Builder, error) {
 			c.log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
+	c.known.Add(cfg.KeyEnvs(), cfg.Keys())
 	c.cur = newApp(cfg, c.log, c.store)
+	c.cur.known = c.known
 	c.cur.trust = trust
 	c.apps = append(c.apps, c.cur)
 	c.b = c.cur.acpBuilder(c.ctx, func(cwd string) { c.agent.Announce(cwd) })

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
@@ -198,5 +200,61 @@ echo again > .envrc
 	}
 	if got := readFile(t, filepath.Join(dir, ".mm", "agent.yaml")); got != "sandbox: landlock\nyolo: true\n" {
 		t.Errorf(".mm/agent.yaml = %q", got)
+	}
+}
+
+// An editor keeps mm for hours, and the config is read again at each
+// session/new: a reading that names a new apiKeyEnv makes that key as
+// secret as one named at start — kept from the commands of every
+// session, the ones open before it included (reversed, so masking cannot
+// hide a leak), masked in the log and in what the editor is shown — while
+// it still reaches the server.
+func TestKeyNamedByAConfigReadAgainStaysSecret(t *testing.T) {
+	const key = "llm-auth-learned-0123456789abcdef"
+	show := llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `echo "v=$LLM_AUTH" | rev; env | rev`}}}}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		show, {Content: "Done."}, // the session opened before
+		show, {HTTPError: &llmtest.HTTPError{Status: 400, Body: `{"error":{"message":"invalid api key ` + key + `"}}`}}, // the one after
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(t.TempDir(), "agent.yaml")
+	writeFile(t, cfgFile, "maxTurns: 4\n")
+	env := mmEnv(t, srv, "MM_CONFIG="+cfgFile, "LLM_AUTH="+key)
+	p := startAgent(t, dir, env)
+	ctx := testenv.Context(t)
+	before := p.session(t, ctx, dir)
+	writeFile(t, cfgFile, "maxTurns: 4\napiKeyEnv: LLM_AUTH\n")
+	after, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.prompt(ctx, before, "show the environment"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.prompt(ctx, after.SessionId, "show the environment")
+	reqs := srv.Requests()
+	if len(reqs) != 4 || reqs[2].Header.Get("Authorization") != "Bearer "+key {
+		t.Fatalf("%d requests; the key did not reach the server", len(reqs))
+	}
+	for i, r := range []llmtest.Recorded{reqs[1], reqs[3]} {
+		out := r.Last().Content
+		if strings.Contains(out, key) || strings.Contains(out, reverse(key)) {
+			t.Errorf("session %d: the command read the key:\n%s", i, out)
+		}
+		if !strings.Contains(out, reverse("v=")) {
+			t.Errorf("session %d: the command did not run:\n%s", i, out)
+		}
+	}
+	updates, _ := p.client.snapshot()
+	shown := p.stdout.String() + strings.Join(describe(updates), "\n")
+	if err != nil {
+		shown += err.Error()
+	}
+	if strings.Contains(shown, key) {
+		t.Errorf("the editor was shown the key")
+	}
+	if log := readFile(t, filepath.Join(homeOf(env), "mm.log")); strings.Contains(log, key) {
+		t.Errorf("mm.log holds the key:\n%s", log)
 	}
 }

@@ -225,7 +225,8 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
-	cmd.Env = append(append([]string(nil), r.environ...), extra...)
+	// a fresh slice: r.environ is shared by concurrent calls
+	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.filter(r.environ)...), extra...)
 	if sb := r.opts.Sandbox; sb != nil && sb.TempDir != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+sb.TempDir) // the last one counts
 	}

@@ -22,6 +22,9 @@ type EnvPolicy struct {
 	// of the variable holding them (the model server's API key); they are
 	// also masked in what the command prints. Empty values are ignored.
 	Secrets []string
+	// Learned are the secrets learned after the policy was made (a config
+	// read again): dropped and masked as they come; nil learns none.
+	Learned *Secrets
 }
 
 // secretWords mark a variable name as holding a secret.
@@ -37,7 +40,7 @@ func (p EnvPolicy) Environ(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return out
+	return p.Learned.filter(out)
 }
 
 // Dropped names the variables of environ the policy drops: what a
@@ -45,9 +48,10 @@ func (p EnvPolicy) Environ(environ []string) []string {
 // which mm's own mirrors) must unset.
 func (p EnvPolicy) Dropped(environ []string) []string {
 	var out []string
+	kept := p.Learned.filter(environ)
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if name != "" && !p.keeps(name, value) {
+		if name != "" && (!p.keeps(name, value) || !contains(kept, kv)) {
 			out = append(out, name)
 		}
 	}
@@ -90,7 +94,7 @@ const minSecret = 8
 
 // mask replaces each secret in s by [redacted].
 func (p EnvPolicy) mask(s string) string {
-	for _, sec := range p.Secrets {
+	for _, sec := range append(p.Learned.snapshot(nil), p.Secrets...) {
 		if len(sec) >= minSecret {
 			s = strings.ReplaceAll(s, sec, "[redacted]")
 		}

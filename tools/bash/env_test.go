@@ -35,3 +35,24 @@ func TestEnvPolicy(t *testing.T) {
 		t.Errorf("mask = %q", got)
 	}
 }
+
+// A secret learned after the policy was made is dropped and masked from
+// then on.
+func TestEnvPolicyLearnsSecrets(t *testing.T) {
+	known := &Secrets{}
+	p := EnvPolicy{Learned: known}
+	env := []string{"LLM_AUTH=learned-secret-value", "PLAIN=x", "COPY=learned-secret-value"}
+	if got := p.Environ(env); len(got) != 3 {
+		t.Fatalf("before: %q", got)
+	}
+	known.Add([]string{"LLM_AUTH"}, []string{"learned-secret-value"})
+	if got := p.Environ(env); len(got) != 1 || got[0] != "PLAIN=x" {
+		t.Errorf("after: %q", got)
+	}
+	if got := p.Dropped(env); len(got) != 2 {
+		t.Errorf("dropped: %q", got)
+	}
+	if got := p.mask("key learned-secret-value here"); got != "key [redacted] here" {
+		t.Errorf("mask: %q", got)
+	}
+}
