@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/lsptool"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -34,17 +36,37 @@ type slowServer struct {
 
 func (s slowServer) WriteFile(ctx context.Context, p string, b []byte, m fs.FileMode) error {
 	if p == s.file {
-		groups := childGroups()
-		for _, g := range groups {
-			_ = syscall.Kill(-g, syscall.SIGSTOP)
-		}
-		time.AfterFunc(s.pause, func() {
-			for _, g := range groups {
-				_ = syscall.Kill(-g, syscall.SIGCONT)
-			}
-		})
+		pauseServers(s.pause)
 	}
 	return s.Disk.WriteFile(ctx, p, b, m)
+}
+
+// pauseServers stops the language servers (SIGSTOP to their process
+// groups) for d.
+func pauseServers(d time.Duration) {
+	groups := childGroups()
+	for _, g := range groups {
+		_ = syscall.Kill(-g, syscall.SIGSTOP)
+	}
+	time.AfterFunc(d, func() {
+		for _, g := range groups {
+			_ = syscall.Kill(-g, syscall.SIGCONT)
+		}
+	})
+}
+
+// slowAfterCommand is a tool whose every run pauses the language servers
+// for a while once it is over: the check of what it changed ends after
+// its result, as on a machine too busy to answer in time.
+type slowAfterCommand struct {
+	tools.Tool
+	pause time.Duration
+}
+
+func (s slowAfterCommand) Run(ctx context.Context, env tools.Env, args json.RawMessage) (tools.Result, error) {
+	res, err := s.Tool.Run(ctx, env, args)
+	pauseServers(s.pause)
+	return res, err
 }
 
 // childGroups lists the process groups of this process's children (the
@@ -74,40 +96,7 @@ func childGroups() []int {
 // ends its turn: the turn waits for the answer and gives it to the
 // model, once, which then reacts — instead of ending on a broken edit.
 func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
-	dir := t.TempDir()
-	for name, text := range map[string]string{
-		"pyproject.toml": "",
-		"greet.py":       "def greet(name: str) -> str:\n    return \"hello \" + name\n",
-		"app.py":         "from greet import greet\n\nMESSAGE: str = greet(\"bob\")\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir, _ = filepath.EvalSymlinks(dir)
-	cfg := lspbridge.DefaultConfig()
-	cfg.BaseDir = dir
-	// The first check (the server's initial analysis) has the upper
-	// bound; this one is short so that the paused server misses it.
-	cfg.Wait, cfg.MaxWait = time.Second, time.Second
-	m := lspbridge.New(cfg)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = m.Close(ctx)
-	})
-	// The server's first check, done before the turn: the session's
-	// server is warm.
-	for deadline := time.Now().Add(3 * time.Minute); ; {
-		_, note, err := m.Diagnostics(context.Background(), filepath.Join(dir, "app.py"))
-		if err == nil && note == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pyright not ready in 3 minutes: %v %s", err, note)
-		}
-	}
+	dir, m := warmPyright(t)
 	late := lspbridge.NewLate()
 	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil),
 		Files: slowServer{file: filepath.Join(dir, "greet.py"), pause: 3 * time.Second}})
@@ -179,5 +168,131 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	if !strings.HasPrefix(read.Content, "pyright: diagnostics that arrived after your edit of greet.py: no new errors") ||
 		!strings.Contains(read.Content, "MESSAGE: str = greet(") {
 		t.Errorf("read_file's result does not start with the undo's late check:\n%s", read.Content)
+	}
+}
+
+// warmPyright makes a workspace where app.py calls greet.greet, and a
+// Manager whose pyright has checked app.py once: a session's warm
+// server. Its checks wait 1 s at most, so that a paused server misses
+// them.
+func warmPyright(t *testing.T) (string, *lspbridge.Manager) {
+	t.Helper()
+	testenv.NeedTool(t, "pyright-langserver")
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"pyproject.toml": "",
+		"greet.py":       "def greet(name: str) -> str:\n    return \"hello \" + name\n",
+		"app.py":         "from greet import greet\n\nMESSAGE: str = greet(\"bob\")\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, _ = filepath.EvalSymlinks(dir)
+	cfg := lspbridge.DefaultConfig()
+	cfg.BaseDir = dir
+	// The first check (the server's initial analysis) has the upper
+	// bound; this one is short so that the paused server misses it.
+	cfg.Wait, cfg.MaxWait = time.Second, time.Second
+	m := lspbridge.New(cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = m.Close(ctx)
+	})
+	// The server's first check, done before the turn: the session's
+	// server is warm.
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		_, note, err := m.Diagnostics(context.Background(), filepath.Join(dir, "app.py"))
+		if err == nil && note == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pyright not ready in 3 minutes: %v %s", err, note)
+		}
+	}
+	return dir, m
+}
+
+// TestLateDiagnosticsOfCommand: a bash command (sed) changes greet.py
+// behind the editor's back and breaks app.py; pyright answers after the
+// command's result. What it says reaches the model the way an edit's
+// late answer does: once, before the turn ends. In the next turn the
+// model breaks greet.py again by a command and, before the late answer,
+// fixes app.py: the fixed state wins, the broken one is never shown.
+func TestLateDiagnosticsOfCommand(t *testing.T) {
+	dir, m := warmPyright(t)
+	// mm has greet.py open (an earlier edit or query): a command's
+	// change to it is compared with the text mm holds.
+	if _, note, err := m.Diagnostics(context.Background(), filepath.Join(dir, "greet.py")); err != nil || note != "" {
+		t.Fatalf("greet.py not checked: %v %s", err, note)
+	}
+	late := lspbridge.NewLate()
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := lsptool.CommandHook{Tool: slowAfterCommand{Tool: bash.New(bash.Options{}), pause: 3 * time.Second}, Manager: m, Late: late}
+	reg := tools.NewRegistry(append(files.New(files.Options{MaxTokens: 4096, Diagnostics: lsptool.EditHook{Manager: m, Late: late}}), sh)...)
+	breakGreet := call("bash", `{"command":"sed -i 's/def greet(name: str) -> str:/def greet(name: str, times: int) -> str:/' greet.py"}`)
+	s, srv := newSession(t, script(
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{breakGreet}},
+		llmtest.Step{Content: "Done: greet takes times."},
+		llmtest.Step{Content: "app.py calls greet without times; I will fix it next."},
+		// Turn 2: greet.py back, then broken again by a command, and
+		// app.py fixed before the command's late answer.
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("read_file", `{"path":"app.py"}`)}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("bash", `{"command":"git checkout -q greet.py 2>/dev/null || sed -i 's/, times: int//' greet.py"}`)}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{breakGreet}},
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("edit_file", `{"path":"app.py","edits":[{"old":"greet(\"bob\")","new":"greet(\"bob\", 2)"}]}`)}},
+		llmtest.Step{Content: "greet takes times, and app.py passes it."},
+	), func(o *engine.Options) {
+		o.Tools, o.Env, o.Late = reg, ws, late
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if end := s.Run(ctx, "add a times parameter to greet, with sed", func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatalf("turn ended %v (%s)", end.Reason, end.Err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3 (the last after the late answer)", len(reqs))
+	}
+	cmdResult := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if strings.Contains(cmdResult.Content, "app.py:3:") || !strings.Contains(cmdResult.Content, "incomplete") && !strings.Contains(cmdResult.Content, "not checked") {
+		t.Fatalf("the paused server answered within the command's result: the test proves nothing:\n%s", cmdResult.Content)
+	}
+	last := reqs[2].Messages[len(reqs[2].Messages)-1]
+	if !strings.Contains(last.Content, "pyright: diagnostics that arrived after your command of greet.py") ||
+		!strings.Contains(last.Content, `app.py:3:16: Argument missing for parameter "times"`) {
+		t.Errorf("the model was not shown the command's late error before the turn ended; last message: %+v", last)
+	}
+	n := 0
+	for _, msg := range s.History() {
+		n += strings.Count(msg.Content, "app.py:3:16")
+	}
+	if n != 1 {
+		t.Errorf("the late error is in the history %d times, want once", n)
+	}
+
+	before := len(s.History())
+	if end := s.Run(ctx, "do it again, and fix app.py", func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatalf("turn 2 ended %v (%s)", end.Reason, end.Err)
+	}
+	reqs = srv.Requests()
+	if len(reqs) != 8 {
+		t.Fatalf("%d model calls, want 8", len(reqs))
+	}
+	again := reqs[6].Messages[len(reqs[6].Messages)-1]
+	if strings.Contains(again.Content, "app.py:3:") || !strings.Contains(again.Content, "incomplete") && !strings.Contains(again.Content, "not checked") {
+		t.Fatalf("the second command's check was not late: the test proves nothing:\n%s", again.Content)
+	}
+	for _, msg := range s.History()[before:] {
+		if strings.Contains(msg.Content, "app.py:3:16") {
+			t.Errorf("the error app.py's fix removed was shown after the fix:\n%s", msg.Content)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "app.py")); !strings.Contains(string(data), `greet("bob", 2)`) {
+		t.Fatalf("app.py not fixed: %s", data)
 	}
 }

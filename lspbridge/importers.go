@@ -547,9 +547,22 @@ func (s *server) docText(path string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.docs[path]; d != nil {
+		if d.current != nil {
+			return d.current, true
+		}
 		return d.text, true
 	}
 	return nil, false
+}
+
+// setCurrent records text as the file's while the server holds an older
+// one (document.current); nil ends it.
+func (s *server) setCurrent(path string, text []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[path]; d != nil {
+		d.current = text
+	}
 }
 
 // settled reports whether the diagnostics of ps are all in.

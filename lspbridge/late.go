@@ -391,10 +391,23 @@ func (c *check) rebase(ctx context.Context) bool {
 	}
 	var existed []string
 	var pends []*pending
-	for _, f := range g.files {
+	// The edit's text goes back to the server whatever happens: a check
+	// cut short (superseded, or past its bound) must not leave it, or the
+	// next check's baseline, with the text from before the edit.
+	var flipped []Change
+	defer func() {
+		for _, ch := range flipped {
+			_, _ = s.syncDoc(context.WithoutCancel(ctx), ch.Path, ch.Content)
+			s.setCurrent(ch.Path, nil)
+		}
+	}()
+	for _, ch := range c.changes {
+		f := g.file(ch.Path)
 		if !f.existed || f.unknown {
 			continue
 		}
+		s.setCurrent(ch.Path, ch.Content)
+		flipped = append(flipped, ch)
 		p, err := s.syncDoc(ctx, f.path, f.old)
 		if err != nil {
 			return false
@@ -436,9 +449,11 @@ func (c *check) rebase(ctx context.Context) bool {
 		if err != nil {
 			return false
 		}
+		s.setCurrent(ch.Path, nil)
 		c.ps = append(c.ps, p)
 		c.synced = append(c.synced, ch.Path)
 	}
+	flipped = nil
 	c.others = g.recheckImporters(ctx)
 	if g.basePulled != nil {
 		c.ps = nil

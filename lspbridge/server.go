@@ -127,6 +127,10 @@ type document struct {
 	text    []byte
 	gen     int    // generation it was last sent to; stale after a restart
 	sentSeq uint64 // pubSeq when the current version was sent
+	// current is the file's text while the server is given an older one
+	// (text) for a late baseline (rebase); nil otherwise. mm's copy of
+	// the file, for the checks that follow, is current.
+	current []byte
 }
 
 // fileDiags is what the server last published for a file.

@@ -161,7 +161,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 	if config.On(a.cfg.BashTool, true) {
 		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: config.Environ(), Env: a.childEnv(), Sandbox: a.sandbox})
 		if servers.Available() {
-			b = afterCommands{Tool: b, m: servers, late: late}
+			b = lsptool.CommandHook{Tool: b, Manager: servers, Late: late}
 		}
 		ts = append(ts, b)
 	}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 	"sync"
 	"time"
 
@@ -90,28 +88,6 @@ func (a *app) closeLSP() {
 			a.log.Warn("language server shutdown", "err", err)
 		}
 	}
-}
-
-// afterCommands decorates a tool that may change files behind the
-// editor's back (bash): once it ran, the language servers are told which
-// files of their roots changed (L3), so later diagnostics are true, and
-// what the change did to the diagnostics is appended to its result, as
-// after an edit.
-type afterCommands struct {
-	tools.Tool
-	m    *lspbridge.Manager
-	late *lspbridge.Late
-}
-
-func (t afterCommands) Run(ctx context.Context, env tools.Env, args json.RawMessage) (tools.Result, error) {
-	start := time.Now()
-	res, err := t.Tool.Run(ctx, env, args)
-	if err == nil {
-		if diag := t.m.ChangedSince(ctx, start, t.late); diag != "" {
-			res.Text = strings.TrimRight(res.Text, "\n") + "\n" + diag
-		}
-	}
-	return res, err
 }
 
 // sessionFiles is the view of files the language servers of a workspace

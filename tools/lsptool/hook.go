@@ -2,8 +2,12 @@ package lsptool
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
+	"time"
 
 	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/tools"
 )
 
 // EditHook adapts a Manager to the edit tools' diagnostics hook
@@ -38,4 +42,29 @@ func (h EditHook) After(ctx context.Context, before any, path string, content []
 		return ""
 	}
 	return h.Manager.AfterChanges(ctx, snap, []lspbridge.Change{{Path: path, Content: content}})
+}
+
+// CommandHook decorates a tool that may change files behind the editor's
+// back (bash): once it ran, the language servers are told which files of
+// their roots changed, so later diagnostics are true, and what the change
+// did to the diagnostics is appended to its result, as after an edit —
+// what comes after the result goes to Late, as an edit's does.
+type CommandHook struct {
+	tools.Tool
+	Manager *lspbridge.Manager
+	// Late receives the diagnostics that come after the command's result
+	// (the session's inbox); nil drops them.
+	Late *lspbridge.Late
+}
+
+// Run runs the tool, then checks what it changed.
+func (h CommandHook) Run(ctx context.Context, env tools.Env, args json.RawMessage) (tools.Result, error) {
+	start := time.Now()
+	res, err := h.Tool.Run(ctx, env, args)
+	if err == nil {
+		if diag := h.Manager.ChangedSince(ctx, start, h.Late); diag != "" {
+			res.Text = strings.TrimRight(res.Text, "\n") + "\n" + diag
+		}
+	}
+	return res, err
 }
