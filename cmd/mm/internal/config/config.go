@@ -1,7 +1,3 @@
-// Package config reads mm's YAML configuration (the canonical keys shared
-// with the original mm), applies the MM_* environment overrides, and
-// reports mistakes with the line they are on. Only cmd/ reads files and the
-// environment; the packages below get plain values.
 package config
 
 import (

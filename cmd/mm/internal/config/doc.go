@@ -1,0 +1,12 @@
+// Package config reads mm's YAML configuration (the canonical keys shared
+// with the original mm), applies the MM_* environment overrides, and
+// reports mistakes with the line they are on. It also holds workspace
+// trust: a repository's own .mm/agent.yaml is obeyed only once the user
+// has trusted its content (Trust). Only cmd/ reads files and the
+// environment; the packages below get plain values.
+//
+// It is nearly a leaf: besides the standard library and YAML it imports
+// only engine/llm (the provider names it checks) and fileedit/disk (the
+// one bounded reader). It knows no front end, engine session or tool
+// (cmd/mm/deps_test.go holds it to that).
+package config
