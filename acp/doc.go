@@ -33,6 +33,11 @@
 //     the stdin reader, in the schema's shape (providerId), not by the
 //     SDK; the local servers are surveyed at providers/list only, never
 //     on the initialize or session/new path.
+//   - A question that is not a tool's permission (/trust) is a form
+//     (elicitation/create, tied to its session) only when the client
+//     advertised elicitation.form; mm writes that request itself (ids
+//     "mm-N"), takes its answer out of the input before the SDK sees it,
+//     and reads anything but an accepted, ticked form as no.
 //   - The package stays thin: it imports the engine and the tools contract,
 //     never a tool implementation, lspbridge or fileedit, so the SDK can be
 //     upgraded in a day.
