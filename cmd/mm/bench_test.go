@@ -174,8 +174,11 @@ func BenchmarkSessionNew(b *testing.B) {
 
 // BenchmarkLongSessionRSS: the resident memory of `mm acp` after the 1st
 // and the 30th turn of a session whose every turn reads a 200 KB file
-// (language servers off), and what it grew by per turn in between. A
-// long session must not grow with what its tools returned long ago.
+// (language servers off), and what it grew by per turn in between: all
+// of it, and its anonymous part (the heap, the stacks — what mm holds,
+// without the pages of its own binary that the kernel maps in as more of
+// its code runs). A long session must not grow with what its tools
+// returned long ago.
 func BenchmarkLongSessionRSS(b *testing.B) {
 	const turns = 30
 	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
@@ -189,7 +192,7 @@ func BenchmarkLongSessionRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	env := append(benchEnv(b, srv), "PATH=/nonexistent")
-	var first, last float64
+	var first, last, anon1, anon30 float64
 	for b.Loop() {
 		r := startRPC(b, dir, env)
 		r.call(b, "initialize", initParams)
@@ -200,15 +203,16 @@ func BenchmarkLongSessionRSS(b *testing.B) {
 		for i := range turns {
 			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "Read big.txt."}}})
 			if i == 0 {
-				first = vmRSS(b, r.cmd.Process.Pid)
+				first, anon1 = vmRSS(b, r.cmd.Process.Pid), vmStatus(b, r.cmd.Process.Pid, "RssAnon:")
 			}
 		}
-		last = vmRSS(b, r.cmd.Process.Pid)
+		last, anon30 = vmRSS(b, r.cmd.Process.Pid), vmStatus(b, r.cmd.Process.Pid, "RssAnon:")
 		r.close()
 	}
 	b.ReportMetric(first, "turn1-RSS-MiB")
 	b.ReportMetric(last, "turn30-RSS-MiB")
 	b.ReportMetric((last-first)*1024/(turns-1), "RSS-growth-KiB/turn")
+	b.ReportMetric((anon30-anon1)*1024/(turns-1), "anon-growth-KiB/turn")
 }
 
 func vmRSS(tb testing.TB, pid int) float64 { return vmStatus(tb, pid, "VmRSS:") }
