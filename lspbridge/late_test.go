@@ -114,7 +114,14 @@ func replaceIn(t testing.TB, path, old, new string) []byte {
 // lower bound when the load comes (MM_LATE_COLD=1: each run a new
 // server, its first check under load).
 //
+// The ordinary suite plays one warm run per server; a cold server under
+// load is TestColdStartSaysIndexing's, once per server, its load ending
+// with the edit's result: a cold pyright under load for the whole turn
+// needs from seconds (an idle CI machine) to minutes (a shared one), too
+// much for every run of the suite. The figures in twenty runs:
+//
 //	MM_LATE_RUNS=20 go test -run TestLateUnderLoad -v ./lspbridge/
+//	MM_LATE_COLD=1 MM_LATE_RUNS=20 go test -run TestLateUnderLoad/pyright -v ./lspbridge/
 func TestLateUnderLoad(t *testing.T) {
 	cases := []struct {
 		name, bin, fixture, file, good, bad, want string
