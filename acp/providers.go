@@ -24,8 +24,8 @@ import (
 // Ollama, Docker Model Runner, LM Studio, vLLM), or any the user types.
 // Providers belong to the agent, not to a session: the choice is
 // remembered for the agent's workspace in the state directory and used
-// by the sessions opened after it (new, load, resume, fork); an open
-// session keeps the server it was built with, as with a config change.
+// from the next model request on, by the open sessions and those opened
+// after (new, load, resume, fork).
 //
 // The SDK (v0.13.0) names the provider `id` where the schema says
 // `providerId`, and refuses a request without `id`, so these three are
@@ -44,6 +44,10 @@ type Providers struct {
 	Local []llm.Endpoint
 	// HTTPClient makes the survey's requests; nil is a default.
 	HTTPClient *http.Client
+	// Changed is called after a providers/set or disable was remembered,
+	// to point the open sessions at the server now chosen; nil: only the
+	// sessions opened after follow.
+	Changed func()
 }
 
 // Configured is what mm's config says of the model server.
@@ -300,7 +304,8 @@ func kindOf(local []llm.Endpoint, base string) string {
 }
 
 // setProvider answers providers/set: the server is remembered for the
-// workspace under its id and used by the sessions opened from now on. It
+// workspace under its id and used from the next model request on, by
+// the open sessions too. It
 // is the user's own act in the editor, so it needs no trust; but the
 // untrusted workspace config's server is not taken by its id.
 func (a *Agent) setProvider(_ context.Context, p providerParams) (any, error) {
@@ -388,6 +393,9 @@ func (a *Agent) updateChoice(change func(*store.Providers)) error {
 	if err := a.opts.Store.UpdateProviders(a.opts.Providers.Workspace, change); err != nil {
 		a.log.Warn("model server choice not written", "err", err)
 		return sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	if a.opts.Providers.Changed != nil {
+		a.opts.Providers.Changed()
 	}
 	return nil
 }

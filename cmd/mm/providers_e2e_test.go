@@ -42,8 +42,9 @@ func (r *rawAgent) providers(id string) providerList {
 
 // TestACPProviders: providers/* (unstable, advertised) let the editor
 // point mm at another model server without editing a file: list shows
-// the configured one, set picks another — and the next session's prompt
-// reaches it, not the configured one — the choice is remembered for the
+// the configured one, set picks another — and the next turn of an open
+// session, and a new session's, reach it, not the configured one — the
+// choice is remembered for the
 // workspace across a restart, disable forgets it. What mm cannot honour
 // (another protocol, headers, disabling main) is refused with a line.
 // Every message validates against the 2026-11 schema.
@@ -83,6 +84,31 @@ func TestACPProviders(t *testing.T) {
 		t.Errorf("disabling main: %s", m.Line)
 	}
 
+	// A session open before the choice: its first turn goes to the
+	// configured server, its next one to the server set.
+	cwd, _ := json.Marshal(dir)
+	newSession := func(id string) string {
+		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/new","params":{"cwd":` + string(cwd) + `,"mcpServers":[]}}`)
+		var ns struct {
+			SessionID string `json:"sessionId"`
+		}
+		if m := r.wait(`"` + id + `"`); json.Unmarshal(m.Result, &ns) != nil || ns.SessionID == "" {
+			t.Fatalf("session/new: %s", m.Line)
+		}
+		return ns.SessionID
+	}
+	prompt := func(id, sid, text string) {
+		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"` + text + `"}]}}`)
+		if m := r.wait(`"` + id + `"`); m.Result == nil {
+			t.Fatalf("prompt: %s", m.Line)
+		}
+	}
+	open := newSession("new1")
+	prompt("p1", open, "Fix the parser")
+	if len(configured.Requests()) != 1 || len(chosen.Requests()) != 0 {
+		t.Fatalf("before the choice: %d requests to the configured server, %d to the other", len(configured.Requests()), len(chosen.Requests()))
+	}
+
 	b, _ := json.Marshal(chosen.URL())
 	r.send(`{"jsonrpc":"2.0","id":"set","method":"providers/set","params":{"providerId":"mine","apiType":"openai","baseUrl":` + string(b) + `}}`)
 	if m := r.wait(`"set"`); m.Result == nil {
@@ -100,21 +126,20 @@ func TestACPProviders(t *testing.T) {
 	if !mine {
 		t.Errorf("the server set is not listed in use: %+v", l)
 	}
-	cwd, _ := json.Marshal(dir)
-	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(cwd) + `,"mcpServers":[]}}`)
-	var ns struct {
-		SessionID string `json:"sessionId"`
+	prompt("p2", open, "and the lexer?")
+	prompt("p3", newSession("new2"), "Fix the parser")
+	if len(configured.Requests()) != 1 || len(chosen.Requests()) != 2 {
+		t.Errorf("after the choice: %d requests to the configured server (want 1), %d to the one set (want 2: the open session's and a new one's)",
+			len(configured.Requests()), len(chosen.Requests()))
 	}
-	if m := r.wait(`"new"`); json.Unmarshal(m.Result, &ns) != nil || ns.SessionID == "" {
-		t.Fatalf("session/new: %s", m.Line)
-	}
-	sid := ns.SessionID
-	r.send(`{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"Fix the parser"}]}}`)
-	if m := r.wait(`"p1"`); m.Result == nil {
-		t.Fatalf("prompt: %s", m.Line)
-	}
-	if len(chosen.Requests()) == 0 || len(configured.Requests()) != 0 {
-		t.Errorf("the prompt went to the configured server (%d requests), not the one set (%d)", len(configured.Requests()), len(chosen.Requests()))
+	if reqs := chosen.Requests(); len(reqs) > 0 {
+		var said []string
+		for _, m := range reqs[0].Messages {
+			said = append(said, m.Content)
+		}
+		if joined := strings.Join(said, "\n"); !strings.Contains(joined, "Looking at the parser.") {
+			t.Errorf("the open session's conversation did not follow it to the new server:\n%s", joined)
+		}
 	}
 	checkSchema(t, r.sent.String(), r.lines())
 	if err := r.close(); err != nil {

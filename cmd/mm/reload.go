@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -51,9 +52,6 @@ type configs struct {
 // with: the same builder while the config reads the same.
 func (c *configs) builder() (*acp.Builder, error) {
 	cfg, trust, err := c.read()
-	if err == nil {
-		cfg = c.chosen(cfg)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
@@ -81,6 +79,7 @@ func (c *configs) builder() (*acp.Builder, error) {
 	c.known.Add(cfg.KeyEnvs(), cfg.Keys())
 	c.cur = newApp(cfg, c.log, c.store)
 	c.cur.known = c.known
+	c.cur.conn.Retarget(c.chosen())
 	c.cur.trust = trust
 	c.apps = append(c.apps, c.cur)
 	c.b = c.cur.acpBuilder(c.ctx, func(cwd string) { c.agent.Announce(cwd) })
@@ -127,7 +126,7 @@ func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) 
 	defer stop()
 	c.ctx = ctx
 	c.agent = acp.New(acp.Options{Name: "mm", Version: mmVersion(), Logger: c.log, Store: c.store, Builder: c.builder,
-		Providers: &acp.Providers{Workspace: c.cwd, Configured: c.configured}})
+		Providers: &acp.Providers{Workspace: c.cwd, Configured: c.configured, Changed: c.follow}})
 	if err := acp.Serve(ctx, c.agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		c.log.Error("acp stopped", "err", err)
 		return exitFailed
@@ -135,26 +134,33 @@ func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) 
 	return exitOK
 }
 
-// chosen is cfg with the model server the user chose in the editor
-// (providers/set, remembered in the state directory for the workspace):
-// the user's own act, so it overrides the config, trusted or not. The
-// config's key and model are kept only for the configured server itself:
-// a key is never sent to a server it was not given for.
-func (c *configs) chosen(cfg *config.Config) *config.Config {
+// chosen is the base URL of the model server the user chose in the
+// editor for the workspace (providers/set, remembered in the state
+// directory), "" for the configured one. It is the user's own act, so it
+// overrides the config, trusted or not; the connector keeps the config's
+// key and model for the configured server only.
+func (c *configs) chosen() string {
 	if c.store == nil {
-		return cfg
+		return ""
 	}
 	ch := c.store.Providers(c.cwd)
-	e, ok := ch.Set[ch.Active]
-	if !ok || ch.Active == "" {
-		return cfg
+	if e, ok := ch.Set[ch.Active]; ok && ch.Active != "" {
+		return e.BaseURL
 	}
-	out := *cfg
-	if strings.TrimRight(cfg.BaseURL, "/") != e.BaseURL {
-		out.Provider, out.APIKey, out.Model, out.ContextWindow = "", "", "", 0
+	return ""
+}
+
+// follow points every app's connector at the chosen server, so that the
+// following turns of the open sessions go there too, not only the
+// sessions opened after.
+func (c *configs) follow() {
+	base := c.chosen()
+	c.mu.Lock()
+	apps := slices.Clone(c.apps)
+	c.mu.Unlock()
+	for _, a := range apps {
+		a.conn.Retarget(base)
 	}
-	out.BaseURL = e.BaseURL
-	return &out
 }
 
 // configured is the config's model server as providers/list shows it,

@@ -77,6 +77,11 @@ type Connector struct {
 	probedOnce sync.Once
 	stop       context.CancelFunc
 	bgCtx      context.Context
+	// target is the server the user chose over the configured one ("":
+	// the configured one); gen counts the changes, so that what a connect
+	// or probe learnt of a former server is dropped.
+	target string
+	gen    uint64
 }
 
 // NewConnector returns a connector; nothing is contacted until it is used
@@ -101,6 +106,44 @@ func NewConnector(opts ConnectorOptions) *Connector {
 		c.window, c.source = opts.ContextWindow, "config"
 	}
 	return c
+}
+
+// Retarget points the connector at the server at base — the user chose
+// it (ACP providers/set) — or back at the configured one when base is ""
+// or the configured base. The next request connects there and learns its
+// kind, model and window again; the configured key, model and window go
+// to the configured server only. Sessions keep their connector, so their
+// following turns go to the new server.
+func (c *Connector) Retarget(base string) {
+	base = strings.TrimRight(base, "/")
+	if base == strings.TrimRight(c.opts.BaseURL, "/") {
+		base = ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if base == c.target {
+		return
+	}
+	c.log.Info("model server chosen by the user", "baseURL", base)
+	c.target, c.gen = base, c.gen+1
+	c.client, c.model, c.window, c.source, c.unknown, c.lastProbe = nil, "", 0, "", false, time.Time{}
+	if base == "" {
+		c.model = c.opts.Model
+		if c.opts.ContextWindow > 0 {
+			c.window, c.source = c.opts.ContextWindow, "config"
+		}
+	}
+}
+
+// route is the server to connect to: the user's target, else the
+// configured one with its key.
+func (c *Connector) route() (provider, base, key string, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.target != "" {
+		return "", c.target, "", c.gen
+	}
+	return c.opts.Provider, c.opts.BaseURL, c.opts.APIKey, c.gen
 }
 
 // ErrNoLocalServer is returned when no base URL is configured and none of
@@ -189,7 +232,7 @@ func (c *Connector) Client(ctx context.Context) (*Client, string, error) {
 // connect does the I/O of a connect without holding the lock.
 func (c *Connector) connect(ctx context.Context) error {
 	c.mu.Lock()
-	client, model := c.client, c.model
+	client, model, gen := c.client, c.model, c.gen
 	c.mu.Unlock()
 	if client == nil {
 		var err error
@@ -197,7 +240,9 @@ func (c *Connector) connect(ctx context.Context) error {
 			return err
 		}
 		c.mu.Lock()
-		c.client = client
+		if c.gen == gen { // else retargeted meanwhile: Client connects again
+			c.client = client
+		}
 		c.mu.Unlock()
 	}
 	if model != "" {
@@ -214,7 +259,7 @@ func (c *Connector) connect(ctx context.Context) error {
 	}
 	c.log.Info("model chosen", "model", models[0])
 	c.mu.Lock()
-	if c.model == "" {
+	if c.model == "" && c.gen == gen {
 		c.model = models[0]
 	}
 	c.mu.Unlock()
@@ -222,7 +267,7 @@ func (c *Connector) connect(ctx context.Context) error {
 }
 
 func (c *Connector) newClient(ctx context.Context) (*Client, error) {
-	provider, base := c.opts.Provider, c.opts.BaseURL
+	provider, base, key, _ := c.route()
 	if base == "" {
 		eps := c.opts.Endpoints
 		if eps == nil {
@@ -247,14 +292,14 @@ func (c *Connector) newClient(ctx context.Context) (*Client, error) {
 	}
 	if provider == "" {
 		pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
-		provider = DetectKind(pctx, c.opts.HTTPClient, base, c.opts.APIKey)
+		provider = DetectKind(pctx, c.opts.HTTPClient, base, key)
 		cancel()
 		c.log.Info("server kind", "provider", provider, "baseURL", base)
 	}
 	return New(Options{
 		Provider:          provider,
 		BaseURL:           base,
-		APIKey:            c.opts.APIKey,
+		APIKey:            key,
 		HTTPClient:        c.opts.HTTPClient,
 		FirstTokenTimeout: c.opts.FirstTokenTimeout,
 		IdleTimeout:       c.opts.IdleTimeout,
@@ -281,6 +326,9 @@ func (c *Connector) Provider() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.client == nil {
+		if c.target != "" {
+			return ""
+		}
 		return c.opts.Provider
 	}
 	return c.client.Provider()
@@ -378,16 +426,16 @@ func (c *Connector) probeWindow(ctx context.Context) {
 	if err != nil {
 		c.log.Warn("context window unknown; set contextWindow in the config", "err", err)
 		c.mu.Lock()
-		c.unknown = true
+		c.unknown = c.client == cl // else about a server no longer in use
 		c.mu.Unlock()
 		return
 	}
 	c.log.Info("context window", "tokens", n, "source", source)
 	c.mu.Lock()
-	if c.window == 0 {
+	if c.window == 0 && c.client == cl {
 		c.window, c.source = n, source
+		c.unknown = false
 	}
-	c.unknown = false
 	c.mu.Unlock()
 }
 

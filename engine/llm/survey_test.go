@@ -75,3 +75,42 @@ func TestKnownEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectorRetarget: a connector pointed at another server connects
+// there at its next use — without the configured key — and back.
+func TestConnectorRetarget(t *testing.T) {
+	serve := func(model string, auth *string) string {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			*auth = r.Header.Get("Authorization")
+			w.Write([]byte(`{"object":"list","data":[{"id":"` + model + `"}]}`))
+		}))
+		t.Cleanup(s.Close)
+		return s.URL + "/v1"
+	}
+	var authA, authB string
+	a, b := serve("model-a", &authA), serve("model-b", &authB)
+	c := llm.NewConnector(llm.ConnectorOptions{Provider: llm.ProviderLlamaCpp, BaseURL: a, APIKey: "secret"})
+	t.Cleanup(c.Close)
+	ctx := context.Background()
+	for _, step := range []struct {
+		target, want string
+		auth         *string
+		key          string
+	}{
+		{"", "model-a", &authA, "Bearer secret"},
+		{b, "model-b", &authB, ""},
+		{a + "/", "model-a", &authA, "Bearer secret"},
+	} {
+		c.Retarget(step.target)
+		ms, err := c.Models(ctx)
+		if err != nil || !slices.Equal(ms, []string{step.want}) {
+			t.Fatalf("retarget %q: models %q %v, want %s", step.target, ms, err, step.want)
+		}
+		if _, m, _ := c.Client(ctx); m != step.want {
+			t.Errorf("retarget %q: chosen model %q", step.target, m)
+		}
+		if *step.auth != step.key {
+			t.Errorf("retarget %q: Authorization %q, want %q", step.target, *step.auth, step.key)
+		}
+	}
+}
