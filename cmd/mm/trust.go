@@ -54,7 +54,7 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 		fmt.Fprintf(stdout, "mm: %s is trusted already, as it is now\n", t.Path)
 		return exitOK
 	}
-	fmt.Fprint(stdout, trustSummary(t))
+	fmt.Fprint(stdout, t.Summary())
 	if !yes {
 		fmt.Fprint(stdout, "Trust these files as they are now? [y/N] ")
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
@@ -69,89 +69,6 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 	}
 	fmt.Fprintln(stdout, "mm: trusted — any change to these files makes them untrusted again")
 	return exitOK
-}
-
-// trustSummary says what trusting t would let take effect and which
-// files the trust covers, for `mm trust` and /trust.
-func trustSummary(t *config.Trust) string {
-	var b strings.Builder
-	keys := t.Full.Ignorable()
-	fmt.Fprintf(&b, "%s is not trusted.\n", t.Path)
-	if len(keys) == 0 {
-		b.WriteString("It sets nothing that needs trust; trusting it changes nothing now.\n")
-	} else {
-		b.WriteString("Once trusted, these take effect:\n")
-		for _, k := range keys {
-			fmt.Fprintf(&b, "  %s: %s\n", k, trustValue(t.Full, k))
-		}
-	}
-	b.WriteString("The trust covers these files, as they are now:\n")
-	for _, p := range t.Parts {
-		fmt.Fprintf(&b, "  %s\n", p)
-	}
-	return b.String()
-}
-
-// trustValue shows what an untrusted key would do, in a few words.
-func trustValue(c *config.Config, key string) string {
-	why := ""
-	for _, u := range config.UntrustedKeys {
-		if u.Key == key {
-			why = " — " + u.Why
-		}
-	}
-	var v string
-	switch key {
-	case "yolo":
-		v = "true"
-	case "baseURL":
-		v = c.BaseURL
-	case "provider":
-		v = c.Provider
-	case "apiKeyEnv":
-		v = "$" + c.APIKeyEnv
-	case "permissions.allow":
-		v = strings.Join(c.Permissions.Allow, ", ")
-	case "bashEnv.keep":
-		v = strings.Join(c.BashEnv.Keep, ", ")
-	case "mcpServers":
-		var ss []string
-		for _, s := range c.MCPServers {
-			if s.URL != "" {
-				ss = append(ss, s.Name+" ("+s.URL+")")
-			} else {
-				ss = append(ss, s.Name+" ("+strings.Join(append([]string{s.Command}, s.Args...), " ")+")")
-			}
-		}
-		v = strings.Join(ss, ", ")
-	case "hooks":
-		var ss []string
-		for _, hs := range [][]config.Hook{c.Hooks.PreGeneration, c.Hooks.PreToolUse, c.Hooks.PostToolUse} {
-			for _, h := range hs {
-				if h.Guard != "" {
-					ss = append(ss, "guard "+h.Guard)
-				} else {
-					ss = append(ss, strings.Join(h.Command, " "))
-				}
-			}
-		}
-		v = strings.Join(ss, ", ")
-	case "lsp":
-		var ss []string
-		for name, l := range c.LSP {
-			ss = append(ss, name+" ("+strings.Join(l.Command, " ")+")")
-		}
-		v = strings.Join(ss, ", ")
-	case "agents":
-		v = strings.Join(c.Agents.Names(), ", ")
-	case "skillRouting":
-		v = c.SkillRouting.Agent
-	case "toolRouting":
-		v = c.ToolRouting.Agent
-	case "fetchContentTool":
-		v = "true"
-	}
-	return v + why
 }
 
 // runLater names the files of the config in use that make mm run code
@@ -205,7 +122,7 @@ func (a *app) withTrust(env tools.Env, next func(context.Context, string) engine
 			return engine.Rewrite{Answer: "mm: " + t.Path + " is trusted already, as it is now"}
 		}
 		if c, ok := env.(acp.Confirmer); ok {
-			yes, err := c.Confirm(ctx, acp.Confirmation{Message: trustSummary(t), Field: "Trust these files as they are now"})
+			yes, err := c.Confirm(ctx, acp.Confirmation{Message: t.Summary(), Field: "Trust these files as they are now"})
 			if !errors.Is(err, acp.ErrNoForm) {
 				return a.trustAnswer(t, yes, err)
 			}
@@ -213,7 +130,7 @@ func (a *app) withTrust(env tools.Env, next func(context.Context, string) engine
 		d, err := env.Approve(ctx, tools.Approval{
 			CallID: "trust", Tool: "trust", Kind: tools.KindOther, Caps: tools.WritesRunLater,
 			Title:     "Trust " + t.Path + " as it is now",
-			Detail:    trustSummary(t),
+			Detail:    t.Summary(),
 			RunsLater: "once trusted, it runs programs and may send data elsewhere",
 		})
 		if err == nil && !d.Allowed {

@@ -315,3 +315,87 @@ func (t *Trust) Grant() error {
 	}
 	return nil
 }
+
+// Summary says what trusting t would let take effect and which files the
+// trust covers, for `mm trust` and /trust. t.Full must be set (the
+// workspace config loads as a whole).
+func (t *Trust) Summary() string {
+	var b strings.Builder
+	keys := t.Full.Ignorable()
+	fmt.Fprintf(&b, "%s is not trusted.\n", t.Path)
+	if len(keys) == 0 {
+		b.WriteString("It sets nothing that needs trust; trusting it changes nothing now.\n")
+	} else {
+		b.WriteString("Once trusted, these take effect:\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: %s\n", k, untrustedValue(t.Full, k))
+		}
+	}
+	b.WriteString("The trust covers these files, as they are now:\n")
+	for _, p := range t.Parts {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	return b.String()
+}
+
+// untrustedValue shows what an untrusted key would do, in a few words.
+func untrustedValue(c *Config, key string) string {
+	why := ""
+	for _, u := range UntrustedKeys {
+		if u.Key == key {
+			why = " — " + u.Why
+		}
+	}
+	var v string
+	switch key {
+	case "yolo":
+		v = "true"
+	case "baseURL":
+		v = c.BaseURL
+	case "provider":
+		v = c.Provider
+	case "apiKeyEnv":
+		v = "$" + c.APIKeyEnv
+	case "permissions.allow":
+		v = strings.Join(c.Permissions.Allow, ", ")
+	case "bashEnv.keep":
+		v = strings.Join(c.BashEnv.Keep, ", ")
+	case "mcpServers":
+		var ss []string
+		for _, s := range c.MCPServers {
+			if s.URL != "" {
+				ss = append(ss, s.Name+" ("+s.URL+")")
+			} else {
+				ss = append(ss, s.Name+" ("+strings.Join(append([]string{s.Command}, s.Args...), " ")+")")
+			}
+		}
+		v = strings.Join(ss, ", ")
+	case "hooks":
+		var ss []string
+		for _, hs := range [][]Hook{c.Hooks.PreGeneration, c.Hooks.PreToolUse, c.Hooks.PostToolUse} {
+			for _, h := range hs {
+				if h.Guard != "" {
+					ss = append(ss, "guard "+h.Guard)
+				} else {
+					ss = append(ss, strings.Join(h.Command, " "))
+				}
+			}
+		}
+		v = strings.Join(ss, ", ")
+	case "lsp":
+		var ss []string
+		for name, l := range c.LSP {
+			ss = append(ss, name+" ("+strings.Join(l.Command, " ")+")")
+		}
+		v = strings.Join(ss, ", ")
+	case "agents":
+		v = strings.Join(c.Agents.Names(), ", ")
+	case "skillRouting":
+		v = c.SkillRouting.Agent
+	case "toolRouting":
+		v = c.ToolRouting.Agent
+	case "fetchContentTool":
+		v = "true"
+	}
+	return v + why
+}
