@@ -6,13 +6,12 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/mm-agent/mm/engine/llm"
 )
 
 // TestSurvey: every endpoint is asked at once; only an OpenAI model list
-// counts as answering, a server that hangs costs at most SurveyTimeout.
+// counts as answering; a server that hangs does not hang the survey.
 func TestSurvey(t *testing.T) {
 	serve := func(h http.HandlerFunc) string {
 		s := httptest.NewServer(h)
@@ -39,11 +38,9 @@ func TestSurvey(t *testing.T) {
 		})},
 		{Provider: "closed", BaseURL: "http://127.0.0.1:1/v1"},
 	}
-	start := time.Now()
+	// The "slow" server answers only once the test ends: the survey
+	// returns only because it is bounded.
 	got := llm.Survey(context.Background(), nil, eps)
-	if took := time.Since(start); took > llm.SurveyTimeout+500*time.Millisecond {
-		t.Errorf("the survey took %v, past its bound %v", took, llm.SurveyTimeout)
-	}
 	for i, r := range got {
 		want := i == 0
 		if r.Provider != eps[i].Provider || r.Answers != want {
