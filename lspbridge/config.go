@@ -249,13 +249,38 @@ func venvPython(root string) string {
 	return ""
 }
 
-// binary reports whether the server's command is on PATH.
+// binary reports whether the server's command is on the PATH of the
+// server's environment (mm's own when Env is nil), and where.
 func (s ServerConfig) binary() (string, bool) {
 	if len(s.Command) == 0 {
 		return "", false
 	}
-	p, err := exec.LookPath(s.Command[0])
+	p, err := lookPath(s.Command[0], s.Env)
 	return p, err == nil
+}
+
+// lookPath is exec.LookPath in the PATH of env rather than of the process:
+// mm looks for its language servers where the environment it was given
+// says, which is the process's own except in tests that run mm in process.
+func lookPath(name string, env []string) (string, error) {
+	if env == nil || strings.ContainsRune(name, filepath.Separator) {
+		return exec.LookPath(name)
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v // the last one wins, as in exec.Cmd
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue // exec.LookPath refuses a relative entry too (ErrDot)
+		}
+		if p, err := exec.LookPath(filepath.Join(dir, name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 // canonical makes a path absolute and resolves symlinks in its longest

@@ -54,7 +54,16 @@ func startProc(dir string, argv, env []string, log *slog.Logger, handler jsonrpc
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p := &proc{exited: make(chan struct{}), stderr: &tail{log: log, max: 4096}}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	bin, err := lookPath(argv[0], env)
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	cmd := exec.Command(bin, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = inR

@@ -31,7 +31,7 @@ func newAskedAgents(a *app) (agents.Set, []*app) {
 		// The agent's own connector (its own connection to its server),
 		// profile and skills; it shares only the workspace's language
 		// servers with the app that asks (see lspFor).
-		child := newApp(&f, a.log.With("agent", name), nil)
+		child := newApp(&f, a.env, a.log.With("agent", name), nil)
 		child.parent = a
 		about := strings.TrimSpace(f.Description)
 		switch {

@@ -32,7 +32,10 @@ import (
 // app is the composition root: it turns the config into a model
 // connector, a tool registry and engine sessions, for both front ends.
 type app struct {
-	cfg  *config.Config
+	cfg *config.Config
+	// env is the environment mm was started with: what the programs it
+	// starts get, filtered by childEnv.
+	env  config.Env
 	log  *slog.Logger
 	conn *llm.Connector
 	// store keeps sessions and remembered answers in the state directory;
@@ -70,8 +73,8 @@ type app struct {
 	trust *config.Trust
 }
 
-func newApp(cfg *config.Config, log *slog.Logger, st *store.Store) *app {
-	a := &app{cfg: cfg, log: log, store: st}
+func newApp(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *app {
+	a := &app{cfg: cfg, env: env, log: log, store: st}
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
 		Provider:          cfg.Provider,
 		BaseURL:           cfg.BaseURL,
@@ -159,7 +162,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: config.Environ(), Env: a.childEnv(), Sandbox: a.sandbox})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: a.env, Env: a.childEnv(), Sandbox: a.sandbox})
 		if servers.Available() {
 			b = lsptool.CommandHook{Tool: b, Manager: servers, Late: late}
 		}
@@ -192,7 +195,7 @@ func (a *app) childEnv() bash.EnvPolicy {
 // childEnviron is the environment every program mm starts gets
 // (childEnv applied to the one mm was started with).
 func (a *app) childEnviron() []string {
-	return a.childEnv().Environ(config.Environ())
+	return a.childEnv().Environ(a.env)
 }
 
 // maxOutput is the tools' own bound (E25): explicit config, else derived

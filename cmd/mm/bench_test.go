@@ -237,7 +237,7 @@ func vmStatus(tb testing.TB, pid int, key string) float64 {
 // prompt) on the fake server, in process.
 func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app, func() *engine.Session) {
 	cfg := &config.Config{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model", ContextWindow: 32768, Source: "bench"}
-	a := newApp(cfg, slog.New(slog.DiscardHandler), nil)
+	a := newApp(cfg, config.ProcessEnv(nil), slog.New(slog.DiscardHandler), nil)
 	a.lspCold = true
 	b.Cleanup(a.conn.Close)
 	return a, func() *engine.Session {

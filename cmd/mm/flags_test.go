@@ -28,7 +28,7 @@ func TestParseFlagsPromptAfterSessionFlags(t *testing.T) {
 		{args: []string{"-p", "--yes"}, prompt: "--yes"}, // nothing else: as the flag package reads it
 		{args: []string{"-p", "--resume", "fix it"}, prompt: "fix it"},
 	} {
-		f, rest, err := parseFlags(tc.args, io.Discard, io.Discard)
+		f, rest, err := parseFlags(nil, tc.args, io.Discard, io.Discard)
 		if err != nil {
 			t.Errorf("%q: %v", tc.args, err)
 			continue

@@ -21,6 +21,7 @@ import (
 // edit, then allows it. mm reads the file again before writing, keeps the
 // user's text byte for byte, and tells the model the file changed.
 func TestACPUserEditDuringPromptIsKept(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "user_edit_during_prompt")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")
@@ -133,7 +134,7 @@ func TestLogMasksTheKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mm.log")
 	known := &bash.Secrets{}
 	known.Add(nil, []string{"sk-secret-value-42"})
-	log, closeLog, err := openLog(path, nil, "acp", known)
+	log, closeLog, err := openLog(nil, path, nil, "acp", known)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,9 @@ func (a *app) lineHost() line.Host {
 		Store:   a.store,
 		AskHelp: a.agents.Help(),
 		Version: mmVersion(),
+		Getenv:  a.env.Get,
 	}
-	if dir, err := stateDir(); err == nil {
+	if dir, err := stateDir(a.env); err == nil {
 		h.StateDir = dir
 	}
 	return h
@@ -73,6 +74,7 @@ func (a *app) doctorHost() doctor.Host {
 		LSP:      func(cwd string) (lspbridge.Config, error) { return lspConfig(a.cfg.LSP, cwd) },
 		Skills:   a.skillsFor,
 		MCP:      a.mcp,
-		StateDir: stateDir,
+		StateDir: func() (string, error) { return stateDir(a.env) },
+		Getenv:   a.env.Get,
 	}
 }

@@ -67,10 +67,24 @@ const (
 )
 
 func main() {
-	hideSecrets(os.Args[1:])
+	hidden := hideSecrets(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	env := environment{vars: config.ProcessEnv(hidden)}
+	env.dir, env.dirErr = os.Getwd()
+	os.Exit(run(ctx, env, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// environment is what mm takes from the process it runs in: its
+// variables (the hidden secrets included) and its working directory.
+// main fills it from the process; run and everything under it read it
+// from here, never from the process, so that tests serve many agents
+// side by side in one process, each in its own environment and
+// directory. Signals stay main's.
+type environment struct {
+	vars   config.Env
+	dir    string
+	dirErr error // why dir could not be read; only what needs dir fails
 }
 
 type flags struct {
@@ -87,7 +101,7 @@ type flags struct {
 	version bool
 }
 
-func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error) {
+func parseFlags(env config.Env, args []string, stdout, stderr io.Writer) (flags, []string, error) {
 	var f flags
 	args, f.resume, f.cont, f.fork = sessionFlags(args)
 	args = promptAfterP(args)
@@ -98,7 +112,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (flags, []string, error
 	fs.StringVar(&f.config, "c", "", "config file (default: $MM_CONFIG, .mm/agent.yaml, ~/.config/mm/agent.yaml)")
 	fs.BoolVar(&f.json, "json", false, "line mode: print one JSON object per event on stdout")
 	fs.BoolVar(&f.yes, "yes", false, "line mode: allow edits and commands without asking")
-	fs.StringVar(&f.logFile, "log", os.Getenv("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
+	fs.StringVar(&f.logFile, "log", env.Get("MM_LOG"), "write logs to this file (default: stderr; $MM_LOG)")
 	fs.BoolVar(&f.version, "version", false, "print the version")
 	fs.Usage = func() {}
 	err := fs.Parse(args)
@@ -217,11 +231,11 @@ func promptAfterP(args []string) []string {
 	return args
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, env environment, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "__sandbox" { // bash.Sandbox's helper, not for users
 		return bash.SandboxMain(args[1:], stderr)
 	}
-	f, rest, err := parseFlags(args, stdout, stderr)
+	f, rest, err := parseFlags(env.vars, args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -268,12 +282,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 
-	cwd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintln(stderr, "mm: cannot read the working directory:", err)
+	cwd := env.dir
+	if env.dirErr != nil {
+		fmt.Fprintln(stderr, "mm: cannot read the working directory:", env.dirErr)
 		return exitUsage
 	}
-	readConfig := func() (*config.Config, *config.Trust, error) { return config.LoadFor(f.config, cwd, trustFile()) }
+	readConfig := func() (*config.Config, *config.Trust, error) {
+		return config.LoadFor(env.vars, f.config, cwd, trustFile(env.vars))
+	}
 	cfg, trust, cfgErr := readConfig()
 	if mode == "trust" {
 		return runTrust(trust, cfgErr, rest[1:], f.yes, stdin, stdout, stderr)
@@ -291,7 +307,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	known := &bash.Secrets{} // grows as configs read again name more keys
 	known.Add(cfg.KeyEnvs(), cfg.Keys())
-	log, closeLog, err := openLog(f.logFile, stderr, mode, known)
+	log, closeLog, err := openLog(env.vars, f.logFile, stderr, mode, known)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -305,7 +321,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	if mode == "doctor" {
-		a := newApp(cfg, log, nil)
+		a := newApp(cfg, env.vars, log, nil)
 		a.trust = trust
 		a.lspCold = true
 		defer a.conn.Close()
@@ -314,7 +330,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return doctor.Run(ctx, a.doctorHost(), cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if mode == "eval" {
-		a := newApp(cfg, log, nil) // eval sessions are not saved
+		a := newApp(cfg, env.vars, log, nil) // eval sessions are not saved
 		a.lspCold = true
 		defer a.conn.Close()
 		defer a.closeAgents()
@@ -325,7 +341,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
 	if mode == "acp" {
-		c := &configs{read: readConfig, cwd: cwd, log: log, store: openStore(log), warned: warning, known: known}
+		c := &configs{read: readConfig, cwd: cwd, log: log, env: env.vars, store: openStore(env.vars, log), warned: warning, known: known}
 		if cfgErr != nil {
 			c.bad = configLine(cfgErr)
 			if f.logFile != "" { // else stderr has it already
@@ -335,7 +351,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runACP(ctx, c, stdin, stdout)
 	}
 	log.Info("config", "source", cfg.Source)
-	a := newApp(cfg, log, openStore(log))
+	a := newApp(cfg, env.vars, log, openStore(env.vars, log))
 	a.trust = trust
 	defer a.closeLSP()
 	defer a.conn.Close()
@@ -356,8 +372,8 @@ func configLine(err error) string {
 
 // openStore opens the session store in mm's state directory (E29).
 // Without one, mm keeps nothing and says so in the log.
-func openStore(log *slog.Logger) *store.Store {
-	dir, err := stateDir()
+func openStore(env config.Env, log *slog.Logger) *store.Store {
+	dir, err := stateDir(env)
 	if err != nil {
 		log.Warn("sessions are not saved: no state directory", "err", err)
 		return nil
@@ -372,7 +388,7 @@ func openStore(log *slog.Logger) *store.Store {
 // (nowhere when it cannot be written). The API key is masked in every
 // message and value: a server that echoes it in an error must not put it
 // into a log file.
-func openLog(path string, stderr io.Writer, mode string, known *bash.Secrets) (*slog.Logger, func(), error) {
+func openLog(env config.Env, path string, stderr io.Writer, mode string, known *bash.Secrets) (*slog.Logger, func(), error) {
 	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(known)}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -385,7 +401,7 @@ func openLog(path string, stderr io.Writer, mode string, known *bash.Secrets) (*
 	if mode == "acp" {
 		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
 	}
-	if dir, err := stateDir(); err == nil && os.MkdirAll(dir, 0o755) == nil {
+	if dir, err := stateDir(env); err == nil && os.MkdirAll(dir, 0o755) == nil {
 		if f, err := openRotating(filepath.Join(dir, "mm.log"), maxLogBytes); err == nil {
 			return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
 		}

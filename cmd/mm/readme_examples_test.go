@@ -62,7 +62,7 @@ func TestReadmeAskedAgent(t *testing.T) {
 	block, _, _ = strings.Cut(block, "```")
 	writeFile(t, filepath.Join(dir, "historian.yaml"), block)
 	writeFile(t, filepath.Join(dir, "agent.yaml"), "agents: {historian: historian.yaml}\n")
-	c, err := config.Load(filepath.Join(dir, "agent.yaml"))
+	c, err := config.Load(nil, filepath.Join(dir, "agent.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

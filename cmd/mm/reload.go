@@ -28,6 +28,7 @@ import (
 type configs struct {
 	read  func() (*config.Config, *config.Trust, error) // config.LoadFor
 	cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
+	env   config.Env                                    // the one mm was started with
 	log   *slog.Logger
 	store *store.Store // shared by every reading
 	// known are the secrets of every reading: a key a new reading names
@@ -77,7 +78,7 @@ func (c *configs) builder() (*acp.Builder, error) {
 		}
 	}
 	c.known.Add(cfg.KeyEnvs(), cfg.Keys())
-	c.cur = newApp(cfg, c.log, c.store)
+	c.cur = newApp(cfg, c.env, c.log, c.store)
 	c.cur.known = c.known
 	c.cur.conn.Retarget(c.chosen())
 	c.cur.trust = trust

@@ -15,12 +15,13 @@ import (
 // config in use names (whatever the name: LLM_AUTH).
 func secretNames(args []string, environ []string) []string {
 	names := bash.EnvPolicy{Drop: []string{"MM_API_KEY"}}.Dropped(environ)
-	f, _, err := parseFlags(args, io.Discard, io.Discard)
+	env := config.ProcessEnv(nil)
+	f, _, err := parseFlags(env, args, io.Discard, io.Discard)
 	cwd, werr := os.Getwd()
 	if err == nil && werr == nil {
-		if cfg, _, err := config.LoadFor(f.config, cwd, trustFile()); err == nil && cfg != nil {
+		if cfg, _, err := config.LoadFor(env, f.config, cwd, trustFile(env)); err == nil && cfg != nil {
 			for _, n := range cfg.KeyEnvs() {
-				if os.Getenv(n) != "" && !slices.Contains(names, n) {
+				if env.Get(n) != "" && !slices.Contains(names, n) {
 					names = append(names, n)
 				}
 			}

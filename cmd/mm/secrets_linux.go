@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/mm-agent/mm/cmd/mm/internal/config"
 )
 
 // handoverVar names the descriptor the secrets arrive on after the
@@ -25,23 +23,23 @@ const handoverVar = "MM_SECRETS_FD"
 // variables in its environment, handing them over through a pipe, and
 // marks the process non-dumpable (PR_SET_DUMPABLE 0: /proc/<pid>/environ,
 // mem and ptrace are closed to other processes of the user). The
-// secrets stay readable by mm through config.Getenv and reach a child only
+// secrets come back from the pipe as the variables it returns, which main
+// puts into mm's environment value (config.Env): a child gets them only
 // through the child environment policy. Anything that fails leaves mm as
 // it was started (non-dumpable still), never stopped.
-func hideSecrets(args []string) {
+func hideSecrets(args []string) map[string]string {
 	defer nonDumpable()
 	if fd := os.Getenv(handoverVar); fd != "" {
 		os.Unsetenv(handoverVar)
-		receiveSecrets(fd)
-		return
+		return receiveSecrets(fd)
 	}
 	if len(args) > 0 && args[0] == "__sandbox" {
-		return
+		return nil
 	}
 	environ := os.Environ()
 	names := secretNames(args, environ)
 	if len(names) == 0 {
-		return
+		return nil
 	}
 	var payload strings.Builder
 	var kept []string
@@ -56,44 +54,45 @@ func hideSecrets(args []string) {
 	}
 	// A pipe holds 64 KiB without a reader: more would block the write.
 	if payload.Len() == 0 || payload.Len() > 60<<10 {
-		return
+		return nil
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return
+		return nil
 	}
 	if _, err := w.WriteString(payload.String()); err != nil {
 		r.Close()
 		w.Close()
-		return
+		return nil
 	}
 	w.Close()
 	fd := int(r.Fd())
 	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, 0); errno != 0 {
 		r.Close()
-		return
+		return nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		r.Close()
-		return
+		return nil
 	}
 	kept = append(kept, handoverVar+"="+strconv.Itoa(fd))
 	err = syscall.Exec(exe, os.Args, kept)
 	// Still here: the exec failed; go on as started.
 	fmt.Fprintln(os.Stderr, "mm: could not hide the secrets of the environment:", err)
 	r.Close()
+	return nil
 }
 
 // receiveSecrets reads the variables handed over by the re-exec.
-func receiveSecrets(fd string) {
+func receiveSecrets(fd string) map[string]string {
 	n, err := strconv.Atoi(fd)
 	if err != nil {
-		return
+		return nil
 	}
 	f := os.NewFile(uintptr(n), "secrets")
 	if f == nil {
-		return
+		return nil
 	}
 	defer f.Close()
 	vars := map[string]string{}
@@ -107,7 +106,7 @@ func receiveSecrets(fd string) {
 			break
 		}
 	}
-	config.Hide(vars)
+	return vars
 }
 
 // nonDumpable marks the process non-dumpable (PR_SET_DUMPABLE = 4).

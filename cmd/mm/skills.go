@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/mm-agent/mm/acp"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/skills"
@@ -35,7 +35,7 @@ func (a *app) skillsFor(cwd string) *skills.Library {
 		return l
 	}
 	var srcs []skills.Source
-	for _, d := range skillDirs(cwd, a.cfg.SkillsDir) {
+	for _, d := range skillDirs(a.env, cwd, a.cfg.SkillsDir) {
 		root := "" // the user's own folders
 		if rel, err := filepath.Rel(cwd, d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			root = cwd // a repository's skills stay in it
@@ -50,7 +50,7 @@ func (a *app) skillsFor(cwd string) *skills.Library {
 	return l
 }
 
-func skillDirs(cwd, skillsDir string) []string {
+func skillDirs(env config.Env, cwd, skillsDir string) []string {
 	dirs := []string{
 		filepath.Join(cwd, ".mm", "skills"),
 		filepath.Join(cwd, ".claude", "skills"),
@@ -59,7 +59,7 @@ func skillDirs(cwd, skillsDir string) []string {
 	if skillsDir != "" {
 		dirs = append(dirs, skillsDir) // made absolute by config.Load
 	}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home, err := env.Home(); err == nil {
 		dirs = append(dirs, filepath.Join(home, ".config", "mm", "skills"))
 	}
 	return dirs

@@ -17,8 +17,8 @@ import (
 
 // trustFile is where workspace trust is recorded (config.Trust): the
 // state directory, never the repository, which a clone could ship.
-func trustFile() string {
-	dir, err := stateDir()
+func trustFile(env config.Env) string {
+	dir, err := stateDir(env)
 	if err != nil {
 		return ""
 	}

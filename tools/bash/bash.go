@@ -37,7 +37,8 @@ type Options struct {
 	// tail kept; 0 means DefaultMaxOutput (16,000).
 	MaxOutput int
 	// Environ is the environment commands start from, before Env
-	// filters it; nil means mm's own (os.Environ()).
+	// filters it; nil means mm's own (os.Environ()). Its HOME is the home
+	// directory the catastrophic-command check protects.
 	Environ []string
 	// Env filters Environ; its zero value drops the usual secrets.
 	Env EnvPolicy
@@ -92,9 +93,14 @@ func New(opts Options) tools.Tool {
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = DefaultMaxOutput
 	}
-	home, _ := os.UserHomeDir()
 	if opts.Environ == nil {
 		opts.Environ = os.Environ()
+	}
+	home := ""
+	for _, kv := range opts.Environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v // the home of the environment commands run in
+		}
 	}
 	r := &runner{opts: opts, home: home, environ: append(opts.Env.Environ(opts.Environ), quietEnv...)}
 	return tools.New(tools.Spec[Params]{

@@ -94,7 +94,7 @@ func checkQuestion(id string, q Question) error {
 
 // loadAgents loads the agent files the routing keys name, relative to the
 // config file, and checks each is a decision agent.
-func (c *Config) loadAgents() error {
+func (c *Config) loadAgents(env Env) error {
 	for _, r := range []struct {
 		key, path string
 		dst       **Config
@@ -107,7 +107,7 @@ func (c *Config) loadAgents() error {
 			abs, _ := filepath.Abs(c.Source)
 			path = filepath.Join(filepath.Dir(abs), path)
 		}
-		a, err := LoadAgent(path)
+		a, err := LoadAgent(env, path)
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (c *Config) loadAgents() error {
 	}
 	for _, name := range c.Agents.Names() {
 		ref := c.Agents[name]
-		a, err := loadAsked(c.rel(ref.File))
+		a, err := loadAsked(env, c.rel(ref.File))
 		if err != nil {
 			return fmt.Errorf("%s line %d: agents.%s: %v", c.Source, ref.Line, name, err)
 		}
@@ -231,8 +231,8 @@ func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
 // own config — its skillsDir and routing agents relative to it — and
 // refuses what an asked agent cannot
 // honour (checkAsked).
-func loadAsked(path string) (*Config, error) {
-	a, err := LoadAgent(path)
+func loadAsked(env Env, path string) (*Config, error) {
+	a, err := LoadAgent(env, path)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func loadAsked(path string) (*Config, error) {
 	if a.SkillsDir != "" {
 		a.SkillsDir = a.rel(a.SkillsDir)
 	}
-	if err := a.loadAgents(); err != nil {
+	if err := a.loadAgents(env); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -299,7 +299,7 @@ func pathless(err error) error {
 // LoadAgent reads an agent file another file names (a router, a guard):
 // its own provider, baseURL and model, untouched by the MM_* overrides
 // that configure the chat agent; the API key from its apiKeyEnv.
-func LoadAgent(path string) (*Config, error) {
+func LoadAgent(env Env, path string) (*Config, error) {
 	data, err := disk.Read(context.Background(), "", path, disk.MaxControl)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the agent file %s: %v", path, pathless(err))
@@ -310,7 +310,7 @@ func LoadAgent(path string) (*Config, error) {
 	}
 	a.Source = path
 	if a.APIKeyEnv != "" {
-		a.APIKey = Getenv(a.APIKeyEnv)
+		a.APIKey = env.Get(a.APIKeyEnv)
 	}
 	if err := a.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)

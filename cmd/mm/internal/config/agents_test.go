@@ -43,7 +43,7 @@ func TestAgentFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "agent.yaml")
 			os.WriteFile(path, []byte(tt.yaml), 0o644)
-			c, err := Load(path)
+			c, err := Load(nil, path)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("err = %v, want one line with %q", err, tt.err)
@@ -69,11 +69,10 @@ func TestRoutingAgent(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "agents", "router.yaml"), []byte("baseURL: http://127.0.0.1:9001/v1\nmodel: d1-3b\ndecision: {}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "agents", "chat.yaml"), []byte("model: qwen3\n"), 0o644)
 	main := filepath.Join(dir, "agent.yaml")
-	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
-	t.Setenv("MM_MODEL", "chat-model")
+	env := Env{"MM_BASE_URL=http://127.0.0.1:8080/v1", "MM_MODEL=chat-model"}
 
 	os.WriteFile(main, []byte("model: qwen3\nskillRouting: {agent: agents/router.yaml, minConfidence: 0.7, timeout: 1s}\n"), 0o644)
-	c, err := Load(main)
+	c, err := Load(env, main)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,21 +85,21 @@ func TestRoutingAgent(t *testing.T) {
 	}
 
 	os.WriteFile(main, []byte("model: qwen3\n\nskillRouting: {agent: agents/chat.yaml}\n"), 0o644)
-	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 3: skillRouting.agent agents/chat.yaml is a chat agent, not a decision agent") {
+	if _, err := Load(env, main); err == nil || !strings.Contains(err.Error(), "line 3: skillRouting.agent agents/chat.yaml is a chat agent, not a decision agent") {
 		t.Errorf("a chat agent as router: %v", err)
 	}
 	os.WriteFile(main, []byte("skillRouting: {agent: agents/nope.yaml}\n"), 0o644)
-	if _, err := Load(main); err == nil || !strings.HasSuffix(err.Error(), "cannot read the agent file "+filepath.Join(dir, "agents", "nope.yaml")+": no such file or directory") ||
+	if _, err := Load(env, main); err == nil || !strings.HasSuffix(err.Error(), "cannot read the agent file "+filepath.Join(dir, "agents", "nope.yaml")+": no such file or directory") ||
 		strings.Count(err.Error(), "nope.yaml") != 1 {
 		t.Errorf("a missing agent file (its path once, then why): %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "agents", "bad.yaml"), []byte("decision: {}\nguard: {risks: [x]}\n"), 0o644)
 	os.WriteFile(main, []byte("skillRouting: {agent: agents/bad.yaml}\n"), 0o644)
-	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "bad.yaml: line 2: guard: and decision:") {
+	if _, err := Load(env, main); err == nil || !strings.Contains(err.Error(), "bad.yaml: line 2: guard: and decision:") {
 		t.Errorf("a broken agent file: %v", err)
 	}
 	os.WriteFile(main, []byte("skillRouting: {agent: agents/router.yaml, minConfidence: 6}\n"), 0o644)
-	if _, err := Load(main); err == nil || !strings.Contains(err.Error(), "line 1: skillRouting threshold 6 is not between 0 and 1") {
+	if _, err := Load(env, main); err == nil || !strings.Contains(err.Error(), "line 1: skillRouting threshold 6 is not between 0 and 1") {
 		t.Errorf("minConfidence 6: %v", err)
 	}
 }
@@ -110,7 +109,7 @@ func TestRoutingAgent(t *testing.T) {
 func TestGuardKind(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "guard.yaml")
 	os.WriteFile(path, []byte("guard: {risks: [jailbreak, {name: x, definition: the x risk}], threshold: 0.8, timeout: 3s}\n"), 0o644)
-	a, err := LoadAgent(path)
+	a, err := LoadAgent(nil, path)
 	if err != nil || a.Kind() != GuardAgent || a.Guard.Threshold != 0.8 || len(a.Guard.Risks) != 2 || a.Guard.Risks[0] != (Risk{Name: "jailbreak"}) || a.Guard.Risks[1] != (Risk{"x", "the x risk"}) {
 		t.Errorf("LoadAgent = %+v, %v", a, err)
 	}
@@ -124,9 +123,9 @@ func TestGuardHooks(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "guard.yaml"), []byte("baseURL: http://127.0.0.1:9002/v1\nmodel: granite-guardian\nguard: {risks: [jailbreak]}\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "chat.yaml"), []byte("model: qwen3\n"), 0o644)
 	main := filepath.Join(dir, "agent.yaml")
-	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
+	env := Env{"MM_BASE_URL=http://127.0.0.1:8080/v1"}
 	os.WriteFile(main, []byte("hooks:\n  postToolUse:\n    - {command: [./log.sh]}\n    - {guard: guard.yaml, tools: [read_file, fetch_content], timeout: 20s}\n"), 0o644)
-	c, err := Load(main)
+	c, err := Load(env, main)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +142,7 @@ func TestGuardHooks(t *testing.T) {
 		{"hooks:\n  postToolUse:\n    - {gaurd: guard.yaml}\n", `line 3: unknown key "hooks.postToolUse[0].gaurd" (valid here: command, tools, timeout, guard)`},
 	} {
 		os.WriteFile(main, []byte(tc.yaml), 0o644)
-		if _, err := Load(main); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+		if _, err := Load(env, main); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
@@ -164,9 +163,9 @@ func TestAskedAgents(t *testing.T) {
 	}
 	write("agents/historian.yaml", "baseURL: http://127.0.0.1:9002/v1\nmodel: hist-7b\ndescription: knows the project's history\nsystemPrompt: You are a historian.\nskillsDir: skills\n")
 	abs := write("router.yaml", "model: d1-3b\ndecision:\n  questions:\n    team: {type: choice, criteria: {billing: x, tech: y}}\n")
-	t.Setenv("MM_BASE_URL", "http://127.0.0.1:8080/v1")
+	env := Env{"MM_BASE_URL=http://127.0.0.1:8080/v1"}
 	main := write("agent.yaml", "model: qwen3\nagents:\n  historian: agents/historian.yaml\n  triage: {file: "+abs+", write: false}\n")
-	c, err := Load(main)
+	c, err := Load(env, main)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +208,7 @@ func TestAskedAgents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			write("agents/h.yaml", tt.agent)
 			write("agent.yaml", tt.main)
-			_, err := Load(main)
+			_, err := Load(env, main)
 			if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("err = %v\nwant one line with %q", err, tt.err)
 			}

@@ -323,15 +323,15 @@ var ErrInvalid = errors.New("invalid config")
 
 // Find returns the config file to read: flag, else MM_CONFIG, else
 // .mm/agent.yaml in dir, else ~/.config/mm/agent.yaml, else "".
-func Find(flag, dir string) string {
+func Find(env Env, flag, dir string) string {
 	if flag != "" {
 		return flag
 	}
-	if env := Getenv("MM_CONFIG"); env != "" {
-		return env
+	if path := env.Get("MM_CONFIG"); path != "" {
+		return path
 	}
 	candidates := []string{filepath.Join(dir, ".mm", "agent.yaml")}
-	if home, err := os.UserHomeDir(); err == nil {
+	if home, err := env.Home(); err == nil {
 		candidates = append(candidates, filepath.Join(home, ".config", "mm", "agent.yaml"))
 	}
 	for _, c := range candidates {
@@ -344,7 +344,7 @@ func Find(flag, dir string) string {
 
 // Load reads path ("" = built-in defaults), checks it, and applies the
 // environment overrides (MM_BASE_URL, MM_MODEL, MM_PROVIDER, MM_API_KEY).
-func Load(path string) (*Config, error) {
+func Load(env Env, path string) (*Config, error) {
 	c := &Config{Source: "built-in defaults"}
 	if path != "" {
 		data, err := disk.Read(context.Background(), "", path, disk.MaxControl)
@@ -361,14 +361,14 @@ func Load(path string) (*Config, error) {
 			c.SkillsDir = filepath.Join(filepath.Dir(abs), c.SkillsDir)
 		}
 	}
-	c.applyEnv()
+	c.applyEnv(env)
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
 	}
-	if err := c.loadAgents(); err != nil {
+	if err := c.loadAgents(env); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if err := c.loadGuards(); err != nil {
+	if err := c.loadGuards(env); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return c, nil
@@ -494,20 +494,20 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-func (c *Config) applyEnv() {
-	if v := Getenv("MM_BASE_URL"); v != "" {
+func (c *Config) applyEnv(env Env) {
+	if v := env.Get("MM_BASE_URL"); v != "" {
 		c.BaseURL = v
 	}
-	if v := Getenv("MM_MODEL"); v != "" {
+	if v := env.Get("MM_MODEL"); v != "" {
 		c.Model = v
 	}
-	if v := Getenv("MM_PROVIDER"); v != "" {
+	if v := env.Get("MM_PROVIDER"); v != "" {
 		c.Provider = v
 	}
 	if c.APIKeyEnv != "" {
-		c.APIKey = Getenv(c.APIKeyEnv)
+		c.APIKey = env.Get(c.APIKeyEnv)
 	}
-	if v := Getenv("MM_API_KEY"); v != "" {
+	if v := env.Get("MM_API_KEY"); v != "" {
 		c.APIKey = v
 	}
 }

@@ -68,45 +68,41 @@ func TestLoadEnvOverrides(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.yaml")
 	os.WriteFile(path, []byte("provider: ollama\nbaseURL: http://127.0.0.1:11434/v1\nmodel: a\napiKeyEnv: MY_KEY\n"), 0o644)
-	t.Setenv("MM_BASE_URL", "http://127.0.0.1:9999/v1")
-	t.Setenv("MM_MODEL", "b")
-	t.Setenv("MM_PROVIDER", "llamacpp")
-	t.Setenv("MY_KEY", "from-file-var")
-	c, err := Load(path)
+	env := Env{"MM_BASE_URL=http://127.0.0.1:9999/v1", "MM_MODEL=b", "MM_PROVIDER=llamacpp", "MY_KEY=from-file-var"}
+	c, err := Load(env, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.BaseURL != "http://127.0.0.1:9999/v1" || c.Model != "b" || c.Provider != "llamacpp" || c.APIKey != "from-file-var" {
 		t.Errorf("overrides not applied: %+v", c)
 	}
-	t.Setenv("MM_API_KEY", "direct")
-	if c, _ = Load(path); c.APIKey != "direct" {
+	env = append(env, "MM_API_KEY=direct")
+	if c, _ = Load(env, path); c.APIKey != "direct" {
 		t.Errorf("MM_API_KEY should win, got %q", c.APIKey)
 	}
-	t.Setenv("MM_PROVIDER", "gpt5")
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), `provider "gpt5"`) {
+	env = append(env, "MM_PROVIDER=gpt5")
+	if _, err := Load(env, path); err == nil || !strings.Contains(err.Error(), `provider "gpt5"`) {
 		t.Errorf("bad provider: %v", err)
 	}
 }
 
 func TestFind(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("MM_CONFIG", "")
-	if got := Find("", dir); got != "" {
+	env := Env{"HOME=" + t.TempDir()}
+	if got := Find(env, "", dir); got != "" {
 		t.Errorf("no config: got %q", got)
 	}
 	os.MkdirAll(filepath.Join(dir, ".mm"), 0o755)
 	ws := filepath.Join(dir, ".mm", "agent.yaml")
 	os.WriteFile(ws, nil, 0o644)
-	if got := Find("", dir); got != ws {
+	if got := Find(env, "", dir); got != ws {
 		t.Errorf("workspace config: got %q", got)
 	}
-	t.Setenv("MM_CONFIG", "/x.yaml")
-	if got := Find("", dir); got != "/x.yaml" {
+	env = append(env, "MM_CONFIG=/x.yaml")
+	if got := Find(env, "", dir); got != "/x.yaml" {
 		t.Errorf("MM_CONFIG: got %q", got)
 	}
-	if got := Find("/flag.yaml", dir); got != "/flag.yaml" {
+	if got := Find(env, "/flag.yaml", dir); got != "/flag.yaml" {
 		t.Errorf("flag: got %q", got)
 	}
 }
@@ -116,7 +112,7 @@ func TestFind(t *testing.T) {
 func TestUnknownKeyIsOneShortLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.yaml")
 	os.WriteFile(path, []byte("model: x\nmaxTurn: 3\n"), 0o644)
-	_, err := Load(path)
+	_, err := Load(nil, path)
 	if err == nil {
 		t.Fatal("an unknown key was accepted")
 	}
@@ -146,7 +142,7 @@ func TestMCPServers(t *testing.T) {
 		if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		c, err := Load(path)
+		c, err := Load(nil, path)
 		if tt.err == "" {
 			if err != nil {
 				t.Errorf("%s: %v", tt.yaml, err)

@@ -1,48 +1,59 @@
 package config
 
 import (
+	"errors"
 	"os"
-	"sync"
+	"runtime"
+	"strings"
 )
 
-// The secrets of mm's environment (API keys, tokens) are taken out of the
-// process environment at start — a child could read it through
-// /proc/<mm's pid>/environ — and handed to the new process image another
-// way (cmd/mm). They are read from here instead, and given to children
-// only through the one environment policy.
-var (
-	hiddenMu sync.Mutex
-	hidden   map[string]string
-)
+// Env is the environment mm was started with, as KEY=value lines (what
+// os.Environ gives), its secrets included. mm reads its variables and the
+// user's home directory from this value, never from the process: main
+// fills it once from the process, and a test runs an mm in its own
+// environment beside others in the same process.
+//
+// The secrets (API keys, tokens) are taken out of the process environment
+// at start — a child could read it through /proc/<mm's pid>/environ — and
+// handed back to mm another way (cmd/mm); they are in Env all the same,
+// and reach a child only through the one environment policy.
+type Env []string
 
-// Hide records variables kept out of the process environment.
-func Hide(vars map[string]string) {
-	hiddenMu.Lock()
-	defer hiddenMu.Unlock()
-	hidden = vars
-}
-
-// Getenv is os.Getenv, hidden variables included.
-func Getenv(name string) string {
-	hiddenMu.Lock()
-	v, ok := hidden[name]
-	hiddenMu.Unlock()
-	if ok {
-		return v
-	}
-	return os.Getenv(name)
-}
-
-// Environ is os.Environ with the hidden variables: the environment mm was
-// started with, which the child environment policy filters.
-func Environ() []string {
-	env := os.Environ()
-	hiddenMu.Lock()
-	defer hiddenMu.Unlock()
+// ProcessEnv is the environment of this process with the variables
+// hidden from it added back.
+func ProcessEnv(hidden map[string]string) Env {
+	env := Env(os.Environ())
 	for k, v := range hidden {
 		env = append(env, k+"="+v)
 	}
 	return env
+}
+
+// Get is the value of the variable name, "" when unset; the last line
+// naming it wins, as with a duplicated variable in a child's environment.
+func (e Env) Get(name string) string {
+	for i := len(e) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(e[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// Home is the user's home directory, as os.UserHomeDir finds it in the
+// process environment.
+func (e Env) Home() (string, error) {
+	name := "HOME"
+	switch runtime.GOOS {
+	case "windows":
+		name = "USERPROFILE"
+	case "plan9":
+		name = "home"
+	}
+	if h := e.Get(name); h != "" {
+		return h, nil
+	}
+	return "", errors.New("$" + name + " is not defined")
 }
 
 // KeyEnvs names the variables the config reads keys from: apiKeyEnv of

@@ -70,7 +70,7 @@ func (c *Config) validateHooks() error {
 
 // loadGuards loads the guard agents postToolUse entries name, relative
 // to the config file, and checks each is a guard agent.
-func (c *Config) loadGuards() error {
+func (c *Config) loadGuards(env Env) error {
 	for i := range c.Hooks.PostToolUse {
 		h := &c.Hooks.PostToolUse[i]
 		if h.Guard == "" {
@@ -81,7 +81,7 @@ func (c *Config) loadGuards() error {
 			abs, _ := filepath.Abs(c.Source)
 			path = filepath.Join(filepath.Dir(abs), path)
 		}
-		a, err := LoadAgent(path)
+		a, err := LoadAgent(env, path)
 		if err != nil {
 			return fmt.Errorf("%s line %d: hooks.postToolUse[%d].guard: %v", c.Source, h.Line, i, err)
 		}

@@ -198,14 +198,14 @@ func (t *Trust) Warning() string {
 // untrusted keys unless the user trusted its current contents (recorded
 // in trustFile; "" trusts nothing). This is the one function that loads a
 // config for a workspace: start-up and every later re-read go through it.
-func LoadFor(flag, dir, trustFile string) (*Config, *Trust, error) {
-	path := Find(flag, dir)
-	ws := flag == "" && os.Getenv("MM_CONFIG") == "" && path != "" && sameFile(path, filepath.Join(dir, ".mm", "agent.yaml"))
+func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
+	path := Find(env, flag, dir)
+	ws := flag == "" && env.Get("MM_CONFIG") == "" && path != "" && sameFile(path, filepath.Join(dir, ".mm", "agent.yaml"))
 	if !ws {
-		c, err := Load(path)
+		c, err := Load(env, path)
 		return c, &Trust{Trusted: true, Path: path, Store: trustFile, Full: c}, err
 	}
-	full, err := Load(path)
+	full, err := Load(env, path)
 	t := &Trust{Workspace: true, Path: absPath(path), Store: trustFile, Full: full}
 	if err == nil {
 		t.Parts = full.Parts(dir)
@@ -218,7 +218,7 @@ func LoadFor(flag, dir, trustFile string) (*Config, *Trust, error) {
 	// Untrusted (or not loadable as a whole: a planted agent file that
 	// does not parse must not keep the rest from loading): load the file
 	// without its untrusted keys, so nothing they name is read.
-	c, rerr := loadRestricted(path)
+	c, rerr := loadRestricted(env, path)
 	if rerr != nil {
 		return nil, t, rerr
 	}
@@ -228,7 +228,7 @@ func LoadFor(flag, dir, trustFile string) (*Config, *Trust, error) {
 
 // loadRestricted is Load with the untrusted keys cleared before anything
 // they name is read or validated.
-func loadRestricted(path string) (*Config, error) {
+func loadRestricted(env Env, path string) (*Config, error) {
 	c := &Config{Source: path}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -242,11 +242,11 @@ func loadRestricted(path string) (*Config, error) {
 	if c.SkillsDir != "" && !filepath.IsAbs(c.SkillsDir) {
 		c.SkillsDir = filepath.Join(filepath.Dir(absPath(path)), c.SkillsDir)
 	}
-	c.applyEnv()
+	c.applyEnv(env)
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, c.Source, err)
 	}
-	if err := c.loadGuards(); err != nil {
+	if err := c.loadGuards(env); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return c, nil

@@ -48,6 +48,9 @@ type Host struct {
 	// StateDir is mm's state directory (where its log goes), or why there
 	// is none.
 	StateDir func() (string, error)
+	// Getenv reads the environment mm was started with (NO_COLOR, TERM),
+	// never the process's; nil reads nothing.
+	Getenv func(string) string
 }
 
 // Check is one line of mm doctor (C4), and one object of its --json
@@ -133,7 +136,7 @@ func Run(ctx context.Context, h Host, cfgErr error, cwd string, args []string, j
 		}
 		jsonOut = true
 	}
-	d := &doctor{h: h, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout)}
+	d := &doctor{h: h, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout, h.Getenv)}
 	if cfgErr != nil {
 		d.fail("config", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "), "fix the line named, or run without a config to use the defaults")
 		return d.finish()

@@ -48,6 +48,9 @@ type Host struct {
 	// StateDir is mm's state directory, where the REPL keeps its history;
 	// "" keeps none.
 	StateDir string
+	// Getenv reads the environment mm was started with (NO_COLOR, TERM),
+	// never the process's; nil reads nothing.
+	Getenv func(string) string
 }
 
 // Options are the command line of one turn (mm -p).
@@ -95,7 +98,7 @@ func Run(ctx context.Context, h Host, f Options, cwd string, stdin io.Reader, st
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitcode.Usage
 	}
-	r := &renderer{out: stdout, err: stderr, json: f.JSON, colour: Colour(stderr), atStart: true}
+	r := &renderer{out: stdout, err: stderr, json: f.JSON, colour: Colour(stderr, h.Getenv), atStart: true}
 	if !f.JSON {
 		h.Notice(func(s string) { r.line(r.paint(dim, s)) })
 	}
@@ -302,9 +305,13 @@ func (t *ttyAsker) close() {
 	}
 }
 
-// Colour says whether w is a terminal that wants colours.
-func Colour(w io.Writer) bool {
-	return IsTerminal(w) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+// Colour says whether w is a terminal that wants colours, by the
+// NO_COLOR and TERM of getenv (mm's environment; nil: neither is set).
+func Colour(w io.Writer, getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	return IsTerminal(w) && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
 // Renderer is the event sink of line mode: the answer on stdout, the

@@ -280,7 +280,7 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 		r.mu.Unlock()
 		cancel()
 	}()
-	lr := &renderer{out: r.out, err: r.out, colour: Colour(os.Stdout), atStart: true}
+	lr := &renderer{out: r.out, err: r.out, colour: Colour(os.Stdout, r.h.Getenv), atStart: true}
 	inAnswer := false // the cursor is in the streamed answer
 	r.sess.Run(ctx, prompt, func(e engine.Event) {
 		// One terminal for answer and activity: the answer starts on its
