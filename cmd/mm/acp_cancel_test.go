@@ -62,6 +62,7 @@ func waitSignal(t *testing.T, what string, ch <-chan struct{}) {
 // prompt's return deleted the SDK's cancel func, which belonged to the
 // second, and the cancel was lost: the second prompt hung.
 func TestACPCancelAfterReplacedPrompt(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "two_stalls")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -105,6 +106,7 @@ func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 // scenario's second step, the model's reaction to the command, is never
 // asked for). A prompt to the closed session is refused.
 func TestACPCloseStopsRunningTurn(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))

@@ -15,6 +15,7 @@ import (
 // client over stdio: the scripted model reasons, reads a file, edits it
 // (after a permission prompt) and answers.
 func TestACPReadEditAnswer(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

@@ -16,6 +16,7 @@ import (
 // byte-identical after the refusal, and the repaired edit (typed with
 // spaces in a tab-indented file) applies with its diff sent to the editor.
 func TestACPRefusedEditThenRepaired(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "refused_edit")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "greet.go")

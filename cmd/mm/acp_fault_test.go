@@ -34,6 +34,7 @@ func oneLine(t *testing.T, err error) string {
 // line after the retries, the words already streamed were delivered,
 // stdout carries only JSON-RPC, and mm exits cleanly afterwards.
 func TestFaultServerKilledMidStream(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "stall_mid_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -62,6 +63,7 @@ func TestFaultServerKilledMidStream(t *testing.T) {
 // number of times, then ends the turn with one line, and the session
 // serves the next prompt once the server is back.
 func TestFault5xxStorm(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "storm_503")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -89,6 +91,7 @@ func TestFault5xxStorm(t *testing.T) {
 // the idle watchdog at 3 s: the watchdog measures the gaps, not the whole
 // answer, so the answer arrives whole and in order.
 func TestFaultSlowDrip(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "slow_drip")
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
@@ -117,7 +120,7 @@ func TestFaultEOFMidTurn(t *testing.T) {
 	original := "hello world\r\nsecond line\n"
 	writeFile(t, file, original)
 	state := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
+	p := startAgentProcess(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
 	p.client.hold = make(chan struct{}) // the user never answers
 	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)

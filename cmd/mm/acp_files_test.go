@@ -23,6 +23,7 @@ const (
 // and gopls' delta is computed against the buffer: the buffer's own error
 // was already there, not introduced by the edit.
 func TestACPEditorFiles(t *testing.T) {
+	t.Parallel()
 	testenv.NeedTool(t, "gopls")
 	srv := scenario(t, "edit_buffer")
 	dir := t.TempDir()
@@ -75,6 +76,7 @@ func TestACPEditorFiles(t *testing.T) {
 // TestACPDiskFilesWithoutCapability (A8): without fs capabilities mm
 // reads and writes the disk and never calls fs/*.
 func TestACPDiskFilesWithoutCapability(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "edit_buffer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "main.go")

@@ -23,7 +23,7 @@ func TestACPEditReportsGoplsError(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n")
 
-	p := startAgent(t, dir, mmEnv(t, srv))
+	p := startAgentProcess(t, dir, mmEnv(t, srv))
 	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "make add concatenate"); err != nil {
@@ -97,6 +97,7 @@ func children(pid int, name string) []int {
 // pyright reports open files only, and a bash command that fixes it
 // reports "fixed".
 func TestACPPythonEditReportsImporter(t *testing.T) {
+	t.Parallel()
 	testenv.NeedTool(t, "pyright-langserver")
 	srv := scenario(t, "py_importer_broken")
 	dir := t.TempDir()

@@ -70,7 +70,7 @@ func TestACPMCPStdio(t *testing.T) {
 	bin := mcpServer(t)
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
+	p := startAgentProcess(t, dir, mmEnv(t, srv))
 	ctx := testenv.Context(t)
 	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
 		stdioServer("greeter", bin),
@@ -109,6 +109,7 @@ func TestACPMCPStdio(t *testing.T) {
 
 // TestACPMCPHTTP (A1): an HTTP MCP server, headers included.
 func TestACPMCPHTTP(t *testing.T) {
+	t.Parallel()
 	server := mcptest.Server()
 	var sawAuth bool
 	var mu sync.Mutex
@@ -142,6 +143,7 @@ func TestACPMCPHTTP(t *testing.T) {
 // TestACPMCPCrash: a server that crashes mid-call is a repair text for
 // the model and a ⚠ note; the turn ends normally.
 func TestACPMCPCrash(t *testing.T) {
+	t.Parallel()
 	bin := mcpServer(t)
 	srv := scenario(t, "mcp_crash")
 	dir := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // path outside the workspace are one line each, for the model and the
 // user.
 func TestACPMentions(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
@@ -46,6 +47,7 @@ func TestACPMentions(t *testing.T) {
 // the model can then read it through fs/read_text_file — and reported
 // missing when the client does not.
 func TestACPMentionUnsavedBuffer(t *testing.T) {
+	t.Parallel()
 	for _, viaEditor := range []bool{true, false} {
 		srv := scenario(t, "short_answer")
 		dir := t.TempDir()

@@ -12,6 +12,7 @@ import (
 // TestACPPlan (T8): a plan tool call reaches the editor as a plan update
 // with the same entries, in order.
 func TestACPPlan(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "plan")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))

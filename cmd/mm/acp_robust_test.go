@@ -20,6 +20,7 @@ import (
 // TestACPRejectedEditLeavesFile: the user rejects the edit; the file is
 // byte-identical and the model is told the user declined.
 func TestACPRejectedEditLeavesFile(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "reject_edit")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")
@@ -70,6 +71,7 @@ func TestACPRejectedEditLeavesFile(t *testing.T) {
 // the next prompt. (The answer comes in milliseconds; the bound only
 // tells a hang from a race-built binary on a loaded machine.)
 func TestACPCancelMidStream(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "stall_mid_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -120,6 +122,7 @@ func TestACPCancelMidStream(t *testing.T) {
 // TestACPCancelKillsBash: a cancel while bash runs answers "cancelled"
 // and the command's process is gone.
 func TestACPCancelKillsBash(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -226,6 +229,7 @@ func TestACPRobustIO(t *testing.T) {
 // TestACPEOFStopsRunningCommand: the editor goes away while bash runs;
 // mm exits cleanly and leaves no child behind.
 func TestACPEOFStopsRunningCommand(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -291,6 +295,7 @@ func alive(pid int) bool {
 // TestACPCancelDuringPermission: a cancel while the editor shows the
 // permission prompt ends the turn as cancelled and writes nothing.
 func TestACPCancelDuringPermission(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

@@ -81,6 +81,7 @@ func values(s *sdk.SessionConfigOptionSelect) []string {
 // before answering; the next prompt's request carries the earlier
 // history. The file is private and holds no API key.
 func TestACPSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "session_restart")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")
@@ -221,6 +222,7 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 // model; in accept-edits a write applies without a prompt but bash asks;
 // unknown values are refused with the valid ones, nothing changed.
 func TestACPModesAndModel(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "modes")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
@@ -316,6 +318,7 @@ func TestACPModesAndModel(t *testing.T) {
 // "none" sends chat_template_kwargs.enable_thinking=false to llama.cpp;
 // an unknown level lists the valid ones.
 func TestACPThoughtLevel(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "thinking")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
@@ -377,6 +380,7 @@ func TestACPThoughtLevel(t *testing.T) {
 // never-prompted session is written when mm stops, so that a new mm still
 // loads it (acpx resumes the session it created).
 func TestACPNewSessionWritesNothing(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "hi"}}})
 	t.Cleanup(srv.Close)
 	dir, state := t.TempDir(), t.TempDir()

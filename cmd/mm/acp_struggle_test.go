@@ -14,6 +14,7 @@ import (
 // note, as short italic paragraphs signed mm inside the agent message; the
 // prompt fails with one line; the session still serves.
 func TestACPLoopNotes(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "loop_stuck")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -50,6 +51,7 @@ func TestACPLoopNotes(t *testing.T) {
 // warning, no stuck turn, every prompt ends normally, and the model is
 // never told it is looping.
 func TestACPNoLoopAcrossPrompts(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "same_read_six_prompts")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")

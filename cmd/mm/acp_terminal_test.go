@@ -29,6 +29,7 @@ func hasTerminal(u sdk.SessionUpdate) bool {
 // the editor's terminal, shown in the tool call while it runs; the model
 // gets its output and exit code; the terminal is released.
 func TestACPBashInTerminal(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "terminal_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -68,6 +69,7 @@ func TestACPBashInTerminal(t *testing.T) {
 // TestACPCancelKillsTerminal (T4): a cancel while bash runs in the
 // editor's terminal kills it there and answers cancelled.
 func TestACPCancelKillsTerminal(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -118,6 +120,7 @@ func TestACPCancelKillsTerminal(t *testing.T) {
 // terminal ends the turn; mm exits promptly (checked by startAgent's
 // cleanup) instead of waiting for the command.
 func TestACPEOFEndsTerminal(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "long_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -144,6 +147,7 @@ func TestACPEOFEndsTerminal(t *testing.T) {
 // TestACPTerminalTimeout (T4): the timeout kills the command in the
 // editor's terminal; the model gets its output and the timeout advice.
 func TestACPTerminalTimeout(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "terminal_timeout")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -167,6 +171,7 @@ func TestACPTerminalTimeout(t *testing.T) {
 // TestACPBashWithoutTerminal (T4): without the capability no terminal/*
 // call is made and bash runs locally, with the same text for the model.
 func TestACPBashWithoutTerminal(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "terminal_bash")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))
@@ -190,8 +195,7 @@ func TestACPBashWithoutTerminal(t *testing.T) {
 // an editor's child, shares; a variable whose name looks secret is unset
 // before the command runs, an ordinary one is kept.
 func TestACPTerminalDropsSecrets(t *testing.T) {
-	t.Setenv("DEPLOY_TOKEN", "tok-0123456789")
-	t.Setenv("PLAIN_SETTING", "visible")
+	t.Parallel()
 	srv := scenario(t, "terminal_env")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible"))

@@ -65,6 +65,7 @@ func loadTextCallCorpus(t *testing.T) []textCallCase {
 // user one short note; look-alikes are shown untouched and run nothing.
 // Counted: shown, dropped, wrong tool or arguments — all must be 0.
 func TestACPTextCallFamilies(t *testing.T) {
+	t.Parallel()
 	cases := loadTextCallCorpus(t)
 	sc := llmtest.Scenario{NCtx: 131072}
 	for _, c := range cases {

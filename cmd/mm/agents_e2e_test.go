@@ -51,6 +51,7 @@ func menuNames(us []sdk.SessionUpdate) []string {
 // /ask-historian is in the / menu; from the editor it shows the answer
 // without the chat model, and the chat model sees the exchange next turn.
 func TestACPAskAgent(t *testing.T) {
+	t.Parallel()
 	const question = "Why was the parser rewritten?"
 	const answer = "It was rewritten in 2024: the old one could not stream."
 	chat := askScenario(t, question, "The historian says it could not stream.")
@@ -157,6 +158,7 @@ func TestACPAskAgent(t *testing.T) {
 // the chat model — not a Go error, not a failed turn — and a ⚠ for the
 // user; the turn ends normally.
 func TestACPAskAgentDown(t *testing.T) {
+	t.Parallel()
 	chat := askScenario(t, "Why?", "The historian is not reachable; here is what I know.")
 	down := llmtest.NewServer(llmtest.Scenario{})
 	url := down.URL()
@@ -254,6 +256,7 @@ func TestAskAgentConfigRefused(t *testing.T) {
 // ask_historian call — and a preToolUse hook's allow on ask_historian
 // does not answer for it (seed: the asking agent's user decides).
 func TestACPAskAgentFetchAsksTheUser(t *testing.T) {
+	t.Parallel()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -303,6 +306,7 @@ steps:
 // agent's turn too — its stalled stream is abandoned and the prompt
 // answers cancelled; so does /ask-<name>.
 func TestACPAskAgentCancel(t *testing.T) {
+	t.Parallel()
 	chat := askScenario(t, "Why?", "unused")
 	zero := 0
 	hist := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "never sent", StallAfter: &zero}, {Content: "never sent", StallAfter: &zero}}})

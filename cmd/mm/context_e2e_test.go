@@ -71,6 +71,7 @@ func refused(srv *llmtest.Server) int {
 // ~7 KB file. Every turn is answered, the server never refuses a request,
 // and the editor's meter knows the window (learnt from /props).
 func TestACPTenReadsInAnEightKWindow(t *testing.T) {
+	t.Parallel()
 	sc := readTurns(10, 8192)
 	sc.Models = []string{"qwen3-4b"}
 	srv := llmtest.NewServer(sc)
@@ -110,6 +111,7 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 // /compact over ACP after four turns: one summary call, a reply with the
 // numbers, the next request smaller and carrying the summary.
 func TestACPCompactCommand(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -153,6 +155,7 @@ func TestACPCompactCommand(t *testing.T) {
 // shrunk and sent again, the turn answers, the next turn is not refused,
 // and the user saw one ⚠ line about it.
 func TestACPOverflowFromWrongWindow(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(readTurns(3, 8192))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -233,6 +236,7 @@ func TestLineCompactCommand(t *testing.T) {
 // E14 without blocking a turn: a server whose /props never answers does
 // not delay the first answer (the window is probed in the background).
 func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	target, _ := url.Parse(srv.RootURL())
 	proxy := httputil.NewSingleHostReverseProxy(target)
@@ -268,6 +272,7 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 // /props) is told to the user once per session, with the fix — not only
 // in a log line.
 func TestACPWindowUnknownNoted(t *testing.T) {
+	t.Parallel()
 	const note = "context window unknown: the server does not say it — set contextWindow in the config"
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}})
 	t.Cleanup(srv.Close)

@@ -68,6 +68,7 @@ func TestLineDecisionAgent(t *testing.T) {
 // TestACPDecisionAgent (E33): in an editor, a decision agent answers one
 // line per question, then the JSON; nothing reaches a chat model.
 func TestACPDecisionAgent(t *testing.T) {
+	t.Parallel()
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
 	defer dec.Close()
 	dir := t.TempDir()

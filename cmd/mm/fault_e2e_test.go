@@ -22,6 +22,7 @@ import (
 // and wrote the command's whole output to $TMPDIR; now each gets one
 // repair text, the turn ends, and nothing reaches $TMPDIR.
 func TestACPHostileFiles(t *testing.T) {
+	t.Parallel()
 	testenv.NeedTool(t, "pyright-langserver")
 	srv := scenario(t, "faults")
 	dir, tmp := t.TempDir(), t.TempDir()
@@ -80,6 +81,7 @@ func TestACPHostileFiles(t *testing.T) {
 // outside — whether mm writes the disk (through os.Root) or the editor
 // does (fs/write_text_file, checked right before). The model is told.
 func TestACPSymlinkEscapes(t *testing.T) {
+	t.Parallel()
 	for _, editor := range []bool{false, true} {
 		name := "disk"
 		if editor {
@@ -147,6 +149,7 @@ func TestACPSymlinkEscapes(t *testing.T) {
 // was not read, not as a bare "[attached file: …]" its tools would then
 // try in vain.
 func TestACPResourceLinkOutside(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv))

@@ -17,6 +17,7 @@ import (
 // the fork's turn; session/list shows both. Every message validates
 // against the 2026-11 schema.
 func TestACPFork(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "titles")
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))

@@ -96,6 +96,7 @@ func TestLineGuardAgent(t *testing.T) {
 // TestACPGuardAgent (E37): in an editor a guard agent answers one line
 // per risk, then the JSON; nothing reaches a chat model.
 func TestACPGuardAgent(t *testing.T) {
+	t.Parallel()
 	g := guardServer(t, "steps:"+guardYes)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+g.URL()+"\nguard: {risks: [jailbreak]}\n")
@@ -149,6 +150,7 @@ MIT.
 // next request carries the README byte for byte with the warning under
 // it, and the user gets a ⚠ note. Nothing is blocked.
 func TestGuardHookACP(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "guard_readme")
 	g := guardServer(t, "steps:"+guardYes)
 	dir := t.TempDir()
@@ -184,6 +186,7 @@ func TestGuardHookACP(t *testing.T) {
 // TestGuardHookDownACP (E37): the guard server down is one ⚠ note; the
 // output goes as it is and the turn goes on.
 func TestGuardHookDownACP(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "guard_readme")
 	g := guardServer(t, "steps: []\n")
 	url := g.URL()

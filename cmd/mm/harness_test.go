@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,13 +19,20 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/tools/bash"
 )
 
 // mmBinary is the real mm, built once for the end-to-end tests.
 var mmBinary string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__sandbox" {
+		// An in-process mm confines bash commands by running its own
+		// executable — this test binary — as the sandbox helper.
+		os.Exit(bash.SandboxMain(os.Args[2:], os.Stderr))
+	}
 	dir, err := os.MkdirTemp("", "mm-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -82,19 +90,81 @@ func mmEnv(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// agentProc is a running `mm acp` with an SDK client connected to it.
+// agentProc is an `mm acp` with an SDK client connected to it: served in
+// this process (startAgent) or a real process (startAgentProcess).
 type agentProc struct {
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // the process; nil when served in process
 	conn   *sdk.ClientSideConnection
 	client *testClient
-	stdin  io.WriteCloser
-	stdout *recorder // every byte mm wrote on stdout
-	sent   *recorder // every byte the client wrote to mm
-	done   chan error
+	stdin  io.WriteCloser // closing it is the editor going away (EOF)
+	stdout *recorder      // every byte mm wrote on stdout
+	sent   *recorder      // every byte the client wrote to mm
+	stderr *recorder      // what mm wrote on stderr, when served in process
+	// done gets how mm ended: nil, or its exit status as an error (or
+	// the panic that ended it, in process).
+	done chan error
 }
 
-// startAgent runs `mm acp` in dir and connects the acp-go-sdk client side.
+// startAgent serves `mm acp` in this process — run with the test's
+// environment and dir, over pipes — and connects the acp-go-sdk client
+// side. It is the editor's view of mm without a process per test, so the
+// tests that use it can run in parallel. What only a process shows (its
+// children, signals, its stdout as a whole) needs startAgentProcess;
+// MM_TEST_BINARY=1 serves every test from the binary.
 func startAgent(t *testing.T, dir string, env []string) *agentProc {
+	t.Helper()
+	if os.Getenv("MM_TEST_BINARY") == "1" {
+		return startAgentProcess(t, dir, env)
+	}
+	inR, inW := io.Pipe()   // editor → mm
+	outR, outW := io.Pipe() // mm → editor
+	p := &agentProc{client: newTestClient(env), stdin: inW, stdout: &recorder{}, sent: &recorder{}, stderr: &recorder{}, done: make(chan error, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		p.done <- serve(ctx, environment{vars: config.Env(env), dir: dir}, inR, io.MultiWriter(p.stdout, outW), p.stderr)
+		// What a process exit does to its pipes: the editor reads EOF,
+		// and its writes fail.
+		outW.Close()
+		inR.Close()
+	}()
+	p.conn = sdk.NewClientSideConnection(p.client, io.MultiWriter(inW, p.sent), outR)
+	p.conn.SetLogger(slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		defer cancel()
+		inW.Close()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			t.Errorf("mm did not return within 10 s of stdin closing")
+			cancel()
+			<-ended
+		}
+		if t.Failed() && p.stderr.String() != "" {
+			t.Logf("mm stderr:\n%s", p.stderr)
+		}
+	})
+	return p
+}
+
+// serve is `mm acp` run in process: the exit status as an error, or the
+// panic that would have ended the process.
+func serve(ctx context.Context, env environment, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("mm panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	if code := run(ctx, env, []string{"acp"}, stdin, stdout, stderr); code != exitOK {
+		return fmt.Errorf("exit status %d", code)
+	}
+	return nil
+}
+
+// startAgentProcess runs the real `mm acp` binary in dir and connects the
+// acp-go-sdk client side: for what only a process shows.
+func startAgentProcess(t *testing.T, dir string, env []string) *agentProc {
 	t.Helper()
 	cmd := exec.Command(mmBinary, "acp")
 	cmd.Dir = dir
@@ -113,7 +183,7 @@ func startAgent(t *testing.T, dir string, env []string) *agentProc {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	p := &agentProc{cmd: cmd, client: newTestClient(), stdin: stdin, stdout: rec, sent: &recorder{}, done: make(chan error, 1)}
+	p := &agentProc{cmd: cmd, client: newTestClient(env), stdin: stdin, stdout: rec, sent: &recorder{}, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	go func() {
 		// Recorded before the client sees it, so order checks on the raw
@@ -210,7 +280,10 @@ type testClient struct {
 	buffers map[string]string
 
 	// The editor's terminals (real processes), and the terminal/* calls
-	// in order ("create", "wait", "output", "kill", "release").
+	// in order ("create", "wait", "output", "kill", "release"). env is
+	// the editor's environment, the one mm was started with too: its
+	// terminals start from it (nil: this process's).
+	env       []string
 	terms     map[string]*clientTerminal
 	termCalls []string
 }
@@ -222,8 +295,8 @@ type clientTerminal struct {
 	done chan struct{} // closed when the command exited
 }
 
-func newTestClient() *testClient {
-	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16), changed: make(chan struct{})}
+func newTestClient(env []string) *testClient {
+	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16), changed: make(chan struct{}), env: env}
 }
 
 func (c *testClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -336,7 +409,10 @@ func (c *testClient) CreateTerminal(_ context.Context, r sdk.CreateTerminalReque
 	if r.Cwd != nil {
 		cmd.Dir = *r.Cwd
 	}
-	cmd.Env = os.Environ()
+	cmd.Env = append([]string(nil), c.env...)
+	if c.env == nil {
+		cmd.Env = os.Environ()
+	}
 	for _, e := range r.Env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}

@@ -37,6 +37,7 @@ esac`,
 }
 
 func TestHookDeniesRmACP(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "hook_deny_rm")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
@@ -69,6 +70,7 @@ func TestHookDeniesRmACP(t *testing.T) {
 }
 
 func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "hook_ignored")
 	dir := t.TempDir()
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n    - {command: [./.mm/rec.sh]}\n")
@@ -152,6 +154,7 @@ func TestPreGenerationHookLineMode(t *testing.T) {
 // A hook's ask on a call that never asks by itself (a read) asks the
 // editor once; a reject means the call does not run.
 func TestHookAskOnReadACP(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		choose sdk.PermissionOptionKind
 		ran    bool

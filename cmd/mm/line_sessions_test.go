@@ -70,6 +70,7 @@ func TestLineModeResume(t *testing.T) {
 // in the same workspace runs the same prefix without asking; nothing is
 // written inside the repository.
 func TestAlwaysAllowPersistsPerWorkspace(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "always_allow")
 	dir := t.TempDir()
 	state := t.TempDir()

@@ -16,6 +16,7 @@ import (
 // editor stays in plan mode when continued with mm -p --resume: the
 // model is told, and its write is refused even with --yes.
 func TestLineResumeKeepsMode(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "resume_plan")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())

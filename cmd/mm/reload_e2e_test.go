@@ -17,6 +17,7 @@ import (
 // keeps the one it was built with; a config broken again answers
 // session/new with its line while the open sessions go on.
 func TestACPConfigReread(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "config_reread")
 	dir := t.TempDir()
 	home := t.TempDir() // the user's own config, outside the workspace
@@ -96,6 +97,7 @@ func TestACPConfigReread(t *testing.T) {
 // and a change to the agent file makes the config untrusted again for
 // the session after.
 func TestACPConfigRereadTrust(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "config_reread")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: one\nsystemPrompt: h\n")

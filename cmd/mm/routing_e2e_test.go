@@ -25,6 +25,7 @@ func routed(conf float64) llmtest.Decision {
 // each time with one 🧭 line, and the turn does not wait past the
 // timeout.
 func TestACPSkillRouting(t *testing.T) {
+	t.Parallel()
 	const prompt = "please write the release notes for 1.4"
 	const line = "[skill: release-notes — load it with read_skill and carry out its steps now"
 	tests := []struct {
@@ -87,6 +88,7 @@ func TestACPSkillRouting(t *testing.T) {
 // TestACPSkillRoutingNotWhenNamed: a prompt that names a skill itself is
 // not routed — the user's choice wins.
 func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
+	t.Parallel()
 	chat := scenario(t, "short_answer")
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{routed(0.99)}})
 	defer dec.Close()

@@ -91,6 +91,7 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 // A model server whose error echoes the key: the key appears in no
 // --json event, no ACP error or note, no session file, no log.
 func TestServerEchoedKeyIsMasked(t *testing.T) {
+	t.Parallel()
 	const key = "sk-mm-echoed-key-0123456789abcdef"
 	echo := func() *llmtest.Server {
 		srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{

@@ -75,6 +75,7 @@ func TestSkillLineMode(t *testing.T) {
 }
 
 func TestSkillACP(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "skill_release_notes")
 	dir := skillWorkspace(t)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")

@@ -20,6 +20,7 @@ import (
 // afterwards, and it exits 0 at EOF — under -race (CI), the binary is
 // built with the race detector, which makes a data race exit 66.
 func TestACPStress(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
 		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo hi"}}}},
 		{Content: "done"},

@@ -29,6 +29,7 @@ func infos(us []sdk.SessionUpdate) []sdk.SessionSessionInfoUpdate {
 // ACP: a client sees them whatever it advertises. Every message mm wrote
 // validates against the 2026-11 schema.
 func TestACPTitles(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "titles")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())

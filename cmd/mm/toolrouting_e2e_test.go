@@ -38,6 +38,7 @@ func offeredTools(r llmtest.Recorded) []string {
 // answer, a call past the timeout) offers every tool and says so in one
 // 🧭 line, and the turn does not wait past the timeout.
 func TestACPToolRouting(t *testing.T) {
+	t.Parallel()
 	all := []string{"bash", "edit_file", "plan", "read_file", "read_skill", "write_file"}
 	sure := map[string]float64{"shell": 0.9, "files": 0.95, "web": 0.5, "code": 0.5, "plan": 0.5}
 	with := func(over map[string]float64) map[string]float64 {

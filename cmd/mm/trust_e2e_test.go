@@ -148,6 +148,7 @@ func homeOf(env []string) string {
 // ordinary file is written without one. Line mode with --yes, where no
 // one can be asked, refuses them.
 func TestFilesThatRunLaterAreAsked(t *testing.T) {
+	t.Parallel()
 	later := []string{".git/hooks/pre-commit", ".mm/agent.yaml", ".vscode/tasks.json", ".envrc", "app.code-workspace", ".gitattributes"}
 	t.Run("acp yolo", func(t *testing.T) {
 		srv := scenario(t, "run_later_writes")
@@ -263,6 +264,7 @@ func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
 // asked as a permission request showing what takes effect — even in
 // yolo — and recorded only when the user allows it.
 func TestTrustFromTheEditor(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		choose  sdk.PermissionOptionKind
 		trusted bool
@@ -312,6 +314,7 @@ func (c *testClient) UnstableCreateElicitation(_ context.Context, r sdk.Unstable
 // the user accepts it with the box ticked — a decline, a cancel or an
 // unticked form trusts nothing. No permission request is made.
 func TestTrustFromTheEditorAsAForm(t *testing.T) {
+	t.Parallel()
 	accept := func(ticked bool) func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
 		return func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
 			res := sdk.NewUnstableCreateElicitationResponseAccept()
