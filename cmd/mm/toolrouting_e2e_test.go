@@ -63,7 +63,7 @@ func TestACPToolRouting(t *testing.T) {
 		{"route missing", nil, all, "🧭 tool routing skipped: the server at %s has no /v1/systemone route (404)"},
 		{"malformed", []llmtest.Decision{{Status: 200, Body: `{"answers": {"shell": {"type": "noul", "noul": 3}}}`}}, all, "🧭 tool routing skipped: "},
 		{"answer missing", []llmtest.Decision{needs(map[string]float64{"shell": 0.01})}, all, "has no answer for question"},
-		{"too slow", []llmtest.Decision{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 300ms"},
+		{"too slow", []llmtest.Decision{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 2s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestACPToolRouting(t *testing.T) {
 			defer dec.Close()
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "tools-router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
-			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: tools-router.yaml, timeout: 300ms}\n")
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: tools-router.yaml, timeout: 2s}\n")
 			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
 			ctx := testenv.Context(t)
 			id := p.session(t, ctx, dir)
