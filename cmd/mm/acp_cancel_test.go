@@ -211,6 +211,7 @@ func mustJSON(v any) []byte {
 // prompt's handler can have begun — always cancels that prompt; a cancel
 // sent before a prompt never cancels it.
 func TestACPCancelRightAfterPrompt(t *testing.T) {
+	t.Parallel()
 	steps := make([]llmtest.Step, 60)
 	for i := range steps {
 		steps[i] = llmtest.Step{Content: "answer"}

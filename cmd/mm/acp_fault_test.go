@@ -114,6 +114,7 @@ func TestFaultSlowDrip(t *testing.T) {
 // session is valid JSON holding the prompt, and nothing of mm's process
 // group is left.
 func TestFaultEOFMidTurn(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hello.txt")

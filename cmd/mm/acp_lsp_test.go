@@ -17,6 +17,7 @@ import (
 // that introduces a type error gets gopls' error in its result, in the same
 // model round trip; after mm exits no gopls is left.
 func TestACPEditReportsGoplsError(t *testing.T) {
+	t.Parallel()
 	testenv.NeedTool(t, "gopls")
 	srv := scenario(t, "go_type_error")
 	dir := t.TempDir()

@@ -67,6 +67,7 @@ func lastToolResult(t *testing.T, reqs []llmtest.Recorded) string {
 // reaches the model's next request, a server that cannot start is one ⚠
 // line, and session/close leaves no server process.
 func TestACPMCPStdio(t *testing.T) {
+	t.Parallel()
 	bin := mcpServer(t)
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()

@@ -177,9 +177,10 @@ func TestACPCancelKillsBash(t *testing.T) {
 // 1 MiB prompt each get an error or a normal answer, stdout carries only
 // JSON, and EOF while a command runs exits cleanly with the command gone.
 func TestACPRobustIO(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
-	r := startRaw(t, dir, mmEnv(t, srv))
+	r := startRawProcess(t, dir, mmEnv(t, srv)) // stdout as a whole: a process
 	code := func(m rawMsg) int {
 		if m.Error == nil {
 			return 0
@@ -336,6 +337,7 @@ func TestACPCancelDuringPermission(t *testing.T) {
 // the JSON-RPC message, logs it on stderr, and exits cleanly at EOF. A
 // prompt names no open session: it is refused as such.
 func TestACPConfigErrorKeepsServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, ".mm", "agent.yaml")
 	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
@@ -378,6 +380,7 @@ func TestACPConfigErrorKeepsServing(t *testing.T) {
 // name, an id that is an object, an array or null, and prompt blocks mm
 // did not advertise or does not know.
 func TestACPEveryRequestAnswered(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
 	r := startRaw(t, dir, mmEnv(t, srv))
@@ -433,6 +436,7 @@ func TestACPEveryRequestAnswered(t *testing.T) {
 // truncated messages; every request gets exactly one answer, nothing else
 // does, and a normal prompt still works after it.
 func TestACPStorm(t *testing.T) {
+	t.Parallel()
 	const seed, n = 15, 400
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()

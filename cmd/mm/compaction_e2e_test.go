@@ -108,6 +108,7 @@ func compactionUpdates(us []rawUpdate) (seq []string, ids map[string]bool, summa
 // validates against the 2026-11 schema. A client that does not advertise
 // it (TestACPCompactCommand) sees no compaction update, only the reply.
 func TestACPCompactionUpdates(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -172,6 +173,7 @@ func TestACPCompactionUpdates(t *testing.T) {
 // the 2026-11 schema. A client that does not advertise it
 // (TestACPLoopNotes) keeps the italic notes.
 func TestACPNotices(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "loop_stuck")
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")

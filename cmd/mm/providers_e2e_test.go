@@ -49,6 +49,7 @@ func (r *rawAgent) providers(id string) providerList {
 // (another protocol, headers, disabling main) is refused with a line.
 // Every message validates against the 2026-11 schema.
 func TestACPProviders(t *testing.T) {
+	t.Parallel()
 	configured, chosen := scenario(t, "titles"), scenario(t, "titles")
 	dir := t.TempDir()
 	env := mmEnv(t, configured, "XDG_STATE_HOME="+t.TempDir())
@@ -192,6 +193,7 @@ func listActive(l providerList) string {
 // names is listed — so the user knows of it — but disabled and not
 // selectable by its id: workspace trust decides, not a click.
 func TestACPProvidersUntrusted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".mm"), 0o755); err != nil {
 		t.Fatal(err)

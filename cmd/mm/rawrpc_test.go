@@ -3,25 +3,31 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 )
 
 // rawAgent is a running `mm acp` spoken to in raw JSON-RPC lines, for the
 // messages an SDK client would never send. Every line mm writes is kept.
 type rawAgent struct {
 	t      *testing.T
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // the process; nil when served in process
 	stdin  io.WriteCloser
 	stderr *recorder
 	sent   *recorder // every line sent to mm
 	exited chan error
+	// readDone is closed once stdout reached EOF and exited has mm's end.
+	readDone chan struct{}
 
 	mu      sync.Mutex
 	out     []rawMsg
@@ -57,12 +63,51 @@ func (m rawMsg) idKey() string {
 	return b.String()
 }
 
+// startRaw serves `mm acp` in this process (as startAgent does) and
+// speaks raw JSON-RPC lines to it; MM_TEST_BINARY=1 runs the binary.
 func startRaw(t *testing.T, dir string, env []string) *rawAgent {
+	t.Helper()
+	if os.Getenv("MM_TEST_BINARY") == "1" {
+		return startRawProcess(t, dir, env)
+	}
+	inR, inW := io.Pipe()   // test → mm
+	outR, outW := io.Pipe() // mm → test
+	r := newRawAgent(t)
+	r.stdin = inW
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan error, 1)
+	go func() {
+		err := serve(ctx, environment{vars: config.Env(env), dir: dir}, inR, outW, r.stderr)
+		outW.Close()
+		inR.Close()
+		ended <- err
+	}()
+	t.Cleanup(func() {
+		// As the process variant's SIGKILL: the test is over, mm stops now.
+		cancel()
+		inW.Close()
+		select {
+		case <-r.readDone:
+		case <-time.After(10 * time.Second):
+			t.Errorf("mm did not return within 10 s of its context ending")
+		}
+		if t.Failed() {
+			t.Logf("mm stderr:\n%s", r.stderr.String())
+		}
+	})
+	go r.read(outR, func() error { return <-ended })
+	return r
+}
+
+// startRawProcess is startRaw with the real binary: for what only a
+// process shows.
+func startRawProcess(t *testing.T, dir string, env []string) *rawAgent {
 	t.Helper()
 	cmd := exec.Command(mmBinary, "acp")
 	cmd.Dir = dir
 	cmd.Env = env
-	r := &rawAgent{t: t, cmd: cmd, stderr: &recorder{}, sent: &recorder{}, exited: make(chan error, 1), changed: make(chan struct{}), consumed: map[string]int{}}
+	r := newRawAgent(t)
+	r.cmd = cmd
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, _ := cmd.StdinPipe()
@@ -77,31 +122,39 @@ func startRaw(t *testing.T, dir string, env []string) *rawAgent {
 			t.Logf("mm stderr:\n%s", r.stderr.String())
 		}
 	})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var m rawMsg
-			err := json.Unmarshal(sc.Bytes(), &m)
-			m.Line = sc.Text()
-			r.mu.Lock()
-			if err != nil {
-				r.nonJSON = append(r.nonJSON, m.Line)
-			} else {
-				r.out = append(r.out, m)
-			}
-			close(r.changed)
-			r.changed = make(chan struct{})
-			r.mu.Unlock()
-		}
+	go r.read(stdout, cmd.Wait)
+	return r
+}
+
+func newRawAgent(t *testing.T) *rawAgent {
+	return &rawAgent{t: t, stderr: &recorder{}, sent: &recorder{}, exited: make(chan error, 1), readDone: make(chan struct{}), changed: make(chan struct{}), consumed: map[string]int{}}
+}
+
+// read keeps every line mm writes until EOF, then how mm ended (wait).
+func (r *rawAgent) read(stdout io.Reader, wait func() error) {
+	defer close(r.readDone)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m rawMsg
+		err := json.Unmarshal(sc.Bytes(), &m)
+		m.Line = sc.Text()
 		r.mu.Lock()
-		r.closed = true
+		if err != nil {
+			r.nonJSON = append(r.nonJSON, m.Line)
+		} else {
+			r.out = append(r.out, m)
+		}
 		close(r.changed)
 		r.changed = make(chan struct{})
 		r.mu.Unlock()
-		r.exited <- cmd.Wait()
-	}()
-	return r
+	}
+	r.mu.Lock()
+	r.closed = true
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	r.exited <- wait()
 }
 
 func (r *rawAgent) send(lines ...string) {

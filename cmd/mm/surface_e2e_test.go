@@ -14,6 +14,7 @@ import (
 // acp (not -32601), and every agent method of the schema that is not
 // listed answers -32601 — the table is exactly what mm serves.
 func TestREADMEACPSurface(t *testing.T) {
+	t.Parallel()
 	defs := schemaDefs(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
