@@ -211,6 +211,7 @@ echo again > .envrc
 // hide a leak), masked in the log and in what the editor is shown — while
 // it still reaches the server.
 func TestKeyNamedByAConfigReadAgainStaysSecret(t *testing.T) {
+	t.Parallel()
 	const key = "llm-auth-learned-0123456789abcdef"
 	show := llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `echo "v=$LLM_AUTH" | rev; env | rev`}}}}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
