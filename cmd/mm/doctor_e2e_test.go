@@ -47,6 +47,7 @@ func wantLine(t *testing.T, lines map[string]string, out, name, mark string, wor
 }
 
 func TestDoctorHealthy(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "doctor_healthy")
 	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	if code != 0 {
@@ -72,6 +73,7 @@ func TestDoctorHealthy(t *testing.T) {
 }
 
 func TestDoctorToolCallsAsText(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "doctor_text_call")
 	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	if code != 1 {
@@ -84,6 +86,7 @@ func TestDoctorToolCallsAsText(t *testing.T) {
 // TestDoctorToolCallsAsTextFamily (issue 27): the round trip names the
 // syntax the call was written in and the server fix for that family.
 func TestDoctorToolCallsAsTextFamily(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ content, syntax, fix string }{
 		{`[TOOL_CALLS]mm_doctor_echo[ARGS]{"word": "ready"}`, "syntax: Mistral", "--tool-call-parser mistral"},
 		{`<|channel|>commentary to=functions.mm_doctor_echo <|constrain|>json<|message|>{"word": "ready"}<|call|>`, "syntax: gpt-oss harmony", "harmony"},
@@ -98,6 +101,7 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 }
 
 func TestDoctorToolsRejected(t *testing.T) {
+	t.Parallel()
 	srv := scenarioText(t, `
 steps:
   - http_error: {status: 400, body: '{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}'}
@@ -110,6 +114,7 @@ steps:
 }
 
 func TestDoctorNoServer(t *testing.T) {
+	t.Parallel()
 	env := mmEnv(t, nil, "MM_BASE_URL=http://127.0.0.1:1/v1", "XDG_STATE_HOME="+t.TempDir())
 	lines, out, code := doctorLines(t, env)
 	if code != 1 {
@@ -125,6 +130,7 @@ func TestDoctorNoServer(t *testing.T) {
 }
 
 func TestDoctorWindowSmallerThanFixedPrompt(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "doctor_small_window")
 	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	if code != 1 {
@@ -136,6 +142,7 @@ func TestDoctorWindowSmallerThanFixedPrompt(t *testing.T) {
 }
 
 func TestDoctorBadConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
 	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
@@ -147,6 +154,7 @@ func TestDoctorBadConfig(t *testing.T) {
 }
 
 func TestDoctorJSON(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "doctor_text_call")
 	stdout, _, code := runMM(t, t.TempDir(), mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()), "", "doctor", "--json")
 	if code != 1 {
@@ -188,6 +196,7 @@ func scenarioText(t *testing.T, yaml string) *llmtest.Server {
 // TestDoctorMCPServers: the config's MCP servers are started; one that
 // does not start is a note, not a failure.
 func TestDoctorMCPServers(t *testing.T) {
+	t.Parallel()
 	bin := mcpServer(t)
 	srv := scenario(t, "doctor_healthy")
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")

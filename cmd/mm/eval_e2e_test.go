@@ -22,6 +22,7 @@ func route(choice string, p, conf float64) llmtest.Decision {
 // configured router and reports hits, misses, extras, errors, the
 // confusion pairs and latency, as a table and as JSON.
 func TestEvalRouting(t *testing.T) {
+	t.Parallel()
 	for _, jsonOut := range []bool{false, true} {
 		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
 			route("release-notes", 0.9, 0.85),  // hit
@@ -70,6 +71,7 @@ func TestEvalRouting(t *testing.T) {
 
 // TestEvalRoutingNeedsRouter: without skillRouting, one line, exit 2.
 func TestEvalRoutingNeedsRouter(t *testing.T) {
+	t.Parallel()
 	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", "eval", "routing")
 	if code != 2 || !strings.Contains(stderr, "set skillRouting") {
 		t.Errorf("exit %d, %q", code, stderr)
@@ -80,6 +82,7 @@ func TestEvalRoutingNeedsRouter(t *testing.T) {
 // chat model and is verified by its command; the fake is scripted to do
 // one task and not the other, so the report has both.
 func TestEvalTasks(t *testing.T) {
+	t.Parallel()
 	for _, jsonOut := range []bool{false, true} {
 		srv := scenario(t, "eval_tasks")
 		tasks, _ := filepath.Abs(filepath.Join("testdata", "eval", "tasks.yaml"))

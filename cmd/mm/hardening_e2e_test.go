@@ -58,6 +58,7 @@ func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 // lets through; the key printed from a file is masked; the log file never
 // holds the key although the server gets it.
 func TestLineBashEnvHoldsNoSecret(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "bash_env")
 	dir := t.TempDir()
 	const key = "sk-mm-test-0123456789abcdef"
@@ -131,6 +132,7 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 // TestLogMasksTheKey: a server error that echoes the key is logged
 // without it.
 func TestLogMasksTheKey(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mm.log")
 	known := &bash.Secrets{}
 	known.Add(nil, []string{"sk-secret-value-42"})
@@ -152,6 +154,7 @@ func TestLogMasksTheKey(t *testing.T) {
 // byte-identical, no temporary file behind, and the model is told the
 // file is unchanged.
 func TestLineWriteFaultLeavesOriginal(t *testing.T) {
+	t.Parallel()
 	for _, fault := range []string{"file size limit", "read-only directory"} {
 		t.Run(fault, func(t *testing.T) {
 			big := varied(100_000)
@@ -215,6 +218,7 @@ func varied(n int) string {
 // workspace and the temp dir — not even as root — while writing inside
 // still works.
 func TestLineSandboxLandlock(t *testing.T) {
+	t.Parallel()
 	if bash.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}

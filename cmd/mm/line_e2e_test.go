@@ -33,6 +33,7 @@ func runMM(t *testing.T, dir string, env []string, stdin string, args ...string)
 }
 
 func TestLineModeJSON(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "line_answer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
@@ -63,6 +64,7 @@ func TestLineModeJSON(t *testing.T) {
 // TestLineModeStruggles (issue 4): struggles are one plain line each on a
 // non-terminal stderr, events with --json, and a stuck turn exits 1.
 func TestLineModeStruggles(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "loop_stuck")
 	stdout, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes")
 	if code != 1 {
@@ -94,6 +96,7 @@ func TestLineModeStruggles(t *testing.T) {
 
 // TestLineModePlan (T8): line mode shows the plan as a compact list.
 func TestLineModePlan(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "plan")
 	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "fix the loop")
 	if code != 0 {
@@ -110,6 +113,7 @@ func TestLineModePlan(t *testing.T) {
 // user's lines (a server that says no window used to print a raw
 // level=WARN line there).
 func TestLineModeLogsStayOffTheTerminal(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	state := t.TempDir()
 	var env []string

@@ -22,6 +22,7 @@ var seconds = regexp.MustCompile(`· [0-9.]+s\]`)
 // "<t>"; the workspace is $WORK.
 // Rewrite with: go test ./cmd/mm -run TestLineModeJSONGolden -update
 func TestLineModeJSONGolden(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ scenario, prompt string }{
 		{"read_edit_answer", "Change hello to goodbye"}, // thoughts, calls, diffs, usage, end
 		{"loop_stuck", "show missing.txt"},              // failed calls, struggles, a failed turn

@@ -17,6 +17,7 @@ import (
 // workspace, --resume ID a named one; the model gets the earlier
 // conversation each time. An unknown id is one line and exit 2.
 func TestLineModeResume(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "line_resume")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())

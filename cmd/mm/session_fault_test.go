@@ -50,6 +50,7 @@ func stderrLine(t *testing.T, what, s, want string) {
 // without touching the session; the first one's turn is kept, and the
 // next run continues from it.
 func TestTwoWritersOneSession(t *testing.T) {
+	t.Parallel()
 	stall := 1
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{Content: "Noted: the number is 42."},
@@ -122,6 +123,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 // temporary file is left, and the next run continues from the last saved
 // turn.
 func TestDiskFullMidSave(t *testing.T) {
+	t.Parallel()
 	prlimit := testenv.NeedTool(t, "prlimit")
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
 		{Content: "Noted: the number is 42."},
@@ -204,6 +206,7 @@ func TestDiskFullMidSave(t *testing.T) {
 // nothing and advertises nothing; neither does a run whose state
 // directory cannot be written.
 func TestNoServerNoSession(t *testing.T) {
+	t.Parallel()
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, nil, "MM_BASE_URL=http://127.0.0.1:1/v1", "XDG_STATE_HOME="+state)
 	_, stderr, code := runMM(t, dir, env, "", "-p", "hello")
@@ -234,6 +237,7 @@ func TestNoServerNoSession(t *testing.T) {
 // workspace is refused in one line naming its workspace (exit 2); it
 // stays in its own workspace, where --continue still finds it.
 func TestSessionBelongsToItsWorkspace(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "line_resume")
 	a, b, state := t.TempDir(), t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)

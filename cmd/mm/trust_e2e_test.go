@@ -38,6 +38,7 @@ func exists(path string) bool {
 // until the user trusts it — one ⚠ line says what was ignored — and loses
 // them again as soon as any of the files changes.
 func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
+	t.Parallel()
 	const token = "ghp-the-users-own-token-0123456789"
 	repoServer := scenario(t, "untrusted_repo")
 	dir := t.TempDir()
@@ -213,6 +214,7 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 // A repository whose config names a program git cannot be told to skip
 // (a diff textconv driver) makes a git command ask, even under --yes.
 func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
+	t.Parallel()
 	git := testenv.NeedTool(t, "git")
 	dir := t.TempDir()
 	sh := func(args ...string) {

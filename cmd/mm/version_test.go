@@ -6,6 +6,7 @@ import (
 )
 
 func TestVersionOf(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		bi   debug.BuildInfo
 		want string
