@@ -43,6 +43,7 @@ func TestImportRules(t *testing.T) {
 		// cmd/mm's own packages (Go already keeps everyone outside cmd/mm
 		// from importing them).
 		{mod + "/cmd/mm/internal/exitcode", []string{mod + "/"}, "the exit codes are a leaf", nil},
+		{mod + "/cmd/mm/internal/logfile", []string{mod + "/"}, "the log is a leaf (but for tools/bash's set of known secrets)", []string{mod + "/tools/bash", mod + "/tools"}},
 		{mod + "/cmd/mm/internal/config", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/cmd/mm/internal/"}, toolImpls...),
 			"the config is read by cmd/mm and knows no front end, engine or tool (but for the model connector's names and the one file reader)", []string{mod + "/engine/llm", mod + "/fileedit/disk"}},
 		{mod + "/cmd/mm/internal/line", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),

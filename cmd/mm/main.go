@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
+	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools/bash"
 )
@@ -307,7 +307,8 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	}
 	known := &bash.Secrets{} // grows as configs read again name more keys
 	known.Add(cfg.KeyEnvs(), cfg.Keys())
-	log, closeLog, err := openLog(env.vars, f.logFile, stderr, mode, known)
+	logDir, _ := stateDir(env.vars) // none: the terminal front ends log nowhere
+	log, closeLog, err := logfile.Open(f.logFile, stderr, mode == "acp", logDir, known)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
 		return exitUsage
@@ -379,47 +380,4 @@ func openStore(env config.Env, log *slog.Logger) *store.Store {
 		return nil
 	}
 	return store.Open(dir, log)
-}
-
-// openLog sends logs to the file when given (--log, MM_LOG). Otherwise
-// the ACP agent logs to stderr, which editors keep in their agent log,
-// while the terminal front ends (line mode, doctor) keep the terminal for
-// what is meant for the user and log to mm.log in the state directory
-// (nowhere when it cannot be written). The API key is masked in every
-// message and value: a server that echoes it in an error must not put it
-// into a log file.
-func openLog(env config.Env, path string, stderr io.Writer, mode string, known *bash.Secrets) (*slog.Logger, func(), error) {
-	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(known)}
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cannot open the log file: %w", err)
-		}
-		return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
-	}
-	opts.Level = slog.LevelInfo
-	if mode == "acp" {
-		return slog.New(slog.NewTextHandler(stderr, opts)), func() {}, nil
-	}
-	if dir, err := stateDir(env); err == nil && os.MkdirAll(dir, 0o755) == nil {
-		if f, err := openRotating(filepath.Join(dir, "mm.log"), maxLogBytes); err == nil {
-			return slog.New(slog.NewTextHandler(f, opts)), func() { f.Close() }, nil
-		}
-	}
-	return slog.New(slog.DiscardHandler), func() {}, nil
-}
-
-// redact masks the secrets in log attributes (the message is one too),
-// those learned later included (a config read again names a new key).
-func redact(known *bash.Secrets) func([]string, slog.Attr) slog.Attr {
-	return func(_ []string, a slog.Attr) slog.Attr {
-		if a.Value.Kind() == slog.KindGroup {
-			return a
-		}
-		s := a.Value.String()
-		if m := known.Mask(s); m != s {
-			return slog.String(a.Key, m)
-		}
-		return a
-	}
 }
