@@ -13,7 +13,7 @@ import (
 // last line of a name wins) and the exit code.
 func doctorLines(t *testing.T, env []string, args ...string) (map[string]string, string, int) {
 	t.Helper()
-	stdout, stderr, code := runMM(t, t.TempDir(), env, "", append([]string{"doctor"}, args...)...)
+	stdout, stderr, code := runInProcess(t, t.TempDir(), env, "", append([]string{"doctor"}, args...)...)
 	if stderr != "" {
 		t.Errorf("doctor wrote on stderr:\n%s", stderr)
 	}
@@ -156,7 +156,7 @@ func TestDoctorBadConfig(t *testing.T) {
 func TestDoctorJSON(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "doctor_text_call")
-	stdout, _, code := runMM(t, t.TempDir(), mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()), "", "doctor", "--json")
+	stdout, _, code := runInProcess(t, t.TempDir(), mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()), "", "doctor", "--json")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}

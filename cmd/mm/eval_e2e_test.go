@@ -40,7 +40,7 @@ func TestEvalRouting(t *testing.T) {
 		}
 		abs, _ := filepath.Abs(args[2])
 		args[2] = abs
-		stdout, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
+		stdout, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
 		dec.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -72,7 +72,7 @@ func TestEvalRouting(t *testing.T) {
 // TestEvalRoutingNeedsRouter: without skillRouting, one line, exit 2.
 func TestEvalRoutingNeedsRouter(t *testing.T) {
 	t.Parallel()
-	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", "eval", "routing")
+	_, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, nil), "", "eval", "routing")
 	if code != 2 || !strings.Contains(stderr, "set skillRouting") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
@@ -90,7 +90,7 @@ func TestEvalTasks(t *testing.T) {
 		if jsonOut {
 			args = append(args, "--json")
 		}
-		stdout, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", args...)
+		stdout, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, srv), "", args...)
 		if code != 1 {
 			t.Errorf("exit %d, want 1 (a task failed); stderr: %s", code, stderr)
 		}

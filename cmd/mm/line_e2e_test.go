@@ -5,12 +5,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// runInProcess runs `mm args…` in dir inside the test process, through
+// the same run that main calls, with env as its whole environment: no
+// binary started, so it is fast and runs in parallel. For what only a
+// process shows (exit by signal, a terminal, stdout as a file
+// descriptor), use runMM or a testdata/script file.
+func runInProcess(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(testenv.Context(t), environment{vars: config.Env(env), dir: dir}, args, strings.NewReader(stdin), &out, &errb)
+	return out.String(), errb.String(), code
+}
 
 // runMM runs `mm args…` in dir and returns stdout, stderr and the exit code.
 func runMM(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
