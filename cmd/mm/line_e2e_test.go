@@ -51,7 +51,7 @@ func TestLineModeJSON(t *testing.T) {
 	srv := scenario(t, "line_answer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "What does hello.txt say?", "--json")
+	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "What does hello.txt say?", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -80,7 +80,7 @@ func TestLineModeJSON(t *testing.T) {
 func TestLineModeStruggles(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "loop_stuck")
-	stdout, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes")
+	stdout, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
@@ -92,7 +92,7 @@ func TestLineModeStruggles(t *testing.T) {
 	}
 
 	srv = scenario(t, "loop_stuck")
-	stdout, _, _ = runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes", "--json")
+	stdout, _, _ = runInProcess(t, t.TempDir(), mmEnv(t, srv), "", "-p", "show missing.txt", "--yes", "--json")
 	var levels []string
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var ev map[string]any
@@ -112,7 +112,7 @@ func TestLineModeStruggles(t *testing.T) {
 func TestLineModePlan(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "plan")
-	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "fix the loop")
+	_, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, srv), "", "-p", "fix the loop")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

@@ -36,7 +36,7 @@ func TestLineModeJSONGolden(t *testing.T) {
 			// usage event, which would then have no size.
 			cfg := filepath.Join(t.TempDir(), "agent.yaml")
 			writeFile(t, cfg, "contextWindow: 32768\n")
-			stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-c", cfg, "-p", tc.prompt, "--json", "--yes")
+			stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-c", cfg, "-p", tc.prompt, "--json", "--yes")
 			if code > 1 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
