@@ -16,6 +16,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/compact"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/risk"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
@@ -42,7 +43,7 @@ type app struct {
 	// nil keeps nothing (no home directory).
 	store *store.Store
 	// model is the connector with the profile's sampling (E30).
-	model *profiled
+	model *llm.Profiled
 
 	mu     sync.Mutex
 	lsp    map[string]*lspbridge.Manager // by workspace
@@ -90,7 +91,7 @@ func newApp(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Stor
 		},
 		Logger: log,
 	})
-	a.model = &profiled{conn: a.conn, named: cfg.Profile, log: log}
+	a.model = llm.NewProfiled(a.conn, cfg.Profile, log)
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() > 0 {
 		exe, err := os.Executable()
 		if err == nil {
@@ -230,7 +231,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 	reg := a.registry(cwd, late, extra...)
 	return engine.NewSession(engine.Options{
 		Model:          a.model,
-		KeepReasoning:  a.model.keepReasoning,
+		KeepReasoning:  a.model.KeepReasoning,
 		ModelName:      "", // filled by the connector once the server is known
 		Tools:          reg,
 		Env:            env,
@@ -275,17 +276,23 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
 	switch a.cfg.Kind() {
 	case config.DecisionAgent:
-		return newDecisionAgent(a.cfg).rewriter()
+		d := decisionAgent(a.cfg)
+		return func(ctx context.Context, prompt string) engine.Rewrite {
+			return engine.Rewrite{Answer: d.Answer(ctx, prompt)}
+		}
 	case config.GuardAgent:
-		return guardRewriter(a.cfg)
+		g := guardAgent(a.cfg, a.cfg, risk.DirectTimeout)
+		return func(ctx context.Context, prompt string) engine.Rewrite {
+			return engine.Rewrite{Answer: g.Answer(ctx, prompt)}
+		}
 	}
-	return a.skillRewriter(a.skillsFor(cwd), newSkillRouter(a.cfg))
+	return a.skillRewriter(a.skillsFor(cwd), skillRouter(a.cfg))
 }
 
 // toolRouting is the session's tool router (E35), nil without
 // toolRouting in the config.
 func toolRouting(cfg *config.Config, reg *tools.Registry) func(context.Context, string) engine.ToolRoute {
-	r := newToolRouter(cfg)
+	r := toolRouter(cfg)
 	if r == nil {
 		return nil
 	}
@@ -293,7 +300,10 @@ func toolRouting(cfg *config.Config, reg *tools.Registry) func(context.Context, 
 	for _, t := range reg.Tools() {
 		names = append(names, t.Name())
 	}
-	return func(ctx context.Context, prompt string) engine.ToolRoute { return r.route(ctx, prompt, names) }
+	return func(ctx context.Context, prompt string) engine.ToolRoute {
+		hide, info := r.Tools(ctx, prompt, names)
+		return engine.ToolRoute{Hide: hide, Info: info}
+	}
 }
 
 // withMentions attaches the prompt's @path mentions (E31, A11) after the

@@ -105,7 +105,7 @@ type routingReport struct {
 }
 
 func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
-	r := newSkillRouter(a.cfg)
+	r := skillRouter(a.cfg)
 	if r == nil {
 		fmt.Fprintln(stderr, "mm: mm eval routing runs the configured router: set skillRouting: {agent: router.yaml} in "+a.cfg.Source)
 		return exitUsage
@@ -116,20 +116,21 @@ func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut b
 		return exitUsage
 	}
 	set, _, _ := a.skillsFor(cwd).Current()
+	opts := skillOptions(set)
 	for i, c := range cases {
 		if _, ok := set.Lookup(c.Skill); !ok && c.Skill != decide.None {
 			fmt.Fprintf(stderr, "mm: case %d expects skill %q, which is not among the skills (%s)\n", i+1, c.Skill, strings.Join(set.Names(), ", "))
 			return exitUsage
 		}
 	}
-	rep := routingReport{Router: r.client.Endpoint(), MinConfidence: r.min, Counts: map[string]int{}}
+	rep := routingReport{Router: r.Client.Endpoint(), MinConfidence: r.MinConfidence(), Counts: map[string]int{}}
 	pairs := map[[2]string]int{}
 	var ms []float64
 	for _, c := range cases {
 		start := time.Now()
-		got, err := r.choose(ctx, c.Prompt, set)
+		got, err := r.Choose(ctx, c.Prompt, opts)
 		res := routeResult{routeCase: c, Got: got.Choice, Sure: got.Sure, Ms: float64(time.Since(start).Microseconds()) / 1000}
-		if got.Choice != decide.None && got.Sure < r.min {
+		if got.Choice != decide.None && got.Sure < r.MinConfidence() {
 			res.Got = decide.None // an abstention
 		}
 		switch {

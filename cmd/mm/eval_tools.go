@@ -51,7 +51,7 @@ type toolsReport struct {
 // configured toolRouting agent, every group asked about (the router is
 // measured, not this workspace's tools).
 func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
-	r := newToolRouter(a.cfg)
+	r := toolRouter(a.cfg)
 	if r == nil {
 		fmt.Fprintln(stderr, "mm: mm eval tools runs the configured tool router: set toolRouting: {agent: router.yaml} in "+a.cfg.Source)
 		return exitUsage
@@ -63,9 +63,9 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 	}
 	var groups decide.Options
 	var names []string
-	for _, g := range toolGroups {
-		groups = append(groups, decide.Option{Name: g.name, Description: g.need})
-		names = append(names, g.name)
+	for _, g := range decide.ToolGroups {
+		groups = append(groups, decide.Option{Name: g.Name, Description: g.Need})
+		names = append(names, g.Name)
 	}
 	for i, c := range cases {
 		for _, n := range c.Need {
@@ -75,12 +75,12 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 			}
 		}
 	}
-	rep := toolsReport{Router: r.client.Endpoint(), DropBelow: r.below}
+	rep := toolsReport{Router: r.Client.Endpoint(), DropBelow: r.DropBelow()}
 	var ms []float64
 	var prev []string
 	for i, c := range cases {
 		start := time.Now()
-		need, err := r.client.Relevant(ctx, c.Prompt, groups)
+		need, err := r.Client.Relevant(ctx, c.Prompt, groups)
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "mm: cancelled")
 			return exitFailed
@@ -91,7 +91,7 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 			rep.Errors++
 		}
 		for _, g := range names {
-			if err == nil && need[g] < r.below {
+			if err == nil && need[g] < r.DropBelow() {
 				res.Dropped = append(res.Dropped, g)
 				if slices.Contains(c.Need, g) {
 					res.Outcome = "wrong-drop"

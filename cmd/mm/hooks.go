@@ -15,7 +15,7 @@ func (a *app) hooksFor(cwd string) *hooks.Runner {
 		for _, h := range hs {
 			hk := hooks.Hook{Command: h.Command, Tools: h.Tools, Timeout: time.Duration(h.Timeout)}
 			if h.GuardFile != nil { // E37: a guard agent instead of a command
-				hk.Guard, hk.Name = newGuard(a.cfg, h.GuardFile, risk.DefaultTimeout), guardHookName(h)
+				hk.Guard, hk.Name = guardAgent(a.cfg, h.GuardFile, risk.DefaultTimeout), guardHookName(h)
 			}
 			out = append(out, hk)
 		}

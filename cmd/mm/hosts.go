@@ -40,7 +40,7 @@ func (a *app) lineHost() line.Host {
 func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
 	switch a.cfg.Kind() {
 	case config.DecisionAgent:
-		return runDecision(ctx, newDecisionAgent(a.cfg), prompt, stdout, stderr), true
+		return runDecision(ctx, decisionAgent(a.cfg), prompt, stdout, stderr), true
 	case config.GuardAgent:
 		return runGuard(ctx, a.cfg, prompt, stdout, stderr), true
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/skills"
 )
@@ -79,7 +80,7 @@ func reservedCommand(name string) bool {
 // $name and /name (S2), skill routing when a router is given (E34), and a
 // ⚠ note per skill file skipped, once each time the skill set is
 // reloaded.
-func (a *app) skillRewriter(lib *skills.Library, router *skillRouter) func(context.Context, string) engine.Rewrite {
+func (a *app) skillRewriter(lib *skills.Library, router *decide.Router) func(context.Context, string) engine.Rewrite {
 	var mu sync.Mutex
 	warned := 0
 	return func(ctx context.Context, prompt string) engine.Rewrite {
@@ -89,8 +90,10 @@ func (a *app) skillRewriter(lib *skills.Library, router *skillRouter) func(conte
 		// A prompt that names a skill itself is not routed: the user's
 		// choice wins (E34).
 		if router != nil && r.Answer == "" && r.Prompt == prompt && !strings.Contains(prompt, "[skill: ") {
-			var info string
-			out.Prompt, info = router.route(ctx, prompt, set)
+			chosen, info := router.Skill(ctx, prompt, skillOptions(set))
+			if chosen != "" {
+				out.Prompt = strings.TrimRight(prompt, "\n") + "\n\n" + skills.Line(chosen, "")
+			}
 			if info != "" {
 				out.Info = append(out.Info, info)
 			}
@@ -107,6 +110,16 @@ func (a *app) skillRewriter(lib *skills.Library, router *skillRouter) func(conte
 		out.Notes = append(out.Notes, r.Notes...)
 		return out
 	}
+}
+
+// skillOptions are the skills of set as a skill router's options: their
+// descriptions, the same the chat model reads, are the criteria.
+func skillOptions(set *skills.Set) decide.Options {
+	var opts decide.Options
+	for _, sk := range set.All() {
+		opts = append(opts, decide.Option{Name: sk.Name, Description: sk.Description})
+	}
+	return opts
 }
 
 // skillCommands is A5's one slash command per skill of the workspace, with

@@ -3,8 +3,10 @@ package risk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Guard is a guard agent: a model, the risks it is asked about, and the
@@ -45,6 +47,31 @@ func (g *Guard) Check(ctx context.Context, text string) (Report, error) {
 		rep.Verdicts = append(rep.Verdicts, v)
 	}
 	return rep, nil
+}
+
+// DirectTimeout bounds a guard asked directly (mm -p, an editor prompt)
+// rather than from a hook: the first call may wait for the model to load.
+const DirectTimeout = 30 * time.Second
+
+// Answer is what a chat front end shows for text: one line per risk, then
+// the JSON; or the one line saying why there is none. Nothing of it
+// enters a session's history.
+func (g *Guard) Answer(ctx context.Context, text string) string {
+	rep, err := g.Check(ctx, strings.TrimSpace(text))
+	if err != nil {
+		return "mm: " + Line(err)
+	}
+	return rep.Lines() + "\n```json\n" + string(rep.JSON()) + "\n```\n"
+}
+
+// Line is the one line for the user of a failed check: an *Error's own
+// line, else the error's text.
+func Line(err error) string {
+	var re *Error
+	if errors.As(err, &re) {
+		return re.Line
+	}
+	return err.Error()
 }
 
 // Flagged reports whether verdict v is at or above the threshold.
