@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mm-agent/mm/internal/textdist"
 )
 
 // Set is the skills found in some sources, by name.
@@ -89,7 +91,7 @@ func (s *Set) Nearest(name string, n int) []string {
 	}
 	var cs []cand
 	for _, sk := range s.All() {
-		d := distance(name, sk.Name)
+		d := textdist.Levenshtein(name, sk.Name)
 		if strings.HasPrefix(sk.Name, name) || strings.HasPrefix(name, sk.Name) || strings.Contains(sk.Name, name) {
 			d = min(d, 1)
 		}
@@ -103,27 +105,6 @@ func (s *Set) Nearest(name string, n int) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-// distance is the Levenshtein distance between two short names.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Library is the live skill set of a workspace: Current reloads the

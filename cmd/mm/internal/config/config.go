@@ -15,6 +15,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/fileedit/disk"
+	"github.com/mm-agent/mm/internal/textdist"
 )
 
 // Config is the whole file. Zero values mean "the default" (Defaults).
@@ -459,7 +460,7 @@ func hint(k string, names []string) string {
 	norm := func(s string) string { return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s)) }
 	best, bestD := "", -1
 	for _, n := range names {
-		d := distance(norm(k), norm(n))
+		d := textdist.Levenshtein(norm(k), norm(n))
 		if bestD < 0 || d < bestD {
 			best, bestD = n, d
 		}
@@ -471,27 +472,6 @@ func hint(k string, names []string) string {
 		return " (valid here: " + strings.Join(names, ", ") + ")"
 	}
 	return ""
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func (c *Config) applyEnv(env Env) {

@@ -1,0 +1,28 @@
+// Package textdist measures how far apart two short strings are, for the
+// "did you mean" hints mm gives on a mistyped name (a config key, a
+// skill). It is a leaf: the standard library only, so that leaves such as
+// skills may import it.
+package textdist
+
+// Levenshtein is the number of single-byte insertions, deletions and
+// substitutions that turn a into b. It is meant for names: its cost is
+// len(a)·len(b), so long texts want a bounded distance instead.
+func Levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
