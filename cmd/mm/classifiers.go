@@ -10,6 +10,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/decide"
+	"github.com/mm-agent/mm/engine/oneshot"
 	"github.com/mm-agent/mm/engine/risk"
 )
 
@@ -108,7 +109,7 @@ func guardAgent(chat, a *config.Config, timeout time.Duration) *risk.Guard {
 func runGuard(ctx context.Context, cfg *config.Config, prompt string, stdout, stderr io.Writer) int {
 	rep, err := guardAgent(cfg, cfg, risk.DirectTimeout).Check(ctx, strings.TrimSpace(prompt))
 	if err != nil {
-		fmt.Fprintln(stderr, "mm:", risk.Line(err))
+		fmt.Fprintln(stderr, "mm:", oneshot.Line(err))
 		return exitFailed
 	}
 	fmt.Fprintln(stdout, string(rep.JSON()))

@@ -144,16 +144,15 @@ func (c *Client) Ask(ctx context.Context, state any, questions map[string]Questi
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	req := struct {
 		Model     string              `json:"model,omitempty"`
 		State     any                 `json:"state"`
 		Questions map[string]Question `json:"questions"`
 	}{c.Model, state, questions}
-	status, raw, fail := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: req, HTTP: c.HTTP, Limit: 4 << 20})
-	if fail != nil {
-		return nil, c.failure(fail, timeout)
+	status, raw, err := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: req, HTTP: c.HTTP, Limit: 4 << 20,
+		Name: "decision", Server: c.BaseURL, Timeout: timeout})
+	if err != nil {
+		return nil, err
 	}
 	if status != http.StatusOK {
 		return nil, c.statusError(status, raw)
@@ -161,35 +160,20 @@ func (c *Client) Ask(ctx context.Context, state any, questions map[string]Questi
 	return c.parse(raw, questions)
 }
 
-// failure words a request that got no answer.
-func (c *Client) failure(f *oneshot.Failure, timeout time.Duration) error {
-	switch f.Kind {
-	case oneshot.Timeout:
-		return &Error{Kind: Timeout, Line: fmt.Sprintf("the decision model at %s did not answer within %s (a model still loading, or a slow machine: raise timeout)", c.BaseURL, timeout)}
-	case oneshot.Cancelled:
-		return &Error{Kind: Cancelled, Line: "cancelled"}
-	case oneshot.Encode:
-		return &Error{Kind: Malformed, Line: "the question cannot be written as JSON: " + f.Cause}
-	case oneshot.BadURL:
-		return &Error{Kind: Unreachable, Line: fmt.Sprintf("bad decision server URL %q: %s", c.BaseURL, f.Cause)}
-	}
-	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no decision server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, f.Cause)}
-}
-
 // parse checks a 200 answer against the questions asked.
 func (c *Client) parse(raw []byte, questions map[string]Question) (*Response, error) {
 	var r Response
 	if err := json.Unmarshal(raw, &r); err != nil || r.Answers == nil {
-		return nil, &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server's answer is not a systemone answer (%s)", oneshot.Short(string(raw)))}
+		return nil, &oneshot.Error{Kind: oneshot.Malformed, Line: fmt.Sprintf("the decision server's answer is not a systemone answer (%s)", oneshot.Short(string(raw)))}
 	}
 	r.Raw = raw
 	for id, q := range questions {
 		a, ok := r.Answers[id]
 		switch {
 		case !ok:
-			return nil, &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server's answer has no answer for question %q", id)}
+			return nil, &oneshot.Error{Kind: oneshot.Malformed, Line: fmt.Sprintf("the decision server's answer has no answer for question %q", id)}
 		case a.Type != "" && a.Type != q.Type:
-			return nil, &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server answered question %q as a %s, it was a %s", id, a.Type, q.Type)}
+			return nil, &oneshot.Error{Kind: oneshot.Malformed, Line: fmt.Sprintf("the decision server answered question %q as a %s, it was a %s", id, a.Type, q.Type)}
 		}
 		if a.Type == "" {
 			a.Type = q.Type
@@ -205,7 +189,7 @@ func (c *Client) parse(raw []byte, questions map[string]Question) (*Response, er
 // check validates one answer's numbers.
 func check(id string, a Answer) error {
 	bad := func(format string, args ...any) error {
-		return &Error{Kind: Malformed, Line: fmt.Sprintf("the decision server's answer to %q is wrong: ", id) + fmt.Sprintf(format, args...)}
+		return &oneshot.Error{Kind: oneshot.Malformed, Line: fmt.Sprintf("the decision server's answer to %q is wrong: ", id) + fmt.Sprintf(format, args...)}
 	}
 	switch a.Type {
 	case Choice:

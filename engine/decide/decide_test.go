@@ -10,6 +10,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 var skillOpts = decide.Options{{"release-notes", "write release notes from the git log"}, {"run-tests", "run the test suite"}}
@@ -83,20 +84,20 @@ func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		d    *llmtest.Decision // nil: the route does not exist
-		kind decide.Kind
+		kind oneshot.Kind
 		line string
 	}{
-		{"route missing (llama.cpp too old)", nil, decide.RouteMissing, "has no /v1/systemone route"},
-		{"llama.cpp: a chat model", &llmtest.Decision{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}, decide.NotDecisionModel, "is not a decision model"},
-		{"ollama: a chat model", &llmtest.Decision{Status: 400, Body: `{"error":"model \"qwen3:4b\" does not support decisions"}`}, decide.NotDecisionModel, "is not a decision model"},
-		{"ollama: not pulled", &llmtest.Decision{Status: 404, Body: `{"error":"model \"d1-3b\" not found, try pulling it first"}`}, decide.ModelMissing, `not found, try pulling it first`},
-		{"llama.cpp: too many options", &llmtest.Decision{Status: 422, Body: `{"error":{"code":422,"message":"criteria has 300 options, at most 255 are supported","type":"invalid_request_error"}}`}, decide.Invalid, "at most 255"},
-		{"queue full", &llmtest.Decision{Status: 429, Body: `{"error":{"code":429,"message":"queue is full","type":"unavailable_error"}}`}, decide.Busy, "busy"},
-		{"not JSON", &llmtest.Decision{Body: `<html>hello</html>`}, decide.Malformed, "not a systemone answer"},
-		{"missing answer id", &llmtest.Decision{Answers: map[string]any{"other": map[string]any{"type": "choice", "choice": "none", "probabilities": map[string]any{"none": 1.0}}}}, decide.Malformed, `no answer for question "route"`},
-		{"probabilities sum to 1.7", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.9, "none": 0.8}}}}, decide.Malformed, "sum to 1.70"},
-		{"choice not offered", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "deploy", "probabilities": map[string]any{"deploy": 1.0}}}}, decide.Malformed, `"deploy", which was not an option`},
-		{"wrong type", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "noul", "noul": 0.5}}}, decide.Malformed, "as a noul"},
+		{"route missing (llama.cpp too old)", nil, oneshot.RouteMissing, "has no /v1/systemone route"},
+		{"llama.cpp: a chat model", &llmtest.Decision{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}, oneshot.WrongModel, "is not a decision model"},
+		{"ollama: a chat model", &llmtest.Decision{Status: 400, Body: `{"error":"model \"qwen3:4b\" does not support decisions"}`}, oneshot.WrongModel, "is not a decision model"},
+		{"ollama: not pulled", &llmtest.Decision{Status: 404, Body: `{"error":"model \"d1-3b\" not found, try pulling it first"}`}, oneshot.ModelMissing, `not found, try pulling it first`},
+		{"llama.cpp: too many options", &llmtest.Decision{Status: 422, Body: `{"error":{"code":422,"message":"criteria has 300 options, at most 255 are supported","type":"invalid_request_error"}}`}, oneshot.Invalid, "at most 255"},
+		{"queue full", &llmtest.Decision{Status: 429, Body: `{"error":{"code":429,"message":"queue is full","type":"unavailable_error"}}`}, oneshot.Busy, "busy"},
+		{"not JSON", &llmtest.Decision{Body: `<html>hello</html>`}, oneshot.Malformed, "not a systemone answer"},
+		{"missing answer id", &llmtest.Decision{Answers: map[string]any{"other": map[string]any{"type": "choice", "choice": "none", "probabilities": map[string]any{"none": 1.0}}}}, oneshot.Malformed, `no answer for question "route"`},
+		{"probabilities sum to 1.7", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.9, "none": 0.8}}}}, oneshot.Malformed, "sum to 1.70"},
+		{"choice not offered", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "deploy", "probabilities": map[string]any{"deploy": 1.0}}}}, oneshot.Malformed, `"deploy", which was not an option`},
+		{"wrong type", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "noul", "noul": 0.5}}}, oneshot.Malformed, "as a noul"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestErrors(t *testing.T) {
 			}
 			c := &decide.Client{BaseURL: srv.URL(), Model: "d1-3b"}
 			_, err := c.Route(context.Background(), "hi", "Which skill applies?", skillOpts)
-			var de *decide.Error
+			var de *oneshot.Error
 			if !errors.As(err, &de) || de.Kind != tt.kind || !strings.Contains(de.Line, tt.line) || strings.Contains(de.Line, "\n") {
 				t.Errorf("err = %v (%+v), want kind %d with %q", err, de, tt.kind, tt.line)
 			}
@@ -141,8 +142,8 @@ func TestTimeout(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		var de *decide.Error
-		if !errors.As(err, &de) || de.Kind != decide.Timeout || !strings.Contains(de.Line, "within 100ms") {
+		var de *oneshot.Error
+		if !errors.As(err, &de) || de.Kind != oneshot.Timeout || !strings.Contains(de.Line, "within 100ms") {
 			t.Errorf("err = %v", err)
 		}
 	case <-time.After(30 * time.Second):
@@ -155,8 +156,8 @@ func TestUnreachable(t *testing.T) {
 	url := srv.URL()
 	srv.Close()
 	_, err := (&decide.Client{BaseURL: url}).Route(context.Background(), "hi", "?", skillOpts)
-	var de *decide.Error
-	if !errors.As(err, &de) || de.Kind != decide.Unreachable || !strings.Contains(de.Line, "no decision server answered at "+url) {
+	var de *oneshot.Error
+	if !errors.As(err, &de) || de.Kind != oneshot.Unreachable || !strings.Contains(de.Line, "no decision server answered at "+url) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -11,11 +11,11 @@
 //   - Confidence is read the careful way (Answer.Sure): for a choice, the
 //     lower of the server's confidence and the chosen option's
 //     probability, since servers compute confidence differently.
-//   - Every failure is an *Error with a Kind and one line for the user;
-//     a missing route (server too old) and a model that is not a decision
-//     model are told apart, because the fixes differ.
+//   - Every failure is an *oneshot.Error with a Kind and one line for the
+//     user; a missing route (server too old) and a model that is not a
+//     decision model are told apart, because the fixes differ.
 //   - Every call has a hard timeout: a decision is advice, and never worth
 //     holding up a turn.
 //
-// The package is a leaf: the standard library only.
+// The package is a leaf: the standard library and engine/oneshot only.
 package decide

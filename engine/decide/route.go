@@ -1,6 +1,10 @@
 package decide
 
-import "context"
+import (
+	"context"
+
+	"github.com/mm-agent/mm/engine/oneshot"
+)
 
 // None is the option a routing question always offers: no option applies.
 const None = "none"
@@ -28,7 +32,7 @@ func (c *Client) Route(ctx context.Context, request, instructions string, opts O
 		known = known || o.Name == a.Choice
 	}
 	if !known {
-		return Routed{}, &Error{Kind: Malformed, Line: "the decision server chose " + quote(a.Choice) + ", which was not an option"}
+		return Routed{}, &oneshot.Error{Kind: oneshot.Malformed, Line: "the decision server chose " + quote(a.Choice) + ", which was not an option"}
 	}
 	return Routed{Choice: a.Choice, Sure: a.Sure()}, nil
 }

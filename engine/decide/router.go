@@ -2,9 +2,10 @@ package decide
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Router is a decision agent asked before each chat turn. As a skill
@@ -60,7 +61,7 @@ func (r *Router) Skill(ctx context.Context, prompt string, skills Options) (chos
 	got, err := r.Choose(ctx, prompt, skills)
 	min := r.MinConfidence()
 	switch {
-	case cancelled(err):
+	case oneshot.IsCancelled(err):
 		return "", ""
 	case err != nil:
 		return "", "🧭 skill routing skipped: " + err.Error() + " — the prompt goes as written"
@@ -119,7 +120,7 @@ func (r *Router) Tools(ctx context.Context, prompt string, offered []string) (hi
 	}
 	need, err := r.Client.Relevant(ctx, prompt, groups)
 	switch {
-	case cancelled(err):
+	case oneshot.IsCancelled(err):
 		return nil, ""
 	case err != nil:
 		return nil, "🧭 tool routing skipped: " + err.Error() + " — all tools offered"
@@ -136,11 +137,4 @@ func (r *Router) Tools(ctx context.Context, prompt string, offered []string) (hi
 		info = fmt.Sprintf("🧭 tools not offered this turn: %s — below dropBelow %.2f", strings.Join(dropped, ", "), below)
 	}
 	return hide, info
-}
-
-// cancelled reports whether err is the caller's own cancel, which is no
-// failure to tell the user about.
-func cancelled(err error) bool {
-	var de *Error
-	return errors.As(err, &de) && de.Kind == Cancelled
 }

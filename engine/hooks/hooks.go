@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mm-agent/mm/engine/oneshot"
 	"github.com/mm-agent/mm/engine/risk"
 )
 
@@ -243,17 +244,14 @@ func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Po
 		out.Guard = append(out.Guard, f.Warning())
 		out.Notes = append(out.Notes, "guard "+name(h)+": "+f.Where(tool+"'s output")+" "+f.What()+" — the model was told to treat it as data; the output is unchanged")
 	}
-	var re *risk.Error
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s cancelled: %s's output goes unchecked", name(h), tool))
 	case sctx.Err() != nil:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: the guard did not finish within %s", name(h), tool, timeout))
-	case errors.As(err, &re):
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: %s", name(h), tool, re.Line))
 	default:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: %v", name(h), tool, err))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: %s", name(h), tool, oneshot.Line(err)))
 	}
 }
 

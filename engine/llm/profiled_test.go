@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mm-agent/mm/engine/fakellm"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // The profile fills what the request leaves unset, between the request's
@@ -30,7 +30,7 @@ func TestProfiledFillsSampling(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := fakellm.NewServer(fakellm.Scenario{Models: []string{tt.model}, Steps: []fakellm.Step{{Content: "hi"}}})
+			srv := llmtest.NewServer(llmtest.Scenario{Models: []string{tt.model}, Steps: []llmtest.Step{{Content: "hi"}}})
 			defer srv.Close()
 			conn := llm.NewConnector(llm.ConnectorOptions{BaseURL: srv.URL()})
 			defer conn.Close()

@@ -2,9 +2,12 @@ package oneshot_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,27 +49,37 @@ func TestPost(t *testing.T) {
 		w.Write([]byte(`{"error":"short and stout"}`))
 	}))
 	defer srv.Close()
-	status, raw, fail := oneshot.Post(context.Background(), oneshot.Request{URL: srv.URL, APIKey: "k", Body: map[string]int{"a": 1}})
-	if fail != nil || status != http.StatusTeapot || string(raw) != `{"error":"short and stout"}` {
-		t.Errorf("answer: %d %q %+v", status, raw, fail)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, _, fail := oneshot.Post(ctx, oneshot.Request{URL: srv.URL + "/slow", APIKey: "k"}); fail == nil || fail.Kind != oneshot.Timeout {
-		t.Errorf("slow server: %+v, want a timeout", fail)
-	}
-	cctx, ccancel := context.WithCancel(context.Background())
-	ccancel()
-	if _, _, fail := oneshot.Post(cctx, oneshot.Request{URL: srv.URL}); fail == nil || fail.Kind != oneshot.Cancelled {
-		t.Errorf("cancelled: %+v", fail)
+	status, raw, err := oneshot.Post(context.Background(), oneshot.Request{URL: srv.URL, APIKey: "k", Body: map[string]int{"a": 1}})
+	if err != nil || status != http.StatusTeapot || string(raw) != `{"error":"short and stout"}` {
+		t.Errorf("answer: %d %q %v", status, raw, err)
 	}
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := "http://" + l.Addr().String()
 	l.Close()
-	if _, _, fail := oneshot.Post(context.Background(), oneshot.Request{URL: dead}); fail == nil || fail.Kind != oneshot.Unreachable || fail.Cause != "connection refused" {
-		t.Errorf("no server: %+v", fail)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		r    oneshot.Request
+		kind oneshot.Kind
+		line string
+	}{
+		{"slow server", context.Background(), oneshot.Request{URL: srv.URL + "/slow", APIKey: "k", Name: "guard", Server: srv.URL, Timeout: 50 * time.Millisecond}, oneshot.Timeout,
+			"the guard model at " + srv.URL + " did not answer within 50ms"},
+		{"cancelled", cancelled, oneshot.Request{URL: srv.URL}, oneshot.Cancelled, "cancelled"},
+		{"no server", context.Background(), oneshot.Request{URL: dead + "/v1/systemone", Name: "decision", Server: dead + "/v1"}, oneshot.Unreachable,
+			"no decision server answered at " + dead + "/v1 (connection refused) — start it"},
+		{"a body that is not JSON", context.Background(), oneshot.Request{URL: srv.URL, Body: func() {}, Name: "decision"}, oneshot.Malformed, "the decision question cannot be written as JSON"},
 	}
-	if _, _, fail := oneshot.Post(context.Background(), oneshot.Request{URL: srv.URL, Body: func() {}}); fail == nil || fail.Kind != oneshot.Encode {
-		t.Errorf("a body that is not JSON: %+v", fail)
+	for _, tt := range tests {
+		_, _, err := oneshot.Post(tt.ctx, tt.r)
+		var e *oneshot.Error
+		if !errors.As(err, &e) || e.Kind != tt.kind || !strings.HasPrefix(e.Line, tt.line) {
+			t.Errorf("%s: %v, want kind %d with %q", tt.name, err, tt.kind, tt.line)
+		}
+	}
+	if !oneshot.IsCancelled(fmt.Errorf("routing: %w", &oneshot.Error{Kind: oneshot.Cancelled})) {
+		t.Error("a wrapped cancel is not IsCancelled")
 	}
 }

@@ -75,11 +75,10 @@ func (c *Client) Ask(ctx context.Context, text string, r Risk) (Verdict, error) 
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	status, raw, fail := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: c.request(text, r), HTTP: c.HTTP})
-	if fail != nil {
-		return Verdict{}, c.failure(fail, timeout)
+	status, raw, err := oneshot.Post(ctx, oneshot.Request{URL: c.Endpoint(), APIKey: c.APIKey, Body: c.request(text, r), HTTP: c.HTTP,
+		Name: "guard", Server: c.BaseURL, Timeout: timeout})
+	if err != nil {
+		return Verdict{}, err
 	}
 	if status != http.StatusOK {
 		return Verdict{}, c.statusError(status, raw)
@@ -121,21 +120,6 @@ func (c *Client) request(text string, r Risk) map[string]any {
 	return req
 }
 
-// failure words a request that got no answer.
-func (c *Client) failure(f *oneshot.Failure, timeout time.Duration) error {
-	switch f.Kind {
-	case oneshot.Timeout:
-		return &Error{Kind: Timeout, Line: fmt.Sprintf("the guard model at %s did not answer within %s (a model still loading, or a slow machine)", c.BaseURL, timeout)}
-	case oneshot.Cancelled:
-		return &Error{Kind: Cancelled, Line: "cancelled"}
-	case oneshot.Encode:
-		return &Error{Kind: Malformed, Line: "the guard question cannot be written as JSON: " + f.Cause}
-	case oneshot.BadURL:
-		return &Error{Kind: Unreachable, Line: fmt.Sprintf("bad guard server URL %q: %s", c.BaseURL, f.Cause)}
-	}
-	return &Error{Kind: Unreachable, Line: fmt.Sprintf("no guard server answered at %s (%s) — start it, or fix baseURL in the agent file", c.BaseURL, f.Cause)}
-}
-
 type candidate struct {
 	Token   string  `json:"token"`
 	Logprob float64 `json:"logprob"`
@@ -160,7 +144,7 @@ type completion struct {
 func (c *Client) parse(raw []byte) (Verdict, error) {
 	var r completion
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Choices) == 0 || r.Choices[0].Message.Content == nil {
-		return Verdict{}, &Error{Kind: Malformed, Line: fmt.Sprintf("the guard server's answer is not a chat completion (%s)", oneshot.Short(string(raw)))}
+		return Verdict{}, &oneshot.Error{Kind: oneshot.Malformed, Line: fmt.Sprintf("the guard server's answer is not a chat completion (%s)", oneshot.Short(string(raw)))}
 	}
 	ch := r.Choices[0]
 	text := *ch.Message.Content
@@ -192,7 +176,7 @@ func (c *Client) notGuard(text string) error {
 	if model == "" {
 		model = "the model"
 	}
-	return &Error{Kind: NotGuard, Line: fmt.Sprintf("%s at %s answered %q, not yes or no — is it a guard model (Granite Guardian)?", model, c.BaseURL, oneshot.Short(text))}
+	return &oneshot.Error{Kind: oneshot.WrongModel, Line: fmt.Sprintf("%s at %s answered %q, not yes or no — is it a guard model (Granite Guardian)?", model, c.BaseURL, oneshot.Short(text))}
 }
 
 // answerWord is "yes" or "no" when the token is one, whatever its case

@@ -10,6 +10,7 @@
 //     yes/no token's candidates (case and spaces ignored, as the Granite
 //     Guardian cookbooks do); without logprobs it is the answer text, 1 or
 //     0, and the verdict says so.
-//   - Every failure is an *Error with one line; nothing here blocks or
-//     rewrites anything: callers add a warning, never remove text.
+//   - Every failure is an *oneshot.Error with one line; nothing here
+//     blocks or rewrites anything: callers add a warning, never remove
+//     text.
 package risk

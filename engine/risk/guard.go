@@ -3,10 +3,11 @@ package risk
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mm-agent/mm/engine/oneshot"
 )
 
 // Guard is a guard agent: a model, the risks it is asked about, and the
@@ -59,19 +60,9 @@ const DirectTimeout = 30 * time.Second
 func (g *Guard) Answer(ctx context.Context, text string) string {
 	rep, err := g.Check(ctx, strings.TrimSpace(text))
 	if err != nil {
-		return "mm: " + Line(err)
+		return "mm: " + oneshot.Line(err)
 	}
 	return rep.Lines() + "\n```json\n" + string(rep.JSON()) + "\n```\n"
-}
-
-// Line is the one line for the user of a failed check: an *Error's own
-// line, else the error's text.
-func Line(err error) string {
-	var re *Error
-	if errors.As(err, &re) {
-		return re.Line
-	}
-	return err.Error()
 }
 
 // Flagged reports whether verdict v is at or above the threshold.

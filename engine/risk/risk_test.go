@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/engine/oneshot"
 	"github.com/mm-agent/mm/engine/risk"
 )
 
@@ -132,22 +133,22 @@ func TestCustomRiskAndOllama(t *testing.T) {
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml string
-		kind       risk.Kind
+		kind       oneshot.Kind
 		line       string
 	}{
-		{"a chat model", "steps:\n  - content: \"Sure! Here is a summary of the text.\"\n", risk.NotGuard, `answered "Sure! Here is a summary of the text.", not yes or no`},
-		{"a chat model with logprobs", "steps:\n  - content: \"Sure\"\n    logprobs: [{token: \"Sure\", top: {\"Sure\": -0.1}}]\n", risk.NotGuard, "not yes or no"},
-		{"not JSON (a proxy's page)", "steps:\n  - http_error: {status: 200, body: \"<html>hello</html>\", content_type: text/html}\n", risk.Malformed, "not a chat completion (<html>hello</html>)"},
-		{"no choices", "steps:\n  - http_error: {status: 200, body: '{\"choices\":[]}'}\n", risk.Malformed, "not a chat completion"},
-		{"empty answer", "steps:\n  - content: \"\"\n", risk.NotGuard, `answered "", not yes or no`},
-		{"model not pulled (Ollama)", "steps:\n  - http_error: {status: 404, body: '{\"error\":{\"message\":\"model \\\"granite3-guardian\\\" not found, try pulling it first\",\"type\":\"api_error\"}}'}\n", risk.ModelMissing, "try pulling it first"},
-		{"server error", "steps:\n  - http_error: {status: 503, body: '{\"error\":{\"code\":503,\"message\":\"Loading model\",\"type\":\"unavailable_error\"}}'}\n", risk.ServerError, "answered 503: Loading model"},
+		{"a chat model", "steps:\n  - content: \"Sure! Here is a summary of the text.\"\n", oneshot.WrongModel, `answered "Sure! Here is a summary of the text.", not yes or no`},
+		{"a chat model with logprobs", "steps:\n  - content: \"Sure\"\n    logprobs: [{token: \"Sure\", top: {\"Sure\": -0.1}}]\n", oneshot.WrongModel, "not yes or no"},
+		{"not JSON (a proxy's page)", "steps:\n  - http_error: {status: 200, body: \"<html>hello</html>\", content_type: text/html}\n", oneshot.Malformed, "not a chat completion (<html>hello</html>)"},
+		{"no choices", "steps:\n  - http_error: {status: 200, body: '{\"choices\":[]}'}\n", oneshot.Malformed, "not a chat completion"},
+		{"empty answer", "steps:\n  - content: \"\"\n", oneshot.WrongModel, `answered "", not yes or no`},
+		{"model not pulled (Ollama)", "steps:\n  - http_error: {status: 404, body: '{\"error\":{\"message\":\"model \\\"granite3-guardian\\\" not found, try pulling it first\",\"type\":\"api_error\"}}'}\n", oneshot.ModelMissing, "try pulling it first"},
+		{"server error", "steps:\n  - http_error: {status: 503, body: '{\"error\":{\"code\":503,\"message\":\"Loading model\",\"type\":\"unavailable_error\"}}'}\n", oneshot.ServerError, "answered 503: Loading model"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, tt.yaml)
 			_, err := (&risk.Client{BaseURL: srv.URL()}).Ask(context.Background(), "x", risk.Risk{Name: "jailbreak"})
-			var re *risk.Error
+			var re *oneshot.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Line, tt.line) || strings.Contains(re.Line, "\n") {
 				t.Errorf("err = %v (%+v), want kind %d with %q", err, re, tt.kind, tt.line)
 			}
@@ -160,14 +161,14 @@ func TestErrors(t *testing.T) {
 func TestRouteMissingAndDown(t *testing.T) {
 	srv := serve(t, "steps: []\n")
 	_, err := (&risk.Client{BaseURL: srv.RootURL() + "/nowhere"}).Ask(context.Background(), "x", risk.Risk{Name: "harm"})
-	var re *risk.Error
-	if !errors.As(err, &re) || re.Kind != risk.RouteMissing || !strings.Contains(re.Line, "no chat-completions route") {
+	var re *oneshot.Error
+	if !errors.As(err, &re) || re.Kind != oneshot.RouteMissing || !strings.Contains(re.Line, "no chat-completions route") {
 		t.Errorf("404: %v", err)
 	}
 	url := srv.URL()
 	srv.Close()
 	_, err = (&risk.Client{BaseURL: url}).Ask(context.Background(), "x", risk.Risk{Name: "harm"})
-	if !errors.As(err, &re) || re.Kind != risk.Unreachable || !strings.Contains(re.Line, "no guard server answered at "+url) {
+	if !errors.As(err, &re) || re.Kind != oneshot.Unreachable || !strings.Contains(re.Line, "no guard server answered at "+url) {
 		t.Errorf("down: %v", err)
 	}
 }
@@ -182,8 +183,8 @@ func TestTimeout(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		var re *risk.Error
-		if !errors.As(err, &re) || re.Kind != risk.Timeout || !strings.Contains(re.Line, "within 100ms") {
+		var re *oneshot.Error
+		if !errors.As(err, &re) || re.Kind != oneshot.Timeout || !strings.Contains(re.Line, "within 100ms") {
 			t.Errorf("err = %v", err)
 		}
 	case <-time.After(30 * time.Second):
