@@ -319,9 +319,7 @@ func parseGLM(s string, ts *Toolset) ([]Call, string) {
 	}
 	name, rest, _ := strings.Cut(body, "<arg_key>")
 	name = strings.TrimSpace(name)
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	seen := map[string]bool{}
+	args := newArgObject(name, ts)
 	for rest != "" {
 		key, after, ok := strings.Cut(rest, "</arg_key>")
 		if !ok {
@@ -334,19 +332,9 @@ func parseGLM(s string, ts *Toolset) ([]Call, string) {
 		}
 		value, next, _ := strings.Cut(after, "</arg_value>")
 		_, rest, _ = strings.Cut(next, "<arg_key>")
-		if seen[key] || key == "" {
-			continue
-		}
-		seen[key] = true
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		writeJSONString(&buf, key)
-		buf.WriteByte(':')
-		buf.Write(typedValue(value, ts.ParamType(name, key)))
+		args.typed(key, value)
 	}
-	buf.WriteByte('}')
-	return one(name, json.RawMessage(buf.Bytes())), ""
+	return one(name, args.json()), ""
 }
 
 // parseMiniMax reads <minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>…
@@ -363,8 +351,7 @@ func parseMiniMax(s string, ts *Toolset) ([]Call, string) {
 		if !closed {
 			return nil, "the call is unfinished: </invoke> is missing"
 		}
-		var buf bytes.Buffer
-		buf.WriteByte('{')
+		args := newArgObject(name, ts)
 		for _, p := range strings.Split(rest, "<parameter name=")[1:] {
 			key, v, ok := strings.Cut(p, ">")
 			if !ok {
@@ -372,15 +359,9 @@ func parseMiniMax(s string, ts *Toolset) ([]Call, string) {
 			}
 			key = strings.Trim(strings.TrimSpace(key), `"'`)
 			v, _, _ = strings.Cut(v, "</parameter>")
-			if buf.Len() > 1 {
-				buf.WriteByte(',')
-			}
-			writeJSONString(&buf, key)
-			buf.WriteByte(':')
-			buf.Write(typedValue(strings.TrimPrefix(strings.TrimSuffix(v, "\n"), "\n"), ts.ParamType(name, key)))
+			args.typed(key, strings.TrimPrefix(strings.TrimSuffix(v, "\n"), "\n"))
 		}
-		buf.WriteByte('}')
-		calls = append(calls, Call{Name: name, Arguments: json.RawMessage(buf.Bytes())})
+		calls = append(calls, Call{Name: name, Arguments: args.json()})
 	}
 	if len(calls) == 0 {
 		return nil, "no <invoke> was read"
@@ -522,10 +503,9 @@ func (p *pyParser) call() (Call, string) {
 	if name == "" || !p.eat('(') {
 		return Call{}, "the Python call is not valid"
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for !p.eat(')') {
-		if buf.Len() > 1 && !p.eat(',') {
+	args := newArgObject(name, nil)
+	for n := 0; !p.eat(')'); n++ {
+		if n > 0 && !p.eat(',') {
 			return Call{}, "the Python call's arguments are not valid"
 		}
 		if p.eat(')') {
@@ -544,15 +524,9 @@ func (p *pyParser) call() (Call, string) {
 		if !ok {
 			return Call{}, "the Python call's arguments are not valid"
 		}
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		writeJSONString(&buf, key)
-		buf.WriteByte(':')
-		buf.Write(v)
+		args.raw(key, v)
 	}
-	buf.WriteByte('}')
-	return Call{Name: name, Arguments: json.RawMessage(buf.Bytes())}, ""
+	return Call{Name: name, Arguments: args.json()}, ""
 }
 
 // value reads a Python literal as JSON.

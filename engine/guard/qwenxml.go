@@ -40,9 +40,7 @@ func parseQwen(text string, ts *Toolset, unfinished bool) (name string, args jso
 		body, unfinished = body[:j], false
 	}
 
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	seen := map[string]bool{}
+	obj := newArgObject(name, ts)
 	lastClosed := true
 	for {
 		k := strings.Index(body, tagParameter)
@@ -56,22 +54,12 @@ func parseQwen(text string, ts *Toolset, unfinished bool) (name string, args jso
 		}
 		value, next, closed := cutValue(after)
 		body, lastClosed = next, closed
-		if seen[pname] || pname == "" {
-			continue
-		}
-		seen[pname] = true
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		writeJSONString(&buf, pname)
-		buf.WriteByte(':')
-		buf.Write(typedValue(value, ts.ParamType(name, pname)))
+		obj.typed(pname, value)
 	}
-	buf.WriteByte('}')
 	if unfinished && !lastClosed {
 		return name, nil, "the call is unfinished: its last parameter was cut off"
 	}
-	return name, json.RawMessage(buf.Bytes()), ""
+	return name, obj.json(), ""
 }
 
 // cutValue splits a parameter value from what follows it.
@@ -116,6 +104,49 @@ func typedValue(v, typ string) []byte {
 func isJSONNumber(s string) bool {
 	var n json.Number
 	return s != "" && json.Unmarshal([]byte(s), &n) == nil
+}
+
+// argObject writes the JSON arguments of a call a model wrote as named
+// values — tagged pairs (GLM, Qwen's XML, MiniMax) or Python keyword
+// arguments — in the order written. An empty name is dropped and a name
+// written twice keeps its first value: either is a slip of the model, and
+// the object must stay valid JSON with one value per key.
+type argObject struct {
+	tool string
+	ts   *Toolset
+	buf  bytes.Buffer
+	seen map[string]bool
+}
+
+func newArgObject(tool string, ts *Toolset) *argObject {
+	a := &argObject{tool: tool, ts: ts, seen: map[string]bool{}}
+	a.buf.WriteByte('{')
+	return a
+}
+
+// typed adds a value written as text, typed from the tool's schema
+// (typedValue).
+func (a *argObject) typed(key, text string) {
+	a.raw(key, typedValue(text, a.ts.ParamType(a.tool, key)))
+}
+
+// raw adds a value already written as JSON.
+func (a *argObject) raw(key string, v []byte) {
+	if key == "" || a.seen[key] {
+		return
+	}
+	a.seen[key] = true
+	if a.buf.Len() > 1 {
+		a.buf.WriteByte(',')
+	}
+	writeJSONString(&a.buf, key)
+	a.buf.WriteByte(':')
+	a.buf.Write(v)
+}
+
+// json is the object written so far, closed.
+func (a *argObject) json() json.RawMessage {
+	return json.RawMessage(append(a.buf.Bytes()[:a.buf.Len():a.buf.Len()], '}'))
 }
 
 // writeJSONString writes s as a JSON string without HTML escaping, so the
