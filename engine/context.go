@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mm-agent/mm/engine/compact"
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/llm"
 )
 
@@ -306,7 +306,7 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 		done("shrunk", 0)
 	}
 	if mid && target == 0 && (last == "compacted" || last == "shrunk") {
-		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: fmt.Sprintf("context %d%% full — %s %s → %s tokens to go on",
+		t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: fmt.Sprintf("context %d%% full — %s %s → %s tokens to go on",
 			min(999, before*100/w), stepWords(last), compact.Thousands(before), compact.Thousands(after))})
 	}
 	return nil
@@ -408,7 +408,7 @@ func (t *turn) autoCompact(ctx context.Context, keep, budget int) (n int, ok boo
 	}
 	s.opts.Logger.Info("compaction failed", "err", err, "turns", turns, "retry_at_turns", 2*max(turns, 1))
 	if !noted {
-		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: fmt.Sprintf(
+		t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: fmt.Sprintf(
 			"compaction failed: %s — the conversation is kept as it was; mm masks old tool outputs instead and tries again once the conversation has doubled (turn %d)", err, 2*max(turns, 1))})
 	}
 	return 0, false
@@ -607,9 +607,9 @@ func (t *turn) summarise(ctx context.Context, user string) (string, error) {
 		ReturnProgress:     true,
 		WatchdogScale:      2,
 	}
-	think := guard.NewThinkFilter(guard.ThinkOptions{})
+	think := detect.NewThinkFilter(detect.ThinkOptions{})
 	var b strings.Builder
-	keep := func(segs []guard.Segment) {
+	keep := func(segs []detect.Segment) {
 		for _, seg := range segs {
 			if !seg.Reasoning {
 				b.WriteString(seg.Text)
@@ -665,7 +665,7 @@ func (t *turn) overflow(ctx context.Context, err error, withTools bool) (TurnEnd
 	if t.overflows > maxRetries {
 		w := s.window(ctx)
 		line := fmt.Sprintf("the conversation does not fit the model's context window (%s tokens) even after mm shrank it twice: start the server with a larger context (llama-server -c %d), or start a new session", compact.Thousands(w), nextPow2(2*max(w, 1)))
-		t.struggle(guard.ServerError(line))
+		t.struggle(detect.ServerError(line))
 		return t.fail(line), true
 	}
 	was := s.window(ctx)
@@ -694,7 +694,7 @@ func (t *turn) overflow(ctx context.Context, err error, withTools bool) (TurnEnd
 	if ferr := t.fit(ctx, withTools, target); ferr != nil {
 		var fe *fitError
 		if errors.As(ferr, &fe) {
-			t.struggle(guard.ServerError(fe.line))
+			t.struggle(detect.ServerError(fe.line))
 			return t.fail(fe.line), true
 		}
 	}
@@ -705,7 +705,7 @@ func (t *turn) overflow(ctx context.Context, err error, withTools bool) (TurnEnd
 			window += fmt.Sprintf(" (not %s)", compact.Thousands(was))
 		}
 	}
-	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: fmt.Sprintf("context overflow: %s — mm shrank the conversation to ≈%s tokens and sent it again",
+	t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: fmt.Sprintf("context overflow: %s — mm shrank the conversation to ≈%s tokens and sent it again",
 		window, compact.Thousands(s.estimate(s.request(withTools))))})
 	return TurnEnd{}, false
 }
@@ -729,7 +729,7 @@ func (t *turn) compactCommand(ctx context.Context) TurnEnd {
 			return TurnEnd{Reason: Cancelled}
 		}
 		line := "compaction failed: " + err.Error() + " — the conversation is kept as it was"
-		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: line})
+		t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: line})
 		t.emit(Text{Text: line})
 		return TurnEnd{Reason: EndTurn}
 	}
@@ -772,7 +772,7 @@ func (t *turn) cacheCheck(u llm.Usage) {
 		return
 	}
 	t.cacheWarned = true
-	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "cache", Text: fmt.Sprintf("prompt cache: only %s of the %s tokens already read were reused — the server read them again (another client on the same slot, or the prefix changed)",
+	t.struggle(detect.Struggle{Level: detect.Warning, Kind: "cache", Text: fmt.Sprintf("prompt cache: only %s of the %s tokens already read were reused — the server read them again (another client on the same slot, or the prefix changed)",
 		compact.Thousands(u.CachedTokens), compact.Thousands(prev))})
 }
 

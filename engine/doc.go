@@ -20,7 +20,7 @@
 //     only what follows: notes join the next user message, so the cached
 //     prefix of the conversation is never rewritten.
 //   - A tool failure is text for the model; only the world breaking, a
-//     cancel, or a guard ends a turn.
+//     cancel, or a detector (a loop, a runaway call) ends a turn.
 //   - A prompt answered locally (Rewrite.Answer) leaves history alone,
 //     unless the rewriter keeps it (Rewrite.Keep: /ask-<name>), and then
 //     as a user/assistant pair, so roles keep alternating.

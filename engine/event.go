@@ -107,7 +107,7 @@ const (
 	MaxTurns  StopReason = "max_turn_requests"
 	Refusal   StopReason = "refusal"
 	Cancelled StopReason = "cancelled"
-	// Failed is not an ACP reason: the turn broke (server error, guard);
+	// Failed is not an ACP reason: the turn broke (a server error, a loop detected);
 	// TurnEnd.Err says why in one line.
 	Failed StopReason = "failed"
 )

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/tools"
 )
 
-// generation is one model call as the turn sees it once the guards had
+// generation is one model call as the turn sees it once the detectors had
 // their say.
 type generation struct {
 	resp llm.Response
@@ -21,7 +21,7 @@ type generation struct {
 	content string
 	// At most one of the following is set when the stream was cut or
 	// ended on something other than an answer or real tool calls.
-	textCall *guard.TextCall
+	textCall *detect.TextCall
 	refused  *refused
 	runaway  *runawayStop
 	err      error
@@ -33,18 +33,18 @@ type runawayStop struct {
 	id    string
 	name  string
 	args  string // what had streamed
-	r     *guard.Runaway
+	r     *detect.Runaway
 }
 
 func (r *runawayStop) Error() string { return "runaway arguments in " + r.name }
 
 // textCallStop stops the stream when the model writes a tool call as text
 // (E18).
-type textCallStop struct{ call *guard.TextCall }
+type textCallStop struct{ call *detect.TextCall }
 
 func (t *textCallStop) Error() string { return "tool call written as text" }
 
-// generate streams one model call through the guards: <think> routing
+// generate streams one model call through the detectors: <think> routing
 // (E7), text-written tool calls (E18), runaway arguments (E10) and the
 // write preflight (T5). Text reaches the user as it is decided.
 func (t *turn) generate(ctx context.Context, withTools bool) generation {
@@ -74,12 +74,12 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 		g       generation
 		shown   strings.Builder
 		thought strings.Builder // the reasoning, to find a call written there
-		think   = guard.NewThinkFilter(guard.ThinkOptions{})
-		calls   = guard.NewTextCallDetector(ts, guard.TextCallOptions{})
+		think   = detect.NewThinkFilter(detect.ThinkOptions{})
+		calls   = detect.NewTextCallDetector(ts, detect.TextCallOptions{})
 		pf      = newPreflight(s.opts.Tools, s.opts.Env)
-		runaway = map[int]*guard.RunawayDetector{}
+		runaway = map[int]*detect.RunawayDetector{}
 	)
-	text := func(segs []guard.Segment) error {
+	text := func(segs []detect.Segment) error {
 		for _, seg := range segs {
 			if seg.Reasoning {
 				thought.WriteString(seg.Text)
@@ -113,7 +113,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 			}
 			rd := runaway[d.ToolCall.Index]
 			if rd == nil {
-				rd = guard.NewRunawayDetector(guard.RunawayOptions{})
+				rd = detect.NewRunawayDetector(detect.RunawayOptions{})
 				runaway[d.ToolCall.Index] = rd
 			}
 			if r := rd.Write(d.ToolCall.Args); r != nil {
@@ -140,7 +140,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	if err == nil && withTools && len(resp.ToolCalls) == 0 && strings.TrimSpace(shown.String()) == "" {
 		// Nothing answered, nothing called: a call written inside the
 		// reasoning goes back to the model instead of ending the turn empty.
-		if c := guard.ReasoningCall(thought.String(), ts); c != nil {
+		if c := detect.ReasoningCall(thought.String(), ts); c != nil {
 			err = &textCallStop{call: c}
 		}
 	}
@@ -201,25 +201,25 @@ func (t *turn) windowNote(size int) {
 	s.cs.windowNoted = true
 	s.mu.Unlock()
 	if !noted {
-		t.struggle(guard.Struggle{Level: guard.Warning, Kind: "context", Text: "context window unknown: the server does not say it — set contextWindow in the config (until then old tool outputs are masked by count, and an overflow is seen only when the server refuses)"})
+		t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: "context window unknown: the server does not say it — set contextWindow in the config (until then old tool outputs are masked by count, and an overflow is seen only when the server refuses)"})
 	}
 }
 
-// toolset describes the offered tools to the guards; none for a call
+// toolset describes the offered tools to the detectors; none for a call
 // without tools, so that nothing is taken for a call (E19).
-func (s *Session) toolset(withTools bool) *guard.Toolset {
+func (s *Session) toolset(withTools bool) *detect.Toolset {
 	if !withTools {
-		return guard.NewToolset()
+		return detect.NewToolset()
 	}
 	return toolsetOf(s.offered())
 }
 
-func toolsetOf(list []tools.Tool) *guard.Toolset {
-	infos := make([]guard.ToolInfo, 0, len(list))
+func toolsetOf(list []tools.Tool) *detect.Toolset {
+	infos := make([]detect.ToolInfo, 0, len(list))
 	for _, tl := range list {
-		infos = append(infos, guard.ToolInfo{Name: tl.Name(), Schema: tl.Schema()})
+		infos = append(infos, detect.ToolInfo{Name: tl.Name(), Schema: tl.Schema()})
 	}
-	return guard.NewToolset(infos...)
+	return detect.NewToolset(infos...)
 }
 
 func progressLine(p *llm.Progress) string {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/hooks"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
@@ -103,14 +103,14 @@ type Options struct {
 	Served func() (provider, model string)
 }
 
-func (o *Options) budget() guard.ToolBudget {
+func (o *Options) budget() detect.ToolBudget {
 	switch {
 	case o.ToolBudget < 0:
-		return guard.ToolBudget{}
+		return detect.ToolBudget{}
 	case o.ToolBudget == 0:
-		return guard.ToolBudget{Threshold: guard.DefaultToolBudget}
+		return detect.ToolBudget{Threshold: detect.DefaultToolBudget}
 	}
-	return guard.ToolBudget{Threshold: o.ToolBudget}
+	return detect.ToolBudget{Threshold: o.ToolBudget}
 }
 
 // LateChecks are the checks of a session's edits still going on after
@@ -141,15 +141,15 @@ type Session struct {
 	history []llm.Message
 	histGen int64 // changes whenever history is rewritten, not appended to
 	callSeq int
-	loops   *guard.LoopDetector           // reset at the start of each turn
-	report  guard.Report                  // the running turn's struggle reporter
-	total   TurnEnd                       // session totals (Prompt, Completion, Cached)
-	sv      saved                         // what is stored beside the history (saved.go)
-	st      steering                      // model, thought level, notes (saved.go)
-	cs      ctxState                      // context budgeting (context.go)
-	spill   *spillFile                    // masked outputs on disk (spill.go)
-	hidden  map[string]bool               // tools hidden for the running turn (toolroute.go)
-	fixed   map[guard.TextCallFormat]bool // server fixes named (textcall.go)
+	loops   *detect.LoopDetector           // reset at the start of each turn
+	report  detect.Report                  // the running turn's struggle reporter
+	total   TurnEnd                        // session totals (Prompt, Completion, Cached)
+	sv      saved                          // what is stored beside the history (saved.go)
+	st      steering                       // model, thought level, notes (saved.go)
+	cs      ctxState                       // context budgeting (context.go)
+	spill   *spillFile                     // masked outputs on disk (spill.go)
+	hidden  map[string]bool                // tools hidden for the running turn (toolroute.go)
+	fixed   map[detect.TextCallFormat]bool // server fixes named (textcall.go)
 
 	emitMu sync.Mutex
 }
@@ -201,11 +201,11 @@ func (s *Session) Totals() (prompt, completion, cached int) {
 }
 
 // loop returns the session's loop detector (E20).
-func (s *Session) loop() *guard.LoopDetector {
+func (s *Session) loop() *detect.LoopDetector {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.loops == nil {
-		s.loops = guard.NewLoopDetector(guard.LoopOptions{Report: func(st guard.Struggle) {
+		s.loops = detect.NewLoopDetector(detect.LoopOptions{Report: func(st detect.Struggle) {
 			s.mu.Lock()
 			r := s.report
 			s.mu.Unlock()
@@ -218,7 +218,7 @@ func (s *Session) loop() *guard.LoopDetector {
 }
 
 // reportTo routes the loop detector's struggles to the running turn.
-func (s *Session) reportTo(r guard.Report) {
+func (s *Session) reportTo(r detect.Report) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.report = r

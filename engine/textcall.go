@@ -3,7 +3,7 @@ package engine
 import (
 	"strings"
 
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/llm"
 )
 
@@ -37,7 +37,7 @@ func (t *turn) textCall(g generation) (end TurnEnd, stop bool, converted []llm.T
 	t.struggle(t.withFix(c, c.Struggle(false)))
 	if !t.textCalls.Take() {
 		line := "the model kept writing tool calls as text instead of calling them — " + c.ServerFix()
-		t.struggle(guard.Struggle{Level: guard.Severe, Kind: guard.KindTextToolCall, Text: "text tool call: written as text again — turn stopped"})
+		t.struggle(detect.Struggle{Level: detect.Severe, Kind: detect.KindTextToolCall, Text: "text tool call: written as text again — turn stopped"})
 		t.keepPartial(g.content)
 		return t.fail(line), true, nil
 	}
@@ -55,12 +55,12 @@ func (t *turn) textCall(g generation) (end TurnEnd, stop bool, converted []llm.T
 // withFix adds to the user's note, the first time a syntax leaks in this
 // session, what to change on the server so it stops: a leak is the
 // server's template or parser not matching the model.
-func (t *turn) withFix(c *guard.TextCall, st guard.Struggle) guard.Struggle {
+func (t *turn) withFix(c *detect.TextCall, st detect.Struggle) detect.Struggle {
 	s := t.s
 	s.mu.Lock()
 	noted := s.fixed[c.Format]
 	if s.fixed == nil {
-		s.fixed = map[guard.TextCallFormat]bool{}
+		s.fixed = map[detect.TextCallFormat]bool{}
 	}
 	s.fixed[c.Format] = true
 	s.mu.Unlock()

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/compact"
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/tools"
 )
 
 // Run plays one turn: the prompt, then model calls and tool calls until the
-// model answers without calling a tool, a bound or a guard stops it, or
+// model answers without calling a tool, a bound or a detector stops it, or
 // ctx is cancelled. Every event goes to emit, in order, from this goroutine
 // (tool progress may come from a tool's goroutine while this one waits).
 // The returned TurnEnd is also the last event emitted.
@@ -82,22 +82,22 @@ type turn struct {
 
 	prompt, completion, cached int
 
-	calls       int           // tool calls answered in this turn (E21)
-	budgetStep  int           // last reminder step reported
-	broken      guard.Retries // E15, per generation
-	textCalls   guard.Retries // E18, in a row
-	streamRetry bool          // E11: the in-stream error retry was used
-	warmer      bool          // E22: the next call samples warmer
-	gens        int           // model calls made in this turn
-	overflows   int           // overflow recoveries in this turn (E27)
-	cacheWarned bool          // the cache-drop warning was given (E28)
-	noServer    bool          // a model call found no server listening
-	heard       bool          // a model call answered
+	calls       int            // tool calls answered in this turn (E21)
+	budgetStep  int            // last reminder step reported
+	broken      detect.Retries // E15, per generation
+	textCalls   detect.Retries // E18, in a row
+	streamRetry bool           // E11: the in-stream error retry was used
+	warmer      bool           // E22: the next call samples warmer
+	gens        int            // model calls made in this turn
+	overflows   int            // overflow recoveries in this turn (E27)
+	cacheWarned bool           // the cache-drop warning was given (E28)
+	noServer    bool           // a model call found no server listening
+	heard       bool           // a model call answered
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	s := t.s
-	t.broken.Max, t.textCalls.Max = guard.MaxBrokenCallRetries, guard.MaxTextCallRetries
+	t.broken.Max, t.textCalls.Max = detect.MaxBrokenCallRetries, detect.MaxTextCallRetries
 	s.reportTo(t.struggle)
 	defer s.reportTo(nil)
 	// A new user prompt is new intent: loops and the tool budget are
@@ -142,7 +142,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 		case g.err != nil:
 			var fe *fitError
 			if errors.As(g.err, &fe) {
-				t.struggle(guard.ServerError(fe.line))
+				t.struggle(detect.ServerError(fe.line))
 				return t.fail(fe.line)
 			}
 			if _, _, over := llm.ContextOverflow(g.err); over && strings.TrimSpace(g.content) == "" {
@@ -159,7 +159,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 				// E11: an error inside the stream: that one call once more;
 				// the tools already run are not replayed.
 				t.streamRetry = true
-				t.struggle(guard.Struggle{Level: guard.Warning, Kind: guard.KindServerError, Text: "server error mid-stream — retrying that model call once"})
+				t.struggle(detect.Struggle{Level: detect.Warning, Kind: detect.KindServerError, Text: "server error mid-stream — retrying that model call once"})
 				continue
 			}
 			return t.serverError(g.err)
@@ -194,7 +194,7 @@ func (t *turn) answer(g generation) TurnEnd {
 	}
 	t.s.append(msg)
 	if strings.TrimSpace(msg.Content) == "" {
-		t.struggle(guard.EmptyAnswer())
+		t.struggle(detect.EmptyAnswer())
 	}
 	return TurnEnd{Reason: EndTurn}
 }
@@ -208,12 +208,12 @@ func (t *turn) lateErrors(ctx context.Context, g generation) bool {
 	if l == nil || !l.Pending() || g.resp.FinishReason == "length" {
 		return false
 	}
-	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "diagnostics", Text: "the last edit's check is not finished — waiting for it before ending the turn"})
+	t.struggle(detect.Struggle{Level: detect.Warning, Kind: "diagnostics", Text: "the last edit's check is not finished — waiting for it before ending the turn"})
 	text := l.Checkpoint(ctx, lateBound)
 	if text == "" || ctx.Err() != nil {
 		return false
 	}
-	t.struggle(guard.Struggle{Level: guard.Warning, Kind: "diagnostics", Text: "the check found new errors — shown to the model before the turn ends"})
+	t.struggle(detect.Struggle{Level: detect.Warning, Kind: "diagnostics", Text: "the check found new errors — shown to the model before the turn ends"})
 	msg := llm.Message{Role: llm.RoleAssistant, Content: g.content}
 	if t.s.keepReasoning() {
 		msg.Reasoning = g.resp.Reasoning
@@ -227,7 +227,7 @@ func (t *turn) lateErrors(ctx context.Context, g generation) bool {
 // summary of what was done and what remains.
 func (t *turn) lastChance(ctx context.Context) TurnEnd {
 	s := t.s
-	t.struggle(guard.MaxTurns(s.opts.MaxTurns))
+	t.struggle(detect.MaxTurns(s.opts.MaxTurns))
 	s.append(llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(
 		"[mm: you reached the limit of %d steps for this turn. Do not call tools. Say briefly what you did and what remains to do.]", s.opts.MaxTurns)})
 	g := t.generate(ctx, false)
@@ -250,9 +250,9 @@ func (t *turn) serverError(err error) TurnEnd {
 	t.noServer = t.noServer || llm.Classify(err) == llm.ClassNoServer
 	var stall *llm.StallError
 	if errors.As(err, &stall) {
-		t.struggle(guard.Stalled(stall.Timeout))
+		t.struggle(detect.Stalled(stall.Timeout))
 	} else {
-		t.struggle(guard.ServerError(line))
+		t.struggle(detect.ServerError(line))
 	}
 	return TurnEnd{Reason: Failed, Err: line}
 }
@@ -262,10 +262,10 @@ func (t *turn) fail(line string) TurnEnd {
 	return TurnEnd{Reason: Failed, Err: line}
 }
 
-// struggle forwards a guard's report as an event (E23).
-func (t *turn) struggle(g guard.Struggle) {
+// struggle forwards a detector's report as an event (E23).
+func (t *turn) struggle(g detect.Struggle) {
 	lvl := Warning
-	if g.Level == guard.Severe {
+	if g.Level == detect.Severe {
 		lvl = Severe
 	}
 	t.emit(Struggle{Level: lvl, Kind: string(g.Kind), Text: g.Text})
@@ -306,7 +306,7 @@ func reducedArgs(partial string) string {
 	return "{}"
 }
 
-// stopped stores a call that a guard stopped before it ran, shows it as a
+// stopped stores a call that a detector stopped before it ran, shows it as a
 // failed call, and records it for the loop detector.
 func (t *turn) stopped(content, callID, name, args string, res tools.Result) (TurnEnd, bool) {
 	s := t.s
@@ -333,14 +333,14 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 	}
 	t.unhide(msg.ToolCalls)
 	ts := s.toolset(true)
-	broken := map[string]guard.ArgsCheck{}
+	broken := map[string]detect.ArgsCheck{}
 	for i := range msg.ToolCalls {
 		c := &msg.ToolCalls[i]
 		if c.ID == "" {
 			c.ID = s.nextCallID()
 		}
-		check := guard.CheckArgs(c.Arguments)
-		if check.Status != guard.ArgsValid {
+		check := detect.CheckArgs(c.Arguments)
+		if check.Status != detect.ArgsValid {
 			// Arguments that are not JSON never enter history as they are:
 			// servers parse the arguments of past calls.
 			broken[c.ID] = check
@@ -380,8 +380,8 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 // brokenCall answers a call whose arguments are not valid JSON (E15): it
 // never runs; the model gets a note (a character budget for a call cut at
 // max_tokens) twice at most, then the turn ends with one Explain line.
-func (t *turn) brokenCall(c llm.ToolCall, check guard.ArgsCheck) (TurnEnd, bool) {
-	b := guard.BrokenCall{Tool: c.Name, Check: check, MaxTokens: t.s.opts.Sampling.MaxTokens}
+func (t *turn) brokenCall(c llm.ToolCall, check detect.ArgsCheck) (TurnEnd, bool) {
+	b := detect.BrokenCall{Tool: c.Name, Check: check, MaxTokens: t.s.opts.Sampling.MaxTokens}
 	id := t.s.nextCallID()
 	t.emit(ToolStarted{ID: id, Name: c.Name, Title: c.Name, Kind: t.kindOf(c.Name), Input: json.RawMessage(c.Arguments)})
 	if !t.broken.Take() {
@@ -431,14 +431,14 @@ func (s *Session) request(withTools bool) llm.Request {
 }
 
 // runTool runs one call and stores its result in history.
-func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset) (TurnEnd, bool) {
+func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *detect.Toolset) (TurnEnd, bool) {
 	s := t.s
 	id := s.nextCallID()
 	args := json.RawMessage(call.Arguments)
 	tool, ok := s.opts.Tools.Lookup(call.Name)
 	if !ok {
 		t.emit(ToolStarted{ID: id, Name: call.Name, Title: call.Name, Kind: tools.KindOther, Input: args})
-		t.struggle(guard.UnknownToolStruggle(call.Name))
+		t.struggle(detect.UnknownToolStruggle(call.Name))
 		return t.answered(id, call, tools.Result{Text: ts.UnknownTool(call.Name), IsError: true})
 	}
 	desc := tool.Describe(s.opts.Env, args)
@@ -466,7 +466,7 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *guard.Toolset
 // the result, and a stuck loop ends the turn (E20).
 func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd, bool) {
 	t.calls++
-	v := t.s.loop().Record(guard.ToolCall{Tool: call.Name, Input: call.Arguments, Output: res.Text, IsError: res.IsError})
+	v := t.s.loop().Record(detect.ToolCall{Tool: call.Name, Input: call.Arguments, Output: res.Text, IsError: res.IsError})
 	if v.Note != "" {
 		res.Text = strings.TrimRight(res.Text, "\n") + "\n" + v.Note
 		t.warmer = t.s.opts.AdaptiveTemperature

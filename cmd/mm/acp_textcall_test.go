@@ -15,7 +15,7 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
-// textCallCorpus is engine/guard/testdata/textcalls: per family of tool
+// textCallCorpus is engine/detect/testdata/textcalls: per family of tool
 // calls written as text, the cases that must run, be noted, or be shown.
 type textCallCase struct {
 	family, name, want, text, shown string
@@ -27,7 +27,7 @@ type textCallCase struct {
 
 func loadTextCallCorpus(t *testing.T) []textCallCase {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "engine", "guard", "testdata", "textcalls", "*.json"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "engine", "detect", "testdata", "textcalls", "*.json"))
 	if len(files) == 0 {
 		t.Fatal("no corpus")
 	}

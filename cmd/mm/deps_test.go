@@ -35,7 +35,7 @@ func TestImportRules(t *testing.T) {
 		{mod + "/skills", []string{mod + "/"}, "skills is a leaf (but for the edit distance its typo hints share)", []string{mod + "/internal/textdist"}},
 		{mod + "/internal/textdist", []string{mod + "/"}, "internal/textdist is a leaf", nil},
 		{mod + "/engine/llm", []string{mod + "/"}, "engine/llm is a leaf", nil},
-		{mod + "/engine/guard", []string{mod + "/"}, "engine/guard is a leaf", nil},
+		{mod + "/engine/detect", []string{mod + "/"}, "engine/detect is a leaf", nil},
 		{mod + "/engine/decide", []string{mod + "/"}, "engine/decide is a leaf (but for engine/oneshot)", []string{mod + "/engine/oneshot"}},
 		{mod + "/engine/risk", []string{mod + "/"}, "engine/risk is a leaf (but for engine/oneshot)", []string{mod + "/engine/oneshot"}},
 		{mod + "/engine/oneshot", []string{mod + "/"}, "engine/oneshot is a leaf", nil},

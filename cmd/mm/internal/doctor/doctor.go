@@ -17,7 +17,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
-	"github.com/mm-agent/mm/engine/guard"
+	"github.com/mm-agent/mm/engine/detect"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/lspbridge"
 	"github.com/mm-agent/mm/skills"
@@ -293,7 +293,7 @@ func (d *doctor) toolCall(ctx context.Context, c *llm.Client, model string) {
 		d.fail("tool calls", "the request with one tool failed: "+llm.Explain(p.Err), fix)
 	case p.AsText:
 		line := "the model wrote the call as text instead of calling the tool"
-		if c := guard.FindTextCall(p.Content, llm.ProbeTool); c != nil {
+		if c := detect.FindTextCall(p.Content, llm.ProbeTool); c != nil {
 			// The family seen says which template or parser is missing.
 			line += " (syntax: " + c.Syntax() + ")"
 			fix = c.ServerFix()
