@@ -180,7 +180,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // openings remembers the requests that open a session (session/new,
 // load, resume) until their answer is written, so that the updates that
-// must follow the answer (A5's / menu) are sent after it, not before.
+// must follow the answer (the / menu of commands, A5) are sent after it, not before.
 type openings struct {
 	mu      sync.Mutex
 	pending map[string]string // request id → session id ("" for session/new)

@@ -152,7 +152,8 @@ func (s *Session) reserve(window int) int {
 	return min(mt, window/4)
 }
 
-// maxOutput is E25's bound of one tool output.
+// maxOutput bounds one tool output in characters: the config's, else
+// the default for the window (E25).
 func (s *Session) maxOutput(ctx context.Context) int {
 	if s.opts.Context.MaxOutput > 0 {
 		return s.opts.Context.MaxOutput
@@ -161,8 +162,8 @@ func (s *Session) maxOutput(ctx context.Context) int {
 }
 
 // estimate is the prompt tokens of req: the local count, scaled up when
-// the server counted more than mm estimated last time (E27's max of the
-// local estimate and the server's count).
+// the server counted more than mm estimated last time: the larger of the
+// local estimate and the server's count is the safe one (E27).
 func (s *Session) estimate(req llm.Request) int {
 	n := compact.RequestTokens(req)
 	s.mu.Lock()

@@ -163,7 +163,9 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 		g.err = err
 	}
 	if !withTools {
-		g.resp.ToolCalls = nil // E19
+		// A call offered no tools (the last-chance and summary calls) runs
+		// none, whatever the server parsed as one (E19).
+		g.resp.ToolCalls = nil
 	}
 	return g
 }

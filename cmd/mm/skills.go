@@ -122,8 +122,8 @@ func skillOptions(set *skills.Set) decide.Options {
 	return opts
 }
 
-// skillCommands is A5's one slash command per skill of the workspace, with
-// its input hint. The first call for a workspace starts watching its
+// skillCommands is the editor's / menu of skills: one slash command per
+// skill of the workspace, with its input hint (A5). The first call for a workspace starts watching its
 // skills folders until ctx ends: a skill added or edited during the
 // session calls announce(cwd), which sends the / menu again.
 func (a *app) skillCommands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {

@@ -62,8 +62,8 @@ func RequestTokens(req llm.Request) int {
 	return n
 }
 
-// MaxOutput is E25's default bound of one tool output in characters: 15 %
-// of the window at CharsPerToken, clamped to [2,000, 16,000]; 16,000 when
+// MaxOutput is the default bound of one tool output in characters (E25):
+// 15 % of the window at CharsPerToken, clamped to [2,000, 16,000]; 16,000 when
 // the window is unknown.
 func MaxOutput(window int) int {
 	if window <= 0 {

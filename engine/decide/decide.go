@@ -104,7 +104,7 @@ func (a Answer) Sure() float64 {
 }
 
 // Response is a whole answer: the answers by question id and the body as
-// the server sent it (E33 prints it as is).
+// the server sent it (a decision agent's mm -p prints it as is, E33).
 type Response struct {
 	Model   string            `json:"model"`
 	Answers map[string]Answer `json:"answers"`

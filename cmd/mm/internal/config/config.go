@@ -35,7 +35,8 @@ type Config struct {
 	WatchdogTimeout Duration  `yaml:"watchdogTimeout"`
 	FirstTokenTime  Duration  `yaml:"firstTokenTimeout"`
 	ToolBudget      Budget    `yaml:"toolBudget"`
-	// AdaptiveTemp is E22's switch (not a key of the original mm).
+	// AdaptiveTemp raises the temperature for the call after a loop is
+	// detected (E22; not a key of the original mm).
 	AdaptiveTemp bool     `yaml:"adaptiveTemperature"`
 	BashTimeout  Duration `yaml:"bashTimeout"`
 	BashEnv      BashEnv  `yaml:"bashEnv"`
