@@ -72,9 +72,12 @@ type wireError struct {
 	NCtx          int             `json:"n_ctx"`
 }
 
-// text reads a JSON string, or keeps any other JSON value as its text
-// (arguments sent as an object by some servers; content as parts).
-func text(raw json.RawMessage) string {
+// JSONText reads a JSON value as text: a string as itself, null as "",
+// an array of content parts as their texts joined, and any other value as
+// its JSON (arguments some servers send as an object). Servers and
+// clients each write message content and arguments in any of these
+// shapes, so mm and its fake model read them the one same way.
+func JSONText(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
 	}
@@ -121,7 +124,7 @@ func streamErrorFrom(payload []byte) *StreamError {
 		if json.Unmarshal(c.Error, &we) == nil {
 			se.Message, se.Type, se.Code = we.Message, we.Type, codeText(we.Code)
 		} else {
-			se.Message = text(c.Error)
+			se.Message = JSONText(c.Error)
 		}
 	} else {
 		se.Message, se.Type, se.Code = c.Message, c.Type, codeText(c.Code)
@@ -207,7 +210,7 @@ func (a *assembler) delta(d *wireDelta, emit func(Delta) error) error {
 			return err
 		}
 	}
-	if s := text(d.Content); s != "" {
+	if s := JSONText(d.Content); s != "" {
 		a.tokens = true
 		a.content.WriteString(s)
 		if err := emit(Delta{Content: s}); err != nil {
@@ -259,7 +262,7 @@ func (a *assembler) toolCall(tc wireToolCall) *ToolCallDelta {
 	if n := tc.Function.Name; n != "" && call.Name == "" {
 		call.Name, td.Name = n, n
 	}
-	if args := text(tc.Function.Arguments); args != "" {
+	if args := JSONText(tc.Function.Arguments); args != "" {
 		a.args[p].WriteString(args)
 		td.Args = args
 	}

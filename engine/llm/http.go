@@ -75,11 +75,11 @@ func parseAPIError(status int, body []byte) *APIError {
 		e.Message, e.Type, e.Code = we.Message, we.Type, codeText(we.Code)
 		e.NPromptTokens, e.NCtx = we.NPromptTokens, we.NCtx
 	case len(w.Error) > 0:
-		e.Message = text(w.Error)
+		e.Message = JSONText(w.Error)
 	case w.Message != "":
 		e.Message, e.Type, e.Code = w.Message, w.Type, codeText(w.Code)
 	case len(w.Detail) > 0:
-		e.Message = text(w.Detail)
+		e.Message = JSONText(w.Detail)
 	default:
 		e.Message = string(body)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/mm-agent/mm/engine/llm"
 )
 
 // Recorded is one chat-completions request as the server received it.
@@ -141,7 +143,7 @@ func decodeRequest(rec *Recorded) error {
 	for _, m := range w.Messages {
 		msg := Message{
 			Role:             m.Role,
-			Content:          contentText(m.Content),
+			Content:          llm.JSONText(m.Content),
 			ReasoningContent: m.ReasoningContent,
 			Reasoning:        m.Reasoning,
 			ToolCallID:       m.ToolCallID,
@@ -155,30 +157,6 @@ func decodeRequest(rec *Recorded) error {
 		rec.Tools = append(rec.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	return nil
-}
-
-// contentText reads a message content: a string, null, or an array of
-// parts whose text parts are joined.
-func contentText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return string(raw)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // render lays a request out the way a chat template does — the tools
