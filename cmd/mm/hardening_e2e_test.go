@@ -182,7 +182,7 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 }
 
 // varied is n bytes of text that never repeats itself, as a real file
-// would not (the runaway guard stops a call whose arguments loop).
+// would not (the runaway detector stops a call whose arguments loop).
 func varied(n int) string {
 	var b strings.Builder
 	x := uint64(1)
