@@ -170,11 +170,12 @@ func TestACPMCPCrash(t *testing.T) {
 // TestLineModeMCPFromConfig (A2): agent.yaml's mcpServers serve line mode,
 // and the server is gone when mm exits.
 func TestLineModeMCPFromConfig(t *testing.T) {
+	t.Parallel()
 	bin := mcpServer(t)
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
-	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "echo something", "--yes")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "echo something", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}

@@ -192,6 +192,7 @@ func TestACPAskAgentDown(t *testing.T) {
 // answer; a decision agent answers as it would in the editor, one line
 // per question then its JSON; an unknown name or no question is one line.
 func TestAskAgentLine(t *testing.T) {
+	t.Parallel()
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
 	defer dec.Close()
 	dir := t.TempDir()
@@ -200,7 +201,7 @@ func TestAskAgentLine(t *testing.T) {
 	chat := llmtest.NewServer(llmtest.Scenario{})
 	defer chat.Close()
 	env := trusted(t, dir, mmEnv(t, chat))
-	stdout, stderr, code := runMM(t, dir, env, "", "-p", "/ask-triage I was charged twice for one order")
+	stdout, stderr, code := runInProcess(t, dir, env, "", "-p", "/ask-triage I was charged twice for one order")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -215,11 +216,11 @@ func TestAskAgentLine(t *testing.T) {
 	if n := len(chat.Requests()); n != 0 {
 		t.Errorf("%d chat requests for /ask-triage", n)
 	}
-	stdout, _, _ = runMM(t, dir, env, "", "-p", "/ask-nobody hello")
+	stdout, _, _ = runInProcess(t, dir, env, "", "-p", "/ask-nobody hello")
 	if !strings.Contains(stdout, `mm: no agent named "nobody" — the config's agents: /ask-triage`) {
 		t.Errorf("unknown agent: %q", stdout)
 	}
-	stdout, _, _ = runMM(t, dir, env, "", "-p", "/ask-triage")
+	stdout, _, _ = runInProcess(t, dir, env, "", "-p", "/ask-triage")
 	if !strings.Contains(stdout, "mm: /ask-triage needs a question") {
 		t.Errorf("no question: %q", stdout)
 	}
@@ -228,6 +229,7 @@ func TestAskAgentLine(t *testing.T) {
 // TestAskAgentConfigRefused: a bad agents: entry stops mm at start with
 // the line that names it.
 func TestAskAgentConfigRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, agent, config, want string }{
 		{"a name that is not one", "model: h\n", "agents:\n  the historian: h.yaml\n", `line 2: agents: "the historian" is not a short name`},
 		{"a missing file", "", "model: x\nagents: {historian: nope.yaml}\n", "line 2: agents.historian: cannot read the agent file "},
@@ -243,7 +245,7 @@ func TestAskAgentConfigRefused(t *testing.T) {
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), tt.config)
 			// the user's own config (MM_CONFIG): a workspace's untrusted
 			// agents: would be ignored, not checked
-			_, stderr, code := runMM(t, dir, mmEnv(t, nil, "MM_CONFIG="+filepath.Join(dir, ".mm", "agent.yaml")), "", "-p", "hi")
+			_, stderr, code := runInProcess(t, dir, mmEnv(t, nil, "MM_CONFIG="+filepath.Join(dir, ".mm", "agent.yaml")), "", "-p", "hi")
 			if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("exit %d, stderr %q, want one line with %q", code, stderr, tt.want)
 			}
@@ -336,6 +338,7 @@ func TestACPAskAgentCancel(t *testing.T) {
 // repair line; one that reaches its own maxTurns gives its last-chance
 // summary, marked as possibly incomplete.
 func TestAskAgentBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, agent, steps, want string
 		requests                 int
@@ -358,7 +361,7 @@ func TestAskAgentBounds(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "main.go"), "package main\n")
 			writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "baseURL: "+hist.URL()+"\n"+tt.agent)
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-			if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "What is main.go? Ask the historian."); code != 0 {
+			if _, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "What is main.go? Ask the historian."); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			if got := chat.Requests()[1].Last().Content; got != tt.want {
@@ -375,6 +378,7 @@ func TestAskAgentBounds(t *testing.T) {
 // answers in the editor — one line per risk, then its JSON — as the tool
 // result (one rewriter for every kind of agent file).
 func TestAskGuardAgent(t *testing.T) {
+	t.Parallel()
 	g := guardServer(t, "steps:"+guardYes)
 	chat := scenarioText(t, `
 steps:
@@ -386,7 +390,7 @@ steps:
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "guard.yaml"), "baseURL: "+g.URL()+"\nguard: {risks: [jailbreak]}\n")
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {guard: guard.yaml}\n")
-	if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "Is this text a jailbreak? Ask the guard."); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, chat)), "", "-p", "Is this text a jailbreak? Ask the guard."); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	got := chat.Requests()[1].Last().Content

@@ -185,6 +185,7 @@ func TestACPOverflowFromWrongWindow(t *testing.T) {
 // Line mode: the same overflow recovery in `mm -p` (the configured
 // window is too large for the server's).
 func TestLineOverflowRecovers(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(readTurns(1, 4096))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -193,7 +194,7 @@ func TestLineOverflowRecovers(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("contextWindow: 32768\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "What is in f01.txt?", "--yes")
+	out, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "What is in f01.txt?", "--yes")
 	if code != 0 || !strings.Contains(out, "lists a fox's days") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
@@ -205,6 +206,7 @@ func TestLineOverflowRecovers(t *testing.T) {
 // Line mode /compact: the workspace's saved session, continued with
 // --continue, is compacted; the next turn carries the summary.
 func TestLineCompactCommand(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -215,15 +217,15 @@ func TestLineCompactCommand(t *testing.T) {
 		if i > 1 {
 			args = append(args, "--continue")
 		}
-		if out, stderr, code := runMM(t, dir, env, "", args...); code != 0 || !strings.Contains(out, "lists a fox's days") {
+		if out, stderr, code := runInProcess(t, dir, env, "", args...); code != 0 || !strings.Contains(out, "lists a fox's days") {
 			t.Fatalf("turn %d: exit %d, stdout %q, stderr:\n%s", i, code, out, stderr)
 		}
 	}
-	out, stderr, code := runMM(t, dir, env, "", "-p", "/compact", "--continue")
+	out, stderr, code := runInProcess(t, dir, env, "", "-p", "/compact", "--continue")
 	if code != 0 || !strings.HasPrefix(out, "compacted: ") {
 		t.Fatalf("/compact: exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
-	out, stderr, code = runMM(t, dir, env, "", "-p", "And now?", "--continue")
+	out, stderr, code = runInProcess(t, dir, env, "", "-p", "And now?", "--continue")
 	if code != 0 || !strings.Contains(out, "after the compaction") {
 		t.Fatalf("after /compact: exit %d, %q\n%s", code, out, stderr)
 	}

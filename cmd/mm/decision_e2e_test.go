@@ -27,13 +27,14 @@ var supportAnswer = llmtest.Decision{Answers: map[string]any{
 // TestLineDecisionAgent (E33): mm -p -c router.yaml prints the server's
 // JSON as is; the state is the prompt alone, with the file's questions.
 func TestLineDecisionAgent(t *testing.T) {
+	t.Parallel()
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
 	defer dec.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "router.yaml")
 	writeFile(t, cfg, "baseURL: "+dec.URL()+"\n"+routerYAML)
 	env := mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=") // the file's server and model
-	stdout, stderr, code := runMM(t, dir, env, "", "-c", cfg, "-p", "I was charged twice for one order")
+	stdout, stderr, code := runInProcess(t, dir, env, "", "-c", cfg, "-p", "I was charged twice for one order")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -49,18 +50,18 @@ func TestLineDecisionAgent(t *testing.T) {
 		t.Errorf("request: %s", req.Body)
 	}
 	// A chat model behind the file: one line, exit 1.
-	stdout, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "again")
+	stdout, stderr, code = runInProcess(t, dir, env, "", "-c", cfg, "-p", "again")
 	if code != 1 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "is not a decision model") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	// decision: {} has no questions to ask on its own.
 	writeFile(t, cfg, "baseURL: "+dec.URL()+"\ndecision: {}\n")
-	if _, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "has no questions") {
+	if _, stderr, code = runInProcess(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "has no questions") {
 		t.Errorf("no questions: exit %d, %q", code, stderr)
 	}
 	// An agent file that is both kinds is refused at start, with its line.
 	writeFile(t, cfg, "decision: {}\nguard: {risks: [harm]}\n")
-	if _, stderr, code = runMM(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "line 2: guard: and decision: (line 1)") {
+	if _, stderr, code = runInProcess(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "line 2: guard: and decision: (line 1)") {
 		t.Errorf("both: exit %d, %q", code, stderr)
 	}
 }

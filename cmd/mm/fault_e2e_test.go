@@ -174,6 +174,7 @@ func TestACPResourceLinkOutside(t *testing.T) {
 // there instead and asks write_file to follow it. The write is refused
 // and $HOME stays untouched.
 func TestLineLandlockLinkToHome(t *testing.T) {
+	t.Parallel()
 	if bash.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
@@ -193,7 +194,7 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 			home = v
 		}
 	}
-	_, stderr, code := runMM(t, dir, trusted(t, dir, env), "", "-p", "write the file")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, env), "", "-p", "write the file")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

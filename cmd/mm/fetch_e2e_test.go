@@ -14,6 +14,7 @@ import (
 // page is saved as Markdown and the model reads one line, not the page.
 // Without the key the tool is not offered.
 func TestFetchContentSavesWithoutShowing(t *testing.T) {
+	t.Parallel()
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
@@ -34,7 +35,7 @@ steps:
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
 	writeFile(t, cfg, "fetchContentTool: true\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "Save "+typed+" to hello.txt, do not show it", "--yes")
+	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "Save "+typed+" to hello.txt, do not show it", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -58,7 +59,7 @@ steps:
 
 	// Off by default.
 	srv2 := scenario(t, "short_answer")
-	runMM(t, t.TempDir(), mmEnv(t, srv2), "", "-p", "hi")
+	runInProcess(t, t.TempDir(), mmEnv(t, srv2), "", "-p", "hi")
 	if reqs := srv2.Requests(); len(reqs) == 0 || strings.Contains(string(reqs[0].Body), `"fetch_content"`) {
 		t.Error("fetch_content is offered without fetchContentTool: true")
 	}

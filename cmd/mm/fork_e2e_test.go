@@ -75,21 +75,22 @@ func TestACPFork(t *testing.T) {
 // original is left as it was (--resume of it does not see the fork's
 // turn).
 func TestLineFork(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "line_resume")
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	_, stderr, code := runMM(t, dir, env, "", "-p", "Remember the number 42")
+	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
 	m := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
 	if code != 0 || m == nil {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	orig := m[1]
-	_, stderr, code = runMM(t, dir, env, "", "-p", "--fork", orig, "Which number?")
+	_, stderr, code = runInProcess(t, dir, env, "", "-p", "--fork", orig, "Which number?")
 	f := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
 	if code != 0 || f == nil || f[1] == orig {
 		t.Fatalf("--fork: exit %d: %s", code, stderr)
 	}
-	if _, _, code := runMM(t, dir, env, "", "-p", "--resume", orig, "And now?"); code != 0 {
+	if _, _, code := runInProcess(t, dir, env, "", "-p", "--resume", orig, "And now?"); code != 0 {
 		t.Fatalf("--resume of the original: exit %d", code)
 	}
 	reqs := srv.Requests()

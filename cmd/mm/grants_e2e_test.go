@@ -208,6 +208,7 @@ func TestACPAlwaysCoversOneUse(t *testing.T) {
 // command after ;, &&, a newline, in $(…), behind a pipe into sh, or a
 // redirection into a file — refused in line mode, where no one is asked.
 func TestLineAllowRuleCoversOneCommand(t *testing.T) {
+	t.Parallel()
 	lines := []string{
 		"echo ok > /dev/null",
 		"echo hi; touch X1",
@@ -222,7 +223,7 @@ func TestLineAllowRuleCoversOneCommand(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
 	writeFile(t, cfg, `permissions: {allow: ["bash:echo *"]}`+"\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "go")
+	_, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "go")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -242,6 +243,7 @@ func TestLineAllowRuleCoversOneCommand(t *testing.T) {
 // behind command, env or xargs, inside sh -c, after `true;` — even with
 // --yes. At c7d8906 six of these deleted their file.
 func TestLineDenyRuleEverySimpleCommand(t *testing.T) {
+	t.Parallel()
 	lines := []string{
 		"cd . && rm -rf v1",
 		"command rm v2",
@@ -258,7 +260,7 @@ func TestLineDenyRuleEverySimpleCommand(t *testing.T) {
 	}
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
 	writeFile(t, cfg, `permissions: {deny: ["bash:rm *"]}`+"\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "go", "--yes")
+	_, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "go", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -387,6 +389,7 @@ steps:
 // editor task by cp, direnv's .envrc through tee: with no one to ask,
 // each is refused and the file is not written.
 func TestLineBashWritesRunLaterAsk(t *testing.T) {
+	t.Parallel()
 	lines := []string{
 		"mkdir -p .git/hooks && echo 'touch PWNED' > .git/hooks/pre-commit",
 		"mkdir -p .vscode && cp a.txt .vscode/tasks.json",
@@ -396,7 +399,7 @@ func TestLineBashWritesRunLaterAsk(t *testing.T) {
 	srv := bashSteps(t, lines...)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.txt"), "{}\n")
-	_, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "go", "--yes")
+	_, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "go", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}

@@ -105,11 +105,12 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 // Line mode: the same deny, and a hook's allow skips the question that
 // line mode without a terminal could not ask (it would refuse).
 func TestHooksLineMode(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "hook_deny_rm")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	hookConfig(t, dir, "  preToolUse:\n    - {command: ./.mm/no-rm.sh}\n")
-	_, stderr, _ := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
+	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
 		t.Fatalf("hello.txt deleted despite the hook (even with --yes a deny wins)")
 	}
@@ -120,7 +121,7 @@ func TestHooksLineMode(t *testing.T) {
 	srv = scenario(t, "hook_ignored")
 	dir = t.TempDir()
 	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
-	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write hi to out.txt")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write hi to out.txt")
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" || code != 0 {
 		t.Errorf("out.txt = %q (exit %d): the hook's allow did not skip the question\n%s", b, code, stderr)
 	}
@@ -134,15 +135,16 @@ func TestHooksLineMode(t *testing.T) {
 // preGeneration: exit code 2 stops the turn before any model call, with
 // stderr as the reason; a rewritten prompt is what the model gets.
 func TestPreGenerationHookLineMode(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "hook_ignored")
 	dir := t.TempDir()
 	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/frozen.sh]}\n")
-	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt")
 	if code == 0 || len(srv.Requests()) != 0 || !strings.Contains(stderr, "turn stopped by a hook: the repository is frozen for the release") {
 		t.Errorf("exit %d, %d requests, stderr:\n%s", code, len(srv.Requests()), stderr)
 	}
 	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/rewrite.sh]}\n")
-	if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	msgs := srv.Requests()[0].Messages

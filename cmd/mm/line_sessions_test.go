@@ -22,7 +22,7 @@ func TestLineModeResume(t *testing.T) {
 	dir := t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
 
-	_, stderr, code := runMM(t, dir, env, "", "-p", "Remember the number 42")
+	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -32,14 +32,14 @@ func TestLineModeResume(t *testing.T) {
 	}
 	id := m[1]
 
-	stdout, stderr, code := runMM(t, dir, env, "", "-p", "--continue", "Which number?")
+	stdout, stderr, code := runInProcess(t, dir, env, "", "-p", "--continue", "Which number?")
 	if code != 0 || !strings.Contains(stdout, "The number was 42.") {
 		t.Fatalf("--continue: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 	if !strings.Contains(stderr, id) {
 		t.Errorf("--continue did not continue %s:\n%s", id, stderr)
 	}
-	if _, _, code := runMM(t, dir, env, "", "--resume", id, "-p", "And now?"); code != 0 {
+	if _, _, code := runInProcess(t, dir, env, "", "--resume", id, "-p", "And now?"); code != 0 {
 		t.Fatalf("--resume %s: exit %d", id, code)
 	}
 	reqs := srv.Requests()
@@ -57,11 +57,11 @@ func TestLineModeResume(t *testing.T) {
 		}
 	}
 
-	_, stderr, code = runMM(t, dir, env, "", "-p", "--resume", "sess_0000", "hi")
+	_, stderr, code = runInProcess(t, dir, env, "", "-p", "--resume", "sess_0000", "hi")
 	if code != 2 || !strings.Contains(stderr, "no saved session sess_0000") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("unknown id: exit %d, stderr %q", code, stderr)
 	}
-	if _, stderr, code := runMM(t, dir, env, "", "acp", "--continue"); code != 2 || !strings.Contains(stderr, "go with -p") {
+	if _, stderr, code := runInProcess(t, dir, env, "", "acp", "--continue"); code != 2 || !strings.Contains(stderr, "go with -p") {
 		t.Errorf("acp --continue: exit %d, %q", code, stderr)
 	}
 }

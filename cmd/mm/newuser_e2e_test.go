@@ -30,7 +30,7 @@ func TestLineResumeKeepsMode(t *testing.T) {
 	<-p.done
 	p.done <- nil // for the cleanup
 
-	_, stderr, code := runMM(t, dir, env, "", "--yes", "-p", "--resume", string(id), "create plan.txt")
+	_, stderr, code := runInProcess(t, dir, env, "", "--yes", "-p", "--resume", string(id), "create plan.txt")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -11,6 +11,7 @@ import (
 // E30: the profile is guessed from the model id (and said in the log), its
 // sampling is sent, explicit YAML wins, gpt-oss keeps its reasoning.
 func TestProfiles(t *testing.T) {
+	t.Parallel()
 	field := func(t *testing.T, body json.RawMessage, key string) string {
 		var m map[string]json.RawMessage
 		json.Unmarshal(body, &m)
@@ -20,7 +21,7 @@ func TestProfiles(t *testing.T) {
 		srv := scenario(t, "short_answer")
 		dir := t.TempDir()
 		env := mmEnv(t, srv, "MM_MODEL=unsloth/Qwen3-4B-GGUF")
-		if _, stderr, code := runMM(t, dir, env, "", "-p", "hi"); code != 0 {
+		if _, stderr, code := runInProcess(t, dir, env, "", "-p", "hi"); code != 0 {
 			t.Fatal(stderr)
 		}
 		b := srv.Requests()[0].Body
@@ -41,7 +42,7 @@ func TestProfiles(t *testing.T) {
 		srv := scenario(t, "short_answer")
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: gemma\nsampling:\n  temperature: 0.1\n")
-		if _, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_MODEL=unsloth/Qwen3-4B-GGUF"), "", "-p", "hi"); code != 0 {
+		if _, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_MODEL=unsloth/Qwen3-4B-GGUF"), "", "-p", "hi"); code != 0 {
 			t.Fatal(stderr)
 		}
 		b := srv.Requests()[0].Body
@@ -51,7 +52,7 @@ func TestProfiles(t *testing.T) {
 	})
 	t.Run("no profile: mm's defaults", func(t *testing.T) {
 		srv := scenario(t, "short_answer")
-		if _, stderr, code := runMM(t, t.TempDir(), mmEnv(t, srv), "", "-p", "hi"); code != 0 {
+		if _, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, srv), "", "-p", "hi"); code != 0 {
 			t.Fatal(stderr)
 		}
 		b := srv.Requests()[0].Body
@@ -64,7 +65,7 @@ func TestProfiles(t *testing.T) {
 			srv := scenario(t, "reasoning_tool_answer")
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-			if _, stderr, code := runMM(t, dir, mmEnv(t, srv, "MM_MODEL="+c.model), "", "-p", "read hello.txt"); code != 0 {
+			if _, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_MODEL="+c.model), "", "-p", "read hello.txt"); code != 0 {
 				t.Fatal(stderr)
 			}
 			msgs := srv.Requests()[1].Messages
@@ -82,7 +83,7 @@ func TestProfiles(t *testing.T) {
 	t.Run("unknown profile refused", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: qwen9\n")
-		_, stderr, code := runMM(t, dir, mmEnv(t, nil), "", "-p", "hi")
+		_, stderr, code := runInProcess(t, dir, mmEnv(t, nil), "", "-p", "hi")
 		if code != 2 || !strings.Contains(stderr, `profile "qwen9" is not one of gemma, gpt-oss, granite, llama, mistral, qwen2.5-coder, qwen3`) {
 			t.Errorf("exit %d:\n%s", code, stderr)
 		}

@@ -33,6 +33,7 @@ func readmeBlock(t *testing.T, marker, lang string) string {
 // The README's hook example really denies an rm, and its skill example
 // really parses: the front door does not lie.
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	s, err := skills.Parse([]byte(readmeBlock(t, "**Writing one.**", "markdown")), "x")
 	if err != nil || s.Name != "release-notes" || s.Hint != "version, e.g. v1.2" || len(s.Keywords) != 2 {
 		t.Errorf("the README's skill example: %+v, %v", s, err)
@@ -45,7 +46,7 @@ func TestReadmeExamples(t *testing.T) {
 	writeFile(t, hook, readmeBlock(t, "An example, `.mm/hooks/no-rm.sh`", "sh"))
 	os.Chmod(hook, 0o755)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
-	_, stderr, _ := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
+	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
 		t.Errorf("the README's hook let rm run:\n%s", stderr)
 	}

@@ -128,7 +128,7 @@ func TestACPConfigRereadTrust(t *testing.T) {
 	if ask() {
 		t.Fatal("an untrusted workspace config gave ask_historian")
 	}
-	if _, stderr, code := runMM(t, dir, env, "", "trust", "--yes"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, env, "", "trust", "--yes"); code != 0 {
 		t.Fatalf("mm trust: exit %d: %s", code, stderr)
 	}
 	if !ask() {

@@ -60,7 +60,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	_, stderr, code := runMM(t, dir, env, "", "-p", "Remember the number 42")
+	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -82,7 +82,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the first writer's turn never began")
 	}
-	stdout, stderr, code := runMM(t, dir, env, "", "-p", "--resume", id, "Forget it")
+	stdout, stderr, code := runInProcess(t, dir, env, "", "-p", "--resume", id, "Forget it")
 	if code != 1 || stdout != "" {
 		t.Errorf("second writer: exit %d, stdout %q", code, stdout)
 	}
@@ -97,7 +97,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 
 	// Nothing lost: the next run sends both earlier turns, and not the
 	// refused prompt.
-	if _, stderr, code := runMM(t, dir, env, "", "-p", "--resume", id, "And now?"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, env, "", "-p", "--resume", id, "And now?"); code != 0 {
 		t.Fatalf("third run: exit %d: %s", code, stderr)
 	}
 	reqs := srv.Requests()
@@ -133,7 +133,7 @@ func TestDiskFullMidSave(t *testing.T) {
 	t.Cleanup(srv.Close)
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	_, stderr, code := runMM(t, dir, env, "", "-p", "Remember the number 42")
+	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -197,7 +197,7 @@ func TestDiskFullMidSave(t *testing.T) {
 			t.Errorf("left behind: %s", e.Name())
 		}
 	}
-	if _, stderr, code := runMM(t, dir, env, "", "-p", "--resume", id, "And now?"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, env, "", "-p", "--resume", id, "And now?"); code != 0 {
 		t.Fatalf("after the full disk: exit %d: %s", code, stderr)
 	}
 }
@@ -209,7 +209,7 @@ func TestNoServerNoSession(t *testing.T) {
 	t.Parallel()
 	dir, state := t.TempDir(), t.TempDir()
 	env := mmEnv(t, nil, "MM_BASE_URL=http://127.0.0.1:1/v1", "XDG_STATE_HOME="+state)
-	_, stderr, code := runMM(t, dir, env, "", "-p", "hello")
+	_, stderr, code := runInProcess(t, dir, env, "", "-p", "hello")
 	if code == 0 {
 		t.Errorf("no server, exit 0")
 	}
@@ -224,7 +224,7 @@ func TestNoServerNoSession(t *testing.T) {
 	t.Cleanup(srv.Close)
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
 	writeFile(t, blocker, "")
-	_, stderr, code = runMM(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+blocker), "", "-p", "hello")
+	_, stderr, code = runInProcess(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+blocker), "", "-p", "hello")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -241,17 +241,17 @@ func TestSessionBelongsToItsWorkspace(t *testing.T) {
 	srv := scenario(t, "line_resume")
 	a, b, state := t.TempDir(), t.TempDir(), t.TempDir()
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	_, stderr, code := runMM(t, a, env, "", "-p", "Remember the number 42")
+	_, stderr, code := runInProcess(t, a, env, "", "-p", "Remember the number 42")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	id := sessionIDOf(t, stderr)
-	stdout, stderr, code := runMM(t, b, env, "", "-p", "--resume", id, "Which number?")
+	stdout, stderr, code := runInProcess(t, b, env, "", "-p", "--resume", id, "Which number?")
 	if code != 2 || stdout != "" {
 		t.Errorf("resumed in another workspace: exit %d, stdout %q", code, stdout)
 	}
 	stderrLine(t, "another workspace", stderr, "belongs to the workspace "+a)
-	stdout, stderr, code = runMM(t, a, env, "", "-p", "--continue", "Which number?")
+	stdout, stderr, code = runInProcess(t, a, env, "", "-p", "--continue", "Which number?")
 	if code != 0 || !strings.Contains(stdout, "The number was 42.") || !strings.Contains(stderr, id) {
 		t.Errorf("--continue in its workspace: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}

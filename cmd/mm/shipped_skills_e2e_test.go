@@ -31,6 +31,7 @@ type toolResult struct {
 // bash commands it runs are the skill's own (placeholders filled), so a
 // skill edited without its scenario fails here.
 func TestShippedSkillsFollowed(t *testing.T) {
+	t.Parallel()
 	shipped, _ := skills.Load(skills.Shipped())
 	port := freePort(t)
 	name := fmt.Sprintf("skilltest-%d", os.Getpid())
@@ -182,7 +183,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 				prompt += " " + c.params
 			}
 			env := mmEnv(t, srv, "GOCACHE="+goEnv(t, "GOCACHE"), "GOPATH="+goEnv(t, "GOPATH"), "GOTOOLCHAIN=local")
-			stdout, stderr, code := runMM(t, dir, env, "", "--json", "--yes", "-p", prompt)
+			stdout, stderr, code := runInProcess(t, dir, env, "", "--json", "--yes", "-p", prompt)
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
 			}

@@ -62,9 +62,10 @@ func checkSkillTurn(t *testing.T, srv *llmtest.Server) {
 }
 
 func TestSkillLineMode(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "skill_release_notes")
 	dir := skillWorkspace(t)
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "$release-notes v1.2")
+	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "$release-notes v1.2")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
@@ -128,18 +129,19 @@ func TestSkillACP(t *testing.T) {
 // without a model call; /skills lists them; a malformed skill is one ⚠
 // line naming the file, and the others still load.
 func TestSkillUnknownAndList(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{})
 	t.Cleanup(srv.Close)
 	dir := skillWorkspace(t)
 	writeFile(t, filepath.Join(dir, ".mm", "skills", "broken.md"), "no front matter\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "/relase-notes v1")
+	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "/relase-notes v1")
 	if code != 0 || !strings.Contains(stdout, `no skill named "relase-notes" — nearest: /release-notes`) {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
 	if !strings.Contains(stderr, "⚠ skill "+filepath.Join(dir, ".mm", "skills", "broken.md")+" skipped: no front matter") {
 		t.Errorf("no ⚠ line for the malformed skill:\n%s", stderr)
 	}
-	stdout, _, _ = runMM(t, dir, mmEnv(t, srv), "", "-p", "/skills")
+	stdout, _, _ = runInProcess(t, dir, mmEnv(t, srv), "", "-p", "/skills")
 	for _, want := range []string{"/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("/skills lacks %q:\n%s", want, stdout)
@@ -153,10 +155,11 @@ func TestSkillUnknownAndList(t *testing.T) {
 // P1: the first request of a default session, with the seven shipped
 // skills, costs at most 7,000 characters of system prompt and tool schemas.
 func TestFixedPromptCost(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "short_answer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "main.go"), "package main\n") // the lsp tool too, when gopls is installed
-	if _, _, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "hi"); code != 0 {
+	if _, _, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "hi"); code != 0 {
 		t.Fatal("mm failed")
 	}
 	req := srv.Requests()[0]
@@ -188,6 +191,7 @@ func TestFixedPromptCost(t *testing.T) {
 // workspace's .mm/skills, .claude/skills and .agents/skills, skillsDir
 // (relative to the config file), ~/.config/mm/skills, the shipped ones.
 func TestSkillSources(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{})
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
@@ -206,7 +210,7 @@ func TestSkillSources(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "team-skills", "triage.md"), sk("From skillsDir."))
 	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "fmt.md"), sk("From home, loses to .agents."))
 	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "run-tests.md"), sk("From home, wins over the shipped one."))
-	stdout, stderr, code := runMM(t, dir, env, "", "-p", "/skills")
+	stdout, stderr, code := runInProcess(t, dir, env, "", "-p", "/skills")
 	if code != 0 {
 		t.Fatal(stderr)
 	}

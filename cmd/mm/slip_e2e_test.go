@@ -11,11 +11,12 @@ import (
 // (the numbers are the file's real lines) and the tool result the model
 // reads next names the repair and what to send instead.
 func TestLineModeEditSlipRepaired(t *testing.T) {
+	t.Parallel()
 	srv := scenario(t, "slip_edit")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "greet.go")
 	writeFile(t, file, "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello world\")\n}\n")
-	stdout, stderr, code := runMM(t, dir, mmEnv(t, srv), "", "-p", "Say bye instead of hello world", "--yes")
+	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "Say bye instead of hello world", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}

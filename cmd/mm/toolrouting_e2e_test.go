@@ -137,6 +137,7 @@ func TestACPToolRouting(t *testing.T) {
 // the groups dropped against the unneeded ones, and how often the offered
 // list changed from one case to the next (the prompt-cache cost).
 func TestEvalTools(t *testing.T) {
+	t.Parallel()
 	low := map[string]float64{"shell": 0.9, "files": 0.9, "web": 0.05, "code": 0.4, "plan": 0.5}
 	for _, jsonOut := range []bool{false, true} {
 		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
@@ -153,7 +154,7 @@ func TestEvalTools(t *testing.T) {
 		if jsonOut {
 			args = append(args, "--json")
 		}
-		stdout, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
+		stdout, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
 		dec.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -189,7 +190,8 @@ func TestEvalTools(t *testing.T) {
 
 // TestEvalToolsNeedsRouter: without toolRouting, one line, exit 2.
 func TestEvalToolsNeedsRouter(t *testing.T) {
-	_, stderr, code := runMM(t, t.TempDir(), mmEnv(t, nil), "", "eval", "tools")
+	t.Parallel()
+	_, stderr, code := runInProcess(t, t.TempDir(), mmEnv(t, nil), "", "eval", "tools")
 	if code != 2 || !strings.Contains(stderr, "set toolRouting") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}

