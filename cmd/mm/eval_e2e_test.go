@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
@@ -59,7 +60,7 @@ func TestEvalRouting(t *testing.T) {
 			}
 			continue
 		}
-		var rep routingReport
+		var rep eval.RoutingReport
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, stdout)
 		}
@@ -102,7 +103,7 @@ func TestEvalTasks(t *testing.T) {
 			}
 			continue
 		}
-		var rep tasksReport
+		var rep eval.TasksReport
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, stdout)
 		}

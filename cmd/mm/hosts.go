@@ -6,10 +6,14 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
+	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/engine/llm"
+	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/skills"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -76,5 +80,27 @@ func (a *app) doctorHost() doctor.Host {
 		MCP:      a.mcp,
 		StateDir: func() (string, error) { return stateDir(a.env) },
 		Getenv:   a.env.Get,
+	}
+}
+
+// evalHost is what mm eval measures of a: its routers, its skills and
+// unsaved sessions of its chat model.
+func (a *app) evalHost() eval.Host {
+	return eval.Host{
+		ConfigSource: a.cfg.Source,
+		SkillRouter:  skillRouter(a.cfg),
+		ToolRouter:   toolRouter(a.cfg),
+		Skills: func(cwd string) (*skills.Set, decide.Options) {
+			set, _, _ := a.skillsFor(cwd).Current()
+			return set, skillOptions(set)
+		},
+		Session: func(dir string, ask tools.Asker) (*engine.Session, error) {
+			ws, _, err := a.workspace(dir, ask)
+			if err != nil {
+				return nil, err
+			}
+			return a.session(store.NewID(), dir, ws), nil
+		},
+		Model: a.conn.Model,
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
+	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
 	"github.com/mm-agent/mm/engine/store"
@@ -136,7 +137,7 @@ var subcommandUsage = map[string]string{
 	"acp":    "usage: mm acp\n  serves an editor over the Agent Client Protocol on stdin/stdout (what `mm` does when stdin is not a terminal)",
 	"doctor": "usage: mm doctor [--json]\n  checks the set-up (config, model server, window, tool calls, language servers, MCP servers, skills, state directory), one line per check",
 	"trust":  "usage: mm trust [--yes]\n  trusts this workspace's .mm/agent.yaml as it is now (its files are shown first; any change makes it untrusted again)",
-	"eval":   evalUsage + "\n  routing: the skill router against cases; tools: the tool router; tasks: the chat model against tasks (built-in cases without a file)",
+	"eval":   eval.Usage + "\n  routing: the skill router against cases; tools: the tool router; tasks: the chat model against tasks (built-in cases without a file)",
 }
 
 // wantsHelp reports whether args (after the subcommand) ask for help.
@@ -336,7 +337,7 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		defer a.conn.Close()
 		defer a.closeAgents()
 		defer a.sandbox.Close()
-		return runEval(ctx, a, cwd, rest[1:], f.json, stdout, stderr)
+		return eval.Run(ctx, a.evalHost(), cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")

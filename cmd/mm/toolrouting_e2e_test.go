@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -177,7 +178,7 @@ func TestEvalTools(t *testing.T) {
 			}
 			continue
 		}
-		var rep toolsReport
+		var rep eval.ToolsReport
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, stdout)
 		}

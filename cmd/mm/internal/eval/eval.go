@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"context"
@@ -16,19 +16,41 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/mm-agent/mm/cmd/mm/evals"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/decide"
-	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/skills"
+	"github.com/mm-agent/mm/tools"
 )
 
-const evalUsage = "usage: mm eval routing|tools [CASES.yaml] [--json] | mm eval tasks [TASKS.yaml] [--json]"
+// Usage is mm eval's command line, for mm's usage and its own errors.
+const Usage = "usage: mm eval routing|tools [CASES.yaml] [--json] | mm eval tasks [TASKS.yaml] [--json]"
 
-// runEval is `mm eval` (C5): the routing eval through the configured
-// skill router, the tool-routing eval through the configured tool router,
-// or the task eval through the configured chat model.
-func runEval(ctx context.Context, a *app, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
+// Host is what mm eval measures, as the composition root built it from
+// the config: the same routers and sessions a turn would use, so that a
+// score is the score of what runs.
+type Host struct {
+	// ConfigSource names the config file, for the line that says where to
+	// set a router up.
+	ConfigSource string
+	// SkillRouter and ToolRouter are the configured routers (nil: none).
+	SkillRouter, ToolRouter *decide.Router
+	// Skills is the skill set of cwd and the same skills as a skill
+	// router's options.
+	Skills func(cwd string) (*skills.Set, decide.Options)
+	// Session starts an unsaved session in dir with its own workspace,
+	// asking the user through ask.
+	Session func(dir string, ask tools.Asker) (*engine.Session, error)
+	// Model is the chat model served (empty: not known yet).
+	Model func() string
+}
+
+// Run is `mm eval` (C5): the routing eval through the configured skill
+// router, the tool-routing eval through the configured tool router, or
+// the task eval through the configured chat model. It returns the exit
+// code.
+func Run(ctx context.Context, h Host, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
 	var kind, file string
 	for _, arg := range args {
 		switch {
@@ -39,37 +61,37 @@ func runEval(ctx context.Context, a *app, cwd string, args []string, jsonOut boo
 		case file == "":
 			file = arg
 		default:
-			fmt.Fprintln(stderr, "mm:", evalUsage)
-			return exitUsage
+			fmt.Fprintln(stderr, "mm:", Usage)
+			return exitcode.Usage
 		}
 	}
 	var data []byte
 	switch kind {
 	case "routing":
-		data = evals.Routing
+		data = builtinRouting
 	case "tools":
-		data = evals.Tools
+		data = builtinTools
 	case "tasks":
-		data = evals.Tasks
+		data = builtinTasks
 	default:
-		fmt.Fprintln(stderr, "mm:", evalUsage)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm:", Usage)
+		return exitcode.Usage
 	}
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			fmt.Fprintln(stderr, "mm: cannot read the cases:", err)
-			return exitUsage
+			return exitcode.Usage
 		}
 		data = b
 	}
 	switch kind {
 	case "routing":
-		return evalRouting(ctx, a, cwd, data, jsonOut, stdout, stderr)
+		return evalRouting(ctx, h, cwd, data, jsonOut, stdout, stderr)
 	case "tools":
-		return evalTools(ctx, a, data, jsonOut, stdout, stderr)
+		return evalTools(ctx, h, data, jsonOut, stdout, stderr)
 	}
-	return evalTasks(ctx, a, data, jsonOut, stdout, stderr)
+	return evalTasks(ctx, h, data, jsonOut, stdout, stderr)
 }
 
 // routeCase is one routing case: a prompt and the skill it calls for.
@@ -93,7 +115,9 @@ type confusion struct {
 	Count    int    `json:"count"`
 }
 
-type routingReport struct {
+// RoutingReport is the routing eval's --json form: each case, the
+// outcome counts, the share of hits, the confusion pairs and latency.
+type RoutingReport struct {
 	Router        string         `json:"router"`
 	MinConfidence float64        `json:"minConfidence"`
 	Cases         []routeResult  `json:"cases"`
@@ -104,26 +128,25 @@ type routingReport struct {
 	P95Ms         float64        `json:"p95_ms"`
 }
 
-func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
-	r := skillRouter(a.cfg)
+func evalRouting(ctx context.Context, h Host, cwd string, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
+	r := h.SkillRouter
 	if r == nil {
-		fmt.Fprintln(stderr, "mm: mm eval routing runs the configured router: set skillRouting: {agent: router.yaml} in "+a.cfg.Source)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm: mm eval routing runs the configured router: set skillRouting: {agent: router.yaml} in "+h.ConfigSource)
+		return exitcode.Usage
 	}
 	var cases []routeCase
 	if err := yaml.Unmarshal(data, &cases); err != nil || len(cases) == 0 {
-		fmt.Fprintln(stderr, "mm: the routing cases are not a YAML list of {prompt, skill}:", err)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm: the routing cases are not a YAML list of {prompt, skill}"+why(err))
+		return exitcode.Usage
 	}
-	set, _, _ := a.skillsFor(cwd).Current()
-	opts := skillOptions(set)
+	set, opts := h.Skills(cwd)
 	for i, c := range cases {
 		if _, ok := set.Lookup(c.Skill); !ok && c.Skill != decide.None {
 			fmt.Fprintf(stderr, "mm: case %d expects skill %q, which is not among the skills (%s)\n", i+1, c.Skill, strings.Join(set.Names(), ", "))
-			return exitUsage
+			return exitcode.Usage
 		}
 	}
-	rep := routingReport{Router: r.Client.Endpoint(), MinConfidence: r.MinConfidence(), Counts: map[string]int{}}
+	rep := RoutingReport{Router: r.Client.Endpoint(), MinConfidence: r.MinConfidence(), Counts: map[string]int{}}
 	pairs := map[[2]string]int{}
 	var ms []float64
 	for _, c := range cases {
@@ -147,7 +170,7 @@ func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut b
 		}
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "mm: cancelled")
-			return exitFailed
+			return exitcode.Failed
 		}
 		rep.Counts[res.Outcome]++
 		if res.Outcome != "hit" {
@@ -157,13 +180,7 @@ func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut b
 		rep.Cases = append(rep.Cases, res)
 	}
 	rep.Accuracy = float64(rep.Counts["hit"]) / float64(len(cases))
-	for p, n := range pairs {
-		rep.Confusion = append(rep.Confusion, confusion{p[0], p[1], n})
-	}
-	sort.Slice(rep.Confusion, func(i, j int) bool {
-		x, y := rep.Confusion[i], rep.Confusion[j]
-		return x.Count > y.Count || x.Count == y.Count && x.Expected+x.Got < y.Expected+y.Got
-	})
+	rep.Confusion = confusions(pairs)
 	rep.P50Ms, rep.P95Ms = percentile(ms, 50), percentile(ms, 95)
 	if jsonOut {
 		writeJSONReport(stdout, rep)
@@ -171,12 +188,27 @@ func evalRouting(ctx context.Context, a *app, cwd string, data []byte, jsonOut b
 		printRouting(stdout, rep)
 	}
 	if rep.Counts["error"] == len(cases) {
-		return exitFailed // the router never answered
+		return exitcode.Failed // the router never answered
 	}
-	return exitOK
+	return exitcode.OK
 }
 
-func printRouting(w io.Writer, rep routingReport) {
+// confusions are the (expected, got) pairs of the cases that missed,
+// the most frequent first, then by name, so the table reads the same on
+// every run.
+func confusions(pairs map[[2]string]int) []confusion {
+	var out []confusion
+	for p, n := range pairs {
+		out = append(out, confusion{p[0], p[1], n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		return x.Count > y.Count || x.Count == y.Count && x.Expected+x.Got < y.Expected+y.Got
+	})
+	return out
+}
+
+func printRouting(w io.Writer, rep RoutingReport) {
 	fmt.Fprintf(w, "routing eval: %d cases through %s, minConfidence %.2f\n", len(rep.Cases), rep.Router, rep.MinConfidence)
 	for _, c := range rep.Cases {
 		mark := "✓"
@@ -221,7 +253,9 @@ type taskResult struct {
 	Seconds    float64 `json:"seconds"`
 }
 
-type tasksReport struct {
+// TasksReport is the task eval's --json form: each task's result and
+// how many passed.
+type TasksReport struct {
 	Model  string       `json:"model"`
 	Tasks  []taskResult `json:"tasks"`
 	Passed int          `json:"passed"`
@@ -231,24 +265,24 @@ type tasksReport struct {
 // checkTimeout bounds a task's check (a go test may compile).
 const checkTimeout = 3 * time.Minute
 
-func evalTasks(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
+func evalTasks(ctx context.Context, h Host, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
 	var tasks []evalTask
 	if err := yaml.Unmarshal(data, &tasks); err != nil || len(tasks) == 0 {
-		fmt.Fprintln(stderr, "mm: the tasks are not a YAML list of {name, prompt, files, check}:", err)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm: the tasks are not a YAML list of {name, prompt, files, check}"+why(err))
+		return exitcode.Usage
 	}
 	for i, t := range tasks {
 		if t.Name == "" || t.Prompt == "" || t.Check == "" {
 			fmt.Fprintf(stderr, "mm: task %d needs a name, a prompt and a check\n", i+1)
-			return exitUsage
+			return exitcode.Usage
 		}
 	}
-	rep := tasksReport{Total: len(tasks)}
+	rep := TasksReport{Total: len(tasks)}
 	for _, t := range tasks {
-		res, err := runTask(ctx, a, t, stderr, jsonOut)
+		res, err := runTask(ctx, h, t, stderr, jsonOut)
 		if err != nil {
 			fmt.Fprintln(stderr, "mm:", err)
-			return exitFailed
+			return exitcode.Failed
 		}
 		if res.Pass {
 			rep.Passed++
@@ -266,21 +300,21 @@ func evalTasks(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 			fmt.Fprintln(stdout, line)
 		}
 	}
-	rep.Model = a.conn.Model()
+	rep.Model = h.Model()
 	if jsonOut {
 		writeJSONReport(stdout, rep)
 	} else {
 		fmt.Fprintf(stdout, "%d of %d tasks passed (model %s)\n", rep.Passed, rep.Total, orDash(rep.Model))
 	}
 	if rep.Passed < rep.Total {
-		return exitFailed
+		return exitcode.Failed
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // runTask plays one task in a temp directory with every action allowed,
 // then runs its check there.
-func runTask(ctx context.Context, a *app, t evalTask, stderr io.Writer, quiet bool) (taskResult, error) {
+func runTask(ctx context.Context, h Host, t evalTask, stderr io.Writer, quiet bool) (taskResult, error) {
 	dir, err := os.MkdirTemp("", "mm-eval-"+t.Name+"-")
 	if err != nil {
 		return taskResult{}, fmt.Errorf("task %s: %w", t.Name, err)
@@ -300,15 +334,13 @@ func runTask(ctx context.Context, a *app, t evalTask, stderr io.Writer, quiet bo
 	}
 	ask, closeAsk := line.Asker(true, stderr)
 	defer closeAsk()
-	ws, _, err := a.workspace(dir, ask)
+	sess, err := h.Session(dir, ask)
 	if err != nil {
 		return taskResult{}, fmt.Errorf("task %s: %w", t.Name, err)
 	}
 	res := taskResult{Name: t.Name}
 	start := time.Now()
-	var end engine.TurnEnd
-	sess := a.session(store.NewID(), dir, ws)
-	end = sess.Run(ctx, t.Prompt, func(e engine.Event) {
+	end := sess.Run(ctx, t.Prompt, func(e engine.Event) {
 		if _, ok := e.(engine.Usage); ok {
 			res.Turns++
 		}
@@ -339,6 +371,15 @@ func lastLine(out string, err error) string {
 		return cut(l, 120)
 	}
 	return err.Error()
+}
+
+// why is a case file's parse error as the end of one line: YAML's
+// errors span lines, and an empty list has none.
+func why(err error) string {
+	if err == nil {
+		return " (the list is empty)"
+	}
+	return ": " + strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func writeJSONReport(w io.Writer, v any) {

@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine/decide"
 )
 
@@ -29,7 +30,8 @@ type toolCaseResult struct {
 	Error   string             `json:"error,omitempty"`
 }
 
-type toolsReport struct {
+// ToolsReport is the tool-routing eval's --json form.
+type ToolsReport struct {
 	Router    string           `json:"router"`
 	DropBelow float64          `json:"dropBelow"`
 	Cases     []toolCaseResult `json:"cases"`
@@ -50,16 +52,16 @@ type toolsReport struct {
 // evalTools is `mm eval tools` (C5, E35): the cases through the
 // configured toolRouting agent, every group asked about (the router is
 // measured, not this workspace's tools).
-func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
-	r := toolRouter(a.cfg)
+func evalTools(ctx context.Context, h Host, data []byte, jsonOut bool, stdout, stderr io.Writer) int {
+	r := h.ToolRouter
 	if r == nil {
-		fmt.Fprintln(stderr, "mm: mm eval tools runs the configured tool router: set toolRouting: {agent: router.yaml} in "+a.cfg.Source)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm: mm eval tools runs the configured tool router: set toolRouting: {agent: router.yaml} in "+h.ConfigSource)
+		return exitcode.Usage
 	}
 	var cases []toolCase
 	if err := yaml.Unmarshal(data, &cases); err != nil || len(cases) == 0 {
-		fmt.Fprintln(stderr, "mm: the tool-routing cases are not a YAML list of {prompt, need: [groups]}:", err)
-		return exitUsage
+		fmt.Fprintln(stderr, "mm: the tool-routing cases are not a YAML list of {prompt, need: [groups]}"+why(err))
+		return exitcode.Usage
 	}
 	var groups decide.Options
 	var names []string
@@ -71,11 +73,11 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 		for _, n := range c.Need {
 			if !slices.Contains(names, n) {
 				fmt.Fprintf(stderr, "mm: case %d needs group %q, which is not a tool group (%s)\n", i+1, n, strings.Join(names, ", "))
-				return exitUsage
+				return exitcode.Usage
 			}
 		}
 	}
-	rep := toolsReport{Router: r.Client.Endpoint(), DropBelow: r.DropBelow()}
+	rep := ToolsReport{Router: r.Client.Endpoint(), DropBelow: r.DropBelow()}
 	var ms []float64
 	var prev []string
 	for i, c := range cases {
@@ -83,7 +85,7 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 		need, err := r.Client.Relevant(ctx, c.Prompt, groups)
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "mm: cancelled")
-			return exitFailed
+			return exitcode.Failed
 		}
 		res := toolCaseResult{toolCase: c, Needed: need, Dropped: []string{}, Outcome: "ok", Ms: float64(time.Since(start).Microseconds()) / 1000}
 		if err != nil {
@@ -119,12 +121,12 @@ func evalTools(ctx context.Context, a *app, data []byte, jsonOut bool, stdout, s
 		printTools(stdout, rep, names)
 	}
 	if rep.Errors == len(cases) {
-		return exitFailed // the router never answered
+		return exitcode.Failed // the router never answered
 	}
-	return exitOK
+	return exitcode.OK
 }
 
-func printTools(w io.Writer, rep toolsReport, names []string) {
+func printTools(w io.Writer, rep ToolsReport, names []string) {
 	fmt.Fprintf(w, "tool-routing eval: %d cases through %s, dropBelow %.2f\n", len(rep.Cases), rep.Router, rep.DropBelow)
 	for _, c := range rep.Cases {
 		mark := "✓"
