@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
+	"github.com/mm-agent/mm/engine/decide"
+	"github.com/mm-agent/mm/skills"
 )
 
 // TestEvalPercentile: nearest rank, so p95 of a few cases is an observed
@@ -164,6 +166,38 @@ func TestEvalRunUsage(t *testing.T) {
 			}
 			if n := strings.Count(stderr.String(), "\n"); n != 1 {
 				t.Errorf("%d lines on stderr, want one", n)
+			}
+		})
+	}
+}
+
+// TestEvalCasesChecked: a case naming a skill or a tool group that does
+// not exist is refused before the router is asked (a typo would
+// otherwise score as a router error), and a task's file may not leave
+// its temp directory.
+func TestEvalCasesChecked(t *testing.T) {
+	h := Host{
+		ConfigSource: "/x/agent.yaml",
+		SkillRouter:  &decide.Router{},
+		ToolRouter:   &decide.Router{},
+		Skills:       func(string) (*skills.Set, decide.Options) { return nil, nil },
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown skill", []string{"routing", writeCases(t, "- {prompt: ship it, skill: deploy}\n")}, exitcode.Usage, `case 1 expects skill "deploy", which is not among the skills`},
+		{"none is a skill", []string{"routing", writeCases(t, "- {prompt: hi, skill: none}\n- {prompt: ship it, skill: deploy}\n")}, exitcode.Usage, `case 2 expects skill "deploy"`},
+		{"unknown group", []string{"tools", writeCases(t, "- {prompt: hi, need: [telepathy]}\n")}, exitcode.Usage, `case 1 needs group "telepathy", which is not a tool group`},
+		{"file outside", []string{"tasks", writeCases(t, "- {name: t, prompt: p, check: 'true', files: {../escape.go: x}}\n")}, exitcode.Failed, `task t: file "../escape.go" is outside its directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Run(context.Background(), h, t.TempDir(), tc.args, false, &stdout, &stderr)
+			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr.String(), tc.code, tc.want)
 			}
 		})
 	}
