@@ -75,7 +75,7 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 		"ORDINARY_SETTING=plain-value",
 		"LANG=C.UTF-8",
 	)
-	_, stderr, code := runMM(t, dir, trusted(t, dir, env), "", "-p", "show me the environment", "--yes")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, env), "", "-p", "show me the environment", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -214,7 +214,7 @@ func TestLineSandboxLandlock(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
 	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
-	_, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write files")
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write files")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

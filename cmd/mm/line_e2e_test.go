@@ -26,7 +26,9 @@ func runInProcess(t *testing.T, dir string, env []string, stdin string, args ...
 	return out.String(), errb.String(), code
 }
 
-// runMM runs `mm args…` in dir and returns stdout, stderr and the exit code.
+// runMM runs the mm binary with args in dir and returns stdout, stderr
+// and the exit code. Tests use runInProcess unless a process is what they
+// test: main's secret hiding (a re-exec) or the process's own stderr.
 func runMM(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(mmBinary, args...)
@@ -136,6 +138,8 @@ func TestLineModeLogsStayOffTheTerminal(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
+	// The binary: what is tested is a real process's stderr, where a
+	// default logger would write.
 	_, stderr, code := runMM(t, t.TempDir(), env, "", "-p", "say ok")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)

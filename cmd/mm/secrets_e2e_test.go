@@ -28,6 +28,7 @@ func reverse(s string) string {
 // which bashEnv.keep lets a named variable through on purpose and an MCP
 // server's own env entries still pass. The key still reaches the server.
 func TestChildrenCannotReadSecrets(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc (Linux)")
 	}
@@ -50,6 +51,8 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 		"hooks:\n  preToolUse:\n    - {command: [./.mm/env-hook.sh]}\n"+
 		"mcpServers:\n  - {name: envdump, command: ./mcp.sh, env: [{name: MCP_OWN_TOKEN, value: own-token-passes}]}\n")
 	env := trusted(t, dir, mmEnv(t, srv, "LLM_AUTH="+key, "OPENAI_API_KEY="+openai, "GITHUB_TOKEN=ghp-kept-on-purpose", "PLAIN_SETTING=plain-value"))
+	// The binary: main hides the secrets by re-executing itself, and
+	// /proc/$PPID/environ is that process's.
 	_, stderr, code := runMM(t, dir, env, "", "-p", "show me the environment", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -102,7 +105,7 @@ func TestServerEchoedKeyIsMasked(t *testing.T) {
 	}
 	dir := t.TempDir()
 	env := mmEnv(t, echo(), "MM_API_KEY="+key)
-	stdout, stderr, _ := runMM(t, dir, env, "", "-p", "hi", "--json")
+	stdout, stderr, _ := runInProcess(t, dir, env, "", "-p", "hi", "--json")
 	if strings.Contains(stdout+stderr, key) || !strings.Contains(stdout, "[redacted]") {
 		t.Errorf("line mode shows the key:\n%s\n%s", stdout, stderr)
 	}
@@ -174,7 +177,7 @@ echo again > .envrc
 	os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
-	if _, stderr, code := runMM(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "set up direnv"); code != 0 {
+	if _, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "set up direnv"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	out := srv.Requests()[1].Last().Content
