@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/app"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
@@ -235,17 +236,17 @@ func vmStatus(tb testing.TB, pid int, key string) float64 {
 
 // benchSession is an engine session of the real app (its tools, its
 // prompt) on the fake server, in process.
-func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app, func() *engine.Session) {
+func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app.App, func() *engine.Session) {
 	cfg := &config.Config{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model", ContextWindow: 32768, Source: "bench"}
-	a := newApp(cfg, config.ProcessEnv(nil), slog.New(slog.DiscardHandler), nil)
-	a.lspCold = true
-	b.Cleanup(a.conn.Close)
+	a := app.New(cfg, config.ProcessEnv(nil), slog.New(slog.DiscardHandler), nil)
+	a.LSPCold = true
+	b.Cleanup(a.Close)
 	return a, func() *engine.Session {
-		ws, _, err := a.workspace(dir, nil)
+		ws, _, err := a.Workspace(dir, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		return a.session(store.NewID(), dir, ws)
+		return a.Session(store.NewID(), dir, ws)
 	}
 }
 

@@ -14,19 +14,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strings"
 	"syscall"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/app"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/doctor"
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
-	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -289,14 +288,14 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		return exitUsage
 	}
 	readConfig := func() (*config.Config, *config.Trust, error) {
-		return config.LoadFor(env.vars, f.config, cwd, trustFile(env.vars))
+		return config.LoadFor(env.vars, f.config, cwd, app.TrustFile(env.vars))
 	}
 	cfg, trust, cfgErr := readConfig()
 	if mode == "trust" {
 		return runTrust(trust, cfgErr, rest[1:], f.yes, stdin, stdout, stderr)
 	}
 	if cfgErr != nil && mode != "doctor" {
-		fmt.Fprintln(stderr, "mm:", configLine(cfgErr))
+		fmt.Fprintln(stderr, "mm:", app.ConfigLine(cfgErr))
 		if mode != "acp" {
 			return exitUsage
 		}
@@ -308,7 +307,7 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	}
 	known := &bash.Secrets{} // grows as configs read again name more keys
 	known.Add(cfg.KeyEnvs(), cfg.Keys())
-	logDir, _ := stateDir(env.vars) // none: the terminal front ends log nowhere
+	logDir, _ := app.StateDir(env.vars) // none: the terminal front ends log nowhere
 	log, closeLog, err := logfile.Open(f.logFile, stderr, mode == "acp", logDir, known)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
@@ -323,62 +322,42 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		}
 	}
 	if mode == "doctor" {
-		a := newApp(cfg, env.vars, log, nil)
-		a.trust = trust
-		a.lspCold = true
-		defer a.conn.Close()
-		defer a.closeAgents()
-		defer a.sandbox.Close()
-		return doctor.Run(ctx, a.doctorHost(), cfgErr, cwd, rest[1:], f.json, stdout, stderr)
+		a := app.New(cfg, env.vars, log, nil)
+		a.Trust = trust
+		a.LSPCold = true
+		a.Version = mmVersion()
+		defer a.Close()
+		return doctor.Run(ctx, a.DoctorHost(), cfgErr, cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if mode == "eval" {
-		a := newApp(cfg, env.vars, log, nil) // eval sessions are not saved
-		a.lspCold = true
-		defer a.conn.Close()
-		defer a.closeAgents()
-		defer a.sandbox.Close()
-		return eval.Run(ctx, a.evalHost(), cwd, rest[1:], f.json, stdout, stderr)
+		a := app.New(cfg, env.vars, log, nil) // eval sessions are not saved
+		a.LSPCold = true
+		a.Version = mmVersion()
+		defer a.Close()
+		return eval.Run(ctx, a.EvalHost(), cwd, rest[1:], f.json, stdout, stderr)
 	}
 	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
 		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
 	}
 	if mode == "acp" {
-		c := &configs{read: readConfig, cwd: cwd, log: log, env: env.vars, store: openStore(env.vars, log), warned: warning, known: known}
+		c := &app.Configs{Read: readConfig, Cwd: cwd, Log: log, Env: env.vars, Store: app.OpenStore(env.vars, log), Warned: warning, Known: known}
 		if cfgErr != nil {
-			c.bad = configLine(cfgErr)
+			c.Bad = app.ConfigLine(cfgErr)
 			if f.logFile != "" { // else stderr has it already
-				log.Error("config", "err", c.bad)
+				log.Error("config", "err", c.Bad)
 			}
 		}
-		return runACP(ctx, c, stdin, stdout)
+		return c.Serve(ctx, mmVersion(), stdin, stdout)
 	}
 	log.Info("config", "source", cfg.Source)
-	a := newApp(cfg, env.vars, log, openStore(env.vars, log))
-	a.trust = trust
-	defer a.closeLSP()
-	defer a.conn.Close()
-	defer a.closeAgents()
-	defer a.sandbox.Close()
+	a := app.New(cfg, env.vars, log, app.OpenStore(env.vars, log))
+	a.Trust = trust
+	a.Version = mmVersion()
+	defer a.Close()
 
 	if mode == "line" {
 		o := line.Options{Prompt: f.prompt, JSON: f.json, Yes: f.yes, Resume: f.resume, Continue: f.cont, Fork: f.fork}
-		return line.Run(ctx, a.lineHost(), o, cwd, stdin, stdout, stderr)
+		return line.Run(ctx, a.LineHost(), o, cwd, stdin, stdout, stderr)
 	}
-	return line.REPL(ctx, a.lineHost(), cwd)
-}
-
-// configLine is a config error as the one line the user sees.
-func configLine(err error) string {
-	return strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": ")
-}
-
-// openStore opens the session store in mm's state directory (E29).
-// Without one, mm keeps nothing and says so in the log.
-func openStore(env config.Env, log *slog.Logger) *store.Store {
-	dir, err := stateDir(env)
-	if err != nil {
-		log.Warn("sessions are not saved: no state directory", "err", err)
-		return nil
-	}
-	return store.Open(dir, log)
+	return line.REPL(ctx, a.LineHost(), cwd)
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // newAskedAgents builds the agents of a's config (E36), each with an app
 // of its own built from its file; an asked agent's own config has none
 // (depth 1: agents never loop asking each other).
-func newAskedAgents(a *app) (agents.Set, []*app) {
+func newAskedAgents(a *App) (agents.Set, []*App) {
 	var set agents.Set
-	var apps []*app
+	var apps []*App
 	for _, name := range a.cfg.Agents.Names() {
 		f := *a.cfg.Agents[name].Config // a copy: the caller's config stays as loaded
 		if f.BaseURL == "" {
@@ -31,7 +31,7 @@ func newAskedAgents(a *app) (agents.Set, []*app) {
 		// The agent's own connector (its own connection to its server),
 		// profile and skills; it shares only the workspace's language
 		// servers with the app that asks (see lspFor).
-		child := newApp(&f, a.env, a.log.With("agent", name), nil)
+		child := New(&f, a.env, a.log.With("agent", name), nil)
 		child.parent = a
 		about := strings.TrimSpace(f.Description)
 		switch {
@@ -41,21 +41,21 @@ func newAskedAgents(a *app) (agents.Set, []*app) {
 		default:
 			about = "another model"
 		}
-		set = append(set, agents.New(name, about, func(cwd string, env tools.Env) *engine.Session { return child.session("", cwd, env) }))
+		set = append(set, agents.New(name, about, func(cwd string, env tools.Env) *engine.Session { return child.Session("", cwd, env) }))
 		apps = append(apps, child)
 	}
 	return set, apps
 }
 
 // closeAgents stops the asked agents' connectors.
-func (a *app) closeAgents() {
+func (a *App) closeAgents() {
 	for _, c := range a.agentApps {
 		c.conn.Close()
 	}
 }
 
 // askCommands are the /ask-<name> commands of the editor's / menu (A5).
-func (a *app) askCommands() []acp.Command {
+func (a *App) askCommands() []acp.Command {
 	var cmds []acp.Command
 	for _, g := range a.agents {
 		cmds = append(cmds, acp.Command{Name: "ask-" + g.Name(), Description: "Ask the " + g.Name() + " agent (" + g.About() + ") one question", Hint: "question"})
@@ -65,7 +65,7 @@ func (a *app) askCommands() []acp.Command {
 
 // commands is the editor's / menu beyond the built-in commands (A5): one
 // /ask-<name> per agent, then one command per skill of the workspace.
-func (a *app) commands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
+func (a *App) commands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
 	skills := a.skillCommands(ctx, announce)
 	return func(cwd string) []acp.Command {
 		return append(append(a.trustCommand(), a.askCommands()...), skills(cwd)...)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine/decide"
 	"github.com/mm-agent/mm/engine/oneshot"
 	"github.com/mm-agent/mm/engine/risk"
@@ -74,15 +75,15 @@ func decisionAgent(cfg *config.Config) *decide.Agent {
 func runDecision(ctx context.Context, d *decide.Agent, prompt string, stdout, stderr io.Writer) int {
 	if len(d.Questions) == 0 {
 		fmt.Fprintln(stderr, "mm:", d.NoQuestions())
-		return exitUsage
+		return exitcode.Usage
 	}
 	r, err := d.Ask(ctx, prompt)
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", err)
-		return exitFailed
+		return exitcode.Failed
 	}
 	fmt.Fprintln(stdout, strings.TrimRight(string(r.Raw), "\n"))
-	return exitOK
+	return exitcode.OK
 }
 
 // guardAgent is the guard of agent file a; timeout bounds one request
@@ -110,10 +111,10 @@ func runGuard(ctx context.Context, cfg *config.Config, prompt string, stdout, st
 	rep, err := guardAgent(cfg, cfg, risk.DirectTimeout).Check(ctx, strings.TrimSpace(prompt))
 	if err != nil {
 		fmt.Fprintln(stderr, "mm:", oneshot.Line(err))
-		return exitFailed
+		return exitcode.Failed
 	}
 	fmt.Fprintln(stdout, string(rep.JSON()))
-	return exitOK
+	return exitcode.OK
 }
 
 // guardHookName names a guard entry's file in notes, as the config wrote

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // mcpConnect connects the config's MCP servers and more (the editor's)
 // for one session, in parallel and bounded; the caller closes the set.
-func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mcp.Set {
+func (a *App) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mcp.Set {
 	servers := append(fromConfig(a.cfg.MCPServers), more...)
 	if len(servers) == 0 {
 		return &mcp.Set{}
@@ -28,14 +28,14 @@ func (a *app) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 		Dir:       cwd,
 		MaxOutput: a.maxOutput(),
 		Logger:    a.log,
-		Version:   mmVersion(),
+		Version:   a.version(),
 	})
 }
 
 // acpMCP is acp.Options.MCP: the editor's servers after the config's.
-func (a *app) acpMCP(ctx context.Context, cwd string, servers []sdk.McpServer) ([]tools.Tool, []string, func()) {
+func (a *App) acpMCP(ctx context.Context, cwd string, servers []sdk.McpServer) ([]tools.Tool, []string, func()) {
 	more, notes := fromACP(servers)
-	if w := a.trust.Warning(); w != "" {
+	if w := a.Trust.Warning(); w != "" {
 		notes = append(notes, w)
 	}
 	set := a.mcpConnect(ctx, cwd, more)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"time"
@@ -9,7 +9,7 @@ import (
 )
 
 // hooksFor is the config's hooks (E32) for a session in cwd; nil when none.
-func (a *app) hooksFor(cwd string) *hooks.Runner {
+func (a *App) hooksFor(cwd string) *hooks.Runner {
 	conv := func(hs []config.Hook) []hooks.Hook {
 		var out []hooks.Hook
 		for _, h := range hs {

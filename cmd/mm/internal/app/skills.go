@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type skillLibs struct {
 // the workspace's .mm/skills, the user's skills already written for other
 // agents (.claude/skills, .agents/skills), skillsDir (relative to the
 // config file), ~/.config/mm/skills, then the shipped ones.
-func (a *app) skillsFor(cwd string) *skills.Library {
+func (a *App) SkillsFor(cwd string) *skills.Library {
 	a.skills.mu.Lock()
 	defer a.skills.mu.Unlock()
 	if l, ok := a.skills.libs[cwd]; ok {
@@ -80,7 +80,7 @@ func reservedCommand(name string) bool {
 // $name and /name (S2), skill routing when a router is given (E34), and a
 // ⚠ note per skill file skipped, once each time the skill set is
 // reloaded.
-func (a *app) skillRewriter(lib *skills.Library, router *decide.Router) func(context.Context, string) engine.Rewrite {
+func (a *App) skillRewriter(lib *skills.Library, router *decide.Router) func(context.Context, string) engine.Rewrite {
 	var mu sync.Mutex
 	warned := 0
 	return func(ctx context.Context, prompt string) engine.Rewrite {
@@ -126,9 +126,9 @@ func skillOptions(set *skills.Set) decide.Options {
 // skill of the workspace, with its input hint (A5). The first call for a workspace starts watching its
 // skills folders until ctx ends: a skill added or edited during the
 // session calls announce(cwd), which sends the / menu again.
-func (a *app) skillCommands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
+func (a *App) skillCommands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
 	return func(cwd string) []acp.Command {
-		lib := a.skillsFor(cwd)
+		lib := a.SkillsFor(cwd)
 		set, _, gen := lib.Current()
 		a.watchSkills(ctx, cwd, lib, gen, announce)
 		var cmds []acp.Command
@@ -139,7 +139,7 @@ func (a *app) skillCommands(ctx context.Context, announce func(cwd string)) func
 	}
 }
 
-func (a *app) watchSkills(ctx context.Context, cwd string, lib *skills.Library, since int, announce func(string)) {
+func (a *App) watchSkills(ctx context.Context, cwd string, lib *skills.Library, since int, announce func(string)) {
 	a.skills.mu.Lock()
 	defer a.skills.mu.Unlock()
 	if a.skills.watched[cwd] || ctx.Err() != nil {
@@ -165,4 +165,4 @@ func (a *app) watchSkills(ctx context.Context, cwd string, lib *skills.Library, 
 }
 
 // waitSkillWatches joins the watchers (their ctx ended).
-func (a *app) waitSkillWatches() { a.skills.watches.Wait() }
+func (a *App) waitSkillWatches() { a.skills.watches.Wait() }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,76 +12,82 @@ import (
 
 	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
-// configs is mm's config as the editor's sessions get it. An editor
+// Configs is mm's config as the editor's sessions get it. An editor
 // starts the agent once and keeps it: a config error answered every
 // session/new until a restart the user cannot easily make, and a changed
 // config was ignored. So the config (with the agent files it names) is
 // read again at each session/new, load and resume; a reading that
 // differs from the last builds a new app, a wrong one answers with its
 // line. Sessions already open keep the app they were built with.
-type configs struct {
-	read  func() (*config.Config, *config.Trust, error) // config.LoadFor
-	cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
-	env   config.Env                                    // the one mm was started with
-	log   *slog.Logger
-	store *store.Store // shared by every reading
-	// known are the secrets of every reading: a key a new reading names
+type Configs struct {
+	Read  func() (*config.Config, *config.Trust, error) // config.LoadFor
+	Cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
+	Env   config.Env                                    // the one mm was started with
+	Log   *slog.Logger
+	Store *store.Store // shared by every reading
+	// Known are the secrets of every reading: a key a new reading names
 	// is masked in the log and kept from the commands of every session,
 	// those open already included.
-	known *bash.Secrets
+	Known *bash.Secrets
+	// Bad is the last reading's error line, logged once; start-up sets
+	// it when the first reading failed.
+	Bad string
+	// Warned is the last trust warning logged (start-up said it on
+	// stderr): a new one is logged when a re-read changes it.
+	Warned string
 
 	ctx   context.Context // the agent's life: skill watchers stop with it
 	agent *acp.Agent
 
-	mu  sync.Mutex
-	cur *app
-	b   *acp.Builder // cur's
-	bad string       // the last reading's error line, to log it once
-	// warned is the last trust warning logged (start-up said it on
-	// stderr): a new one is logged when a re-read changes it.
-	warned string
-	apps   []*app // every app built, closed when the agent stops
+	version string // Serve's
+
+	mu   sync.Mutex
+	cur  *App
+	b    *acp.Builder // cur's
+	apps []*App       // every app built, closed when the agent stops
 }
 
 // builder reads the config and returns what the next session is built
 // with: the same builder while the config reads the same.
-func (c *configs) builder() (*acp.Builder, error) {
-	cfg, trust, err := c.read()
+func (c *Configs) builder() (*acp.Builder, error) {
+	cfg, trust, err := c.Read()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err != nil {
-		line := configLine(err)
-		if line != c.bad {
-			c.log.Error("config", "err", line)
-			c.bad = line
+		line := ConfigLine(err)
+		if line != c.Bad {
+			c.Log.Error("config", "err", line)
+			c.Bad = line
 		}
 		return nil, errors.New(line)
 	}
-	c.bad = ""
+	c.Bad = ""
 	// The trust state holds the hash of every file the config names
 	// (agent files, hook and server programs): a change to one is a new
 	// reading too.
-	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.trust, trust) {
+	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.Trust, trust) {
 		return c.b, nil
 	}
-	c.log.Info("config", "source", cfg.Source, "reread", c.cur != nil)
-	if w := trust.Warning(); w != c.warned {
-		c.warned = w
+	c.Log.Info("config", "source", cfg.Source, "reread", c.cur != nil)
+	if w := trust.Warning(); w != c.Warned {
+		c.Warned = w
 		if w != "" {
-			c.log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
+			c.Log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
-	c.known.Add(cfg.KeyEnvs(), cfg.Keys())
-	c.cur = newApp(cfg, c.env, c.log, c.store)
-	c.cur.known = c.known
+	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
+	c.cur = New(cfg, c.Env, c.Log, c.Store)
+	c.cur.known = c.Known
 	c.cur.conn.Retarget(c.chosen())
-	c.cur.trust = trust
+	c.cur.Trust = trust
+	c.cur.Version = c.version
 	c.apps = append(c.apps, c.cur)
 	c.b = c.cur.acpBuilder(c.ctx, func(cwd string) { c.agent.Announce(cwd) })
 	return c.b, nil
@@ -89,29 +95,26 @@ func (c *configs) builder() (*acp.Builder, error) {
 
 // close ends what every app started (language servers, connections,
 // asked agents, skill watchers, the sandbox's temp dir); the agent has stopped.
-func (c *configs) close() {
+func (c *Configs) close() {
 	c.mu.Lock()
 	apps := c.apps
 	c.apps = nil
 	c.mu.Unlock()
 	for _, a := range apps {
-		a.closeAgents()
-		a.sandbox.Close()
-		a.conn.Close()
-		a.closeLSP()
+		a.Close()
 		a.waitSkillWatches()
 	}
 }
 
 // acpBuilder is how a builds ACP sessions.
-func (a *app) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Builder {
+func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Builder {
 	return &acp.Builder{
 		Commands: a.commands(ctx, announce),
 		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
-			return a.workspace(cwd, nil)
+			return a.Workspace(cwd, nil)
 		},
 		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {
-			return a.session(id, cwd, env, extra...), nil
+			return a.Session(id, cwd, env, extra...), nil
 		},
 		MCP:           a.acpMCP,
 		Models:        a.conn.Models,
@@ -119,20 +122,22 @@ func (a *app) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Bu
 	}
 }
 
-// runACP serves the editor on stdio until EOF, building sessions from
-// the config as it reads at each session/new.
-func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) int {
+// Serve serves the editor on stdio until EOF, building sessions from
+// the config as it reads at each session/new; version is what
+// initialize's agentInfo says.
+func (c *Configs) Serve(ctx context.Context, version string, stdin io.Reader, stdout io.Writer) int {
 	ctx, stop := context.WithCancel(ctx)
 	defer c.close()
 	defer stop()
 	c.ctx = ctx
-	c.agent = acp.New(acp.Options{Name: "mm", Version: mmVersion(), Logger: c.log, Store: c.store, Builder: c.builder,
-		Providers: &acp.Providers{Workspace: c.cwd, Configured: c.configured, Changed: c.follow}})
+	c.version = version
+	c.agent = acp.New(acp.Options{Name: "mm", Version: version, Logger: c.Log, Store: c.Store, Builder: c.builder,
+		Providers: &acp.Providers{Workspace: c.Cwd, Configured: c.configured, Changed: c.follow}})
 	if err := acp.Serve(ctx, c.agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
-		c.log.Error("acp stopped", "err", err)
-		return exitFailed
+		c.Log.Error("acp stopped", "err", err)
+		return exitcode.Failed
 	}
-	return exitOK
+	return exitcode.OK
 }
 
 // chosen is the base URL of the model server the user chose in the
@@ -140,11 +145,11 @@ func runACP(ctx context.Context, c *configs, stdin io.Reader, stdout io.Writer) 
 // directory), "" for the configured one. It is the user's own act, so it
 // overrides the config, trusted or not; the connector keeps the config's
 // key and model for the configured server only.
-func (c *configs) chosen() string {
-	if c.store == nil {
+func (c *Configs) chosen() string {
+	if c.Store == nil {
 		return ""
 	}
-	ch := c.store.Providers(c.cwd)
+	ch := c.Store.Providers(c.Cwd)
 	if e, ok := ch.Set[ch.Active]; ok && ch.Active != "" {
 		return e.BaseURL
 	}
@@ -154,7 +159,7 @@ func (c *configs) chosen() string {
 // follow points every app's connector at the chosen server, so that the
 // following turns of the open sessions go there too, not only the
 // sessions opened after.
-func (c *configs) follow() {
+func (c *Configs) follow() {
 	base := c.chosen()
 	c.mu.Lock()
 	apps := slices.Clone(c.apps)
@@ -167,10 +172,10 @@ func (c *configs) follow() {
 // configured is the config's model server as providers/list shows it,
 // before the editor's choice; a base URL the untrusted workspace config
 // names is reported, not used.
-func (c *configs) configured() (acp.Configured, error) {
-	cfg, trust, err := c.read()
+func (c *Configs) configured() (acp.Configured, error) {
+	cfg, trust, err := c.Read()
 	if err != nil {
-		return acp.Configured{}, errors.New(configLine(err))
+		return acp.Configured{}, errors.New(ConfigLine(err))
 	}
 	out := acp.Configured{Kind: cfg.Provider, BaseURL: cfg.BaseURL}
 	if trust != nil && trust.Workspace && !trust.Trusted && trust.Full != nil && trust.Full.BaseURL != cfg.BaseURL {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -17,22 +17,22 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// lineHost is how the terminal front end builds its sessions from a.
-func (a *app) lineHost() line.Host {
+// LineHost is how the terminal front end builds its sessions from a.
+func (a *App) LineHost() line.Host {
 	h := line.Host{
-		Workspace: a.workspace,
+		Workspace: a.Workspace,
 		Session: func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session {
-			return a.session(id, cwd, env, extra...)
+			return a.Session(id, cwd, env, extra...)
 		},
 		MCP:     a.mcp,
 		Notice:  func(show func(string)) { a.notice = show },
 		Answer:  a.answer,
 		Store:   a.store,
 		AskHelp: a.agents.Help(),
-		Version: mmVersion(),
+		Version: a.version(),
 		Getenv:  a.env.Get,
 	}
-	if dir, err := stateDir(a.env); err == nil {
+	if dir, err := StateDir(a.env); err == nil {
 		h.StateDir = dir
 	}
 	return h
@@ -41,7 +41,7 @@ func (a *app) lineHost() line.Host {
 // answer is how a decision agent (E33) or a guard agent (E37) answers a
 // prompt in line mode: at once, without a session; ok is false for a
 // chat agent.
-func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
+func (a *App) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {
 	switch a.cfg.Kind() {
 	case config.DecisionAgent:
 		return runDecision(ctx, decisionAgent(a.cfg), prompt, stdout, stderr), true
@@ -53,53 +53,53 @@ func (a *app) answer(ctx context.Context, prompt string, stdout, stderr io.Write
 
 // mcp starts the config's MCP servers for a session in cwd, as the
 // terminal front ends and mm doctor take them.
-func (a *app) mcp(ctx context.Context, cwd string) ([]tools.Tool, []string, func()) {
+func (a *App) mcp(ctx context.Context, cwd string) ([]tools.Tool, []string, func()) {
 	set := a.mcpConnect(ctx, cwd, nil)
 	return set.Tools(), set.Notes, set.Close
 }
 
-// doctorHost is what mm doctor checks of a.
-func (a *app) doctorHost() doctor.Host {
+// DoctorHost is what mm doctor checks of a.
+func (a *App) DoctorHost() doctor.Host {
 	return doctor.Host{
 		Config: a.cfg,
-		Trust:  a.trust,
+		Trust:  a.Trust,
 		Client: func(ctx context.Context) (*llm.Client, error) {
 			c, _, err := a.conn.Client(ctx)
 			return c, err
 		},
 		FixedPrompt: func(cwd string) (int, []string, error) {
-			ws, _, err := a.workspace(cwd, nil)
+			ws, _, err := a.Workspace(cwd, nil)
 			if err != nil {
 				return 0, nil, err
 			}
-			chars, names := a.session("", cwd, ws).FixedPrompt()
+			chars, names := a.Session("", cwd, ws).FixedPrompt()
 			return chars, names, nil
 		},
 		LSP:      func(cwd string) (lspbridge.Config, error) { return lspConfig(a.cfg.LSP, cwd) },
-		Skills:   a.skillsFor,
+		Skills:   a.SkillsFor,
 		MCP:      a.mcp,
-		StateDir: func() (string, error) { return stateDir(a.env) },
+		StateDir: func() (string, error) { return StateDir(a.env) },
 		Getenv:   a.env.Get,
 	}
 }
 
-// evalHost is what mm eval measures of a: its routers, its skills and
+// EvalHost is what mm eval measures of a: its routers, its skills and
 // unsaved sessions of its chat model.
-func (a *app) evalHost() eval.Host {
+func (a *App) EvalHost() eval.Host {
 	return eval.Host{
 		ConfigSource: a.cfg.Source,
 		SkillRouter:  skillRouter(a.cfg),
 		ToolRouter:   toolRouter(a.cfg),
 		Skills: func(cwd string) (*skills.Set, decide.Options) {
-			set, _, _ := a.skillsFor(cwd).Current()
+			set, _, _ := a.SkillsFor(cwd).Current()
 			return set, skillOptions(set)
 		},
 		Session: func(dir string, ask tools.Asker) (*engine.Session, error) {
-			ws, _, err := a.workspace(dir, ask)
+			ws, _, err := a.Workspace(dir, ask)
 			if err != nil {
 				return nil, err
 			}
-			return a.session(store.NewID(), dir, ws), nil
+			return a.Session(store.NewID(), dir, ws), nil
 		},
 		Model: a.conn.Model,
 	}

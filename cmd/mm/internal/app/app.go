@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -30,9 +30,9 @@ import (
 	"github.com/mm-agent/mm/tools/workspace"
 )
 
-// app is the composition root: it turns the config into a model
+// App is the composition root: it turns the config into a model
 // connector, a tool registry and engine sessions, for both front ends.
-type app struct {
+type App struct {
 	cfg *config.Config
 	// env is the environment mm was started with: what the programs it
 	// starts get, filtered by childEnv.
@@ -49,9 +49,9 @@ type app struct {
 	lsp    map[string]*lspbridge.Manager // by workspace
 	views  map[string]*sessionFiles      // by workspace
 	skills skillLibs
-	// lspCold leaves language servers unstarted (mm doctor only looks at
+	// LSPCold leaves language servers unstarted (mm doctor only looks at
 	// the tools they add).
-	lspCold bool
+	LSPCold bool
 
 	// sandbox confines bash commands (sandbox: landlock); nil when off
 	// or when the kernel cannot.
@@ -67,15 +67,19 @@ type app struct {
 	// agents are the config's other agents (E36); parent is the app that
 	// asks, in an asked agent's own app.
 	agents    agents.Set
-	agentApps []*app // the asked agents' own apps, closed with this one
-	parent    *app
+	agentApps []*App // the asked agents' own apps, closed with this one
+	parent    *App
 
-	// trust is the workspace config's trust state (mm doctor, /trust).
-	trust *config.Trust
+	// Version is what mm says it is to MCP servers and in line mode;
+	// an asked agent's app says its parent's.
+	Version string
+
+	// Trust is the workspace config's trust state (mm doctor, /trust).
+	Trust *config.Trust
 }
 
-func newApp(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *app {
-	a := &app{cfg: cfg, env: env, log: log, store: st}
+func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *App {
+	a := &App{cfg: cfg, env: env, log: log, store: st}
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
 		Provider:          cfg.Provider,
 		BaseURL:           cfg.BaseURL,
@@ -105,6 +109,23 @@ func newApp(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Stor
 	return a
 }
 
+// Close stops what a started: its asked agents' connectors, its
+// sandbox, its connector and its language servers.
+func (a *App) Close() {
+	a.closeAgents()
+	a.sandbox.Close()
+	a.conn.Close()
+	a.closeLSP()
+}
+
+// version is what a says it is (an asked agent's app: its parent's).
+func (a *App) version() string {
+	if a.parent != nil {
+		return a.parent.version()
+	}
+	return a.Version
+}
+
 // explain turns a model error into the one line the user sees.
 func explain(err error) string { return llm.Explain(err) }
 
@@ -114,7 +135,7 @@ func explain(err error) string { return llm.Explain(err) }
 // "Always" answers given in earlier sessions of the workspace come back
 // from the state directory, and new ones go there (A4) — never into a
 // file of the repository, which a cloned project could ship.
-func (a *app) workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error) {
+func (a *App) Workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error) {
 	policy := tools.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
 	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
 	if err != nil {
@@ -139,7 +160,7 @@ func (a *app) workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *too
 // thoughtLevels are the reasoning levels offered (A9, E8): "none" only
 // where mm can turn thinking off (chat_template_kwargs on llama.cpp and
 // DMR).
-func (a *app) thoughtLevels(context.Context) []string {
+func (a *App) thoughtLevels(context.Context) []string {
 	switch a.conn.Provider() {
 	case llm.ProviderLlamaCpp, llm.ProviderDMR:
 		return []string{engine.ThinkingOff, "low", "medium", "high"}
@@ -149,7 +170,7 @@ func (a *app) thoughtLevels(context.Context) []string {
 
 // registry is the one table of tools offered to the model (T2): a tool
 // is declared only when it can serve.
-func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
+func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
 	maxTokens := a.cfg.Sampling.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
@@ -172,7 +193,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 	if servers.Available() {
 		ts = append(ts, lsptool.New(lsptool.Options{Manager: servers}))
 	}
-	ts = append(ts, skilltool.New(a.skillsFor(cwd)))
+	ts = append(ts, skilltool.New(a.SkillsFor(cwd)))
 	if config.On(a.cfg.PlanTool, true) {
 		ts = append(ts, plan.New())
 	}
@@ -187,7 +208,7 @@ func (a *app) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 // bash commands, hooks, MCP servers, language servers: the config's
 // bashEnv, and no API key of any agent, under whatever name. An MCP
 // server's own env entries are added after it.
-func (a *app) childEnv() bash.EnvPolicy {
+func (a *App) childEnv() bash.EnvPolicy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
 	drop = append(drop, a.cfg.KeyEnvs()...)
 	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
@@ -195,14 +216,14 @@ func (a *app) childEnv() bash.EnvPolicy {
 
 // childEnviron is the environment every program mm starts gets
 // (childEnv applied to the one mm was started with).
-func (a *app) childEnviron() []string {
+func (a *App) childEnviron() []string {
 	return a.childEnv().Environ(a.env)
 }
 
 // maxOutput is the tools' own bound (E25): explicit config, else derived
 // from the window known now (configured, or probed already), else 16,000.
 // The engine caps every output again once a probed window is known.
-func (a *app) maxOutput() int {
+func (a *App) maxOutput() int {
 	if a.cfg.MaxOutput > 0 {
 		return a.cfg.MaxOutput
 	}
@@ -213,7 +234,7 @@ func (a *app) maxOutput() int {
 // session builds an engine session whose tools run in env, stored under
 // id after every turn; the language servers of cwd read files through
 // env's view from now on.
-func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engine.Session {
+func (a *App) Session(id, cwd string, env tools.Env, extra ...tools.Tool) *engine.Session {
 	if a.parent == nil { // an asked agent reads through the caller's view
 		a.filesFor(cwd).use(env)
 	}
@@ -273,7 +294,7 @@ func (a *app) session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 // for a chat agent; a decision agent (E33) or a guard agent (E37) answers
 // every prompt itself. This is the one place that builds an agent's
 // answer, whichever front end asks.
-func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
+func (a *App) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
 	switch a.cfg.Kind() {
 	case config.DecisionAgent:
 		d := decisionAgent(a.cfg)
@@ -286,7 +307,7 @@ func (a *app) rewriter(cwd string) func(context.Context, string) engine.Rewrite 
 			return engine.Rewrite{Answer: g.Answer(ctx, prompt)}
 		}
 	}
-	return a.skillRewriter(a.skillsFor(cwd), skillRouter(a.cfg))
+	return a.skillRewriter(a.SkillsFor(cwd), skillRouter(a.cfg))
 }
 
 // toolRouting is the session's tool router (E35), nil without
@@ -330,7 +351,7 @@ func withMentions(env tools.Env, next func(context.Context, string) engine.Rewri
 // projectContext reads AGENTS.md, else CLAUDE.md, at the workspace root,
 // through the one bounded reader: a FIFO, a device, a link out of the
 // workspace or a file over disk.MaxControl is no context (and logged).
-func (a *app) projectContext(cwd string) string {
+func (a *App) projectContext(cwd string) string {
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
 		b, err := disk.Read(context.Background(), cwd, filepath.Join(cwd, name), disk.MaxControl)
 		if err == nil {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func lspConfig(cfg map[string]config.LSP, cwd string) (lspbridge.Config, error) 
 
 // lspFor returns the language servers of a workspace, started in the
 // background on first use and shared by its sessions (L1).
-func (a *app) lspFor(cwd string) *lspbridge.Manager {
+func (a *App) lspFor(cwd string) *lspbridge.Manager {
 	if a.parent != nil {
 		// An asked agent (E36) queries the caller's servers: one gopls per
 		// workspace, fed the same file view.
@@ -64,7 +64,7 @@ func (a *app) lspFor(cwd string) *lspbridge.Manager {
 		cfg.Servers[name] = sc
 	}
 	m := lspbridge.New(cfg)
-	if m.Available() && !a.lspCold {
+	if m.Available() && !a.LSPCold {
 		m.Warm(context.Background(), cwd)
 		a.log.Info("language servers", "languages", m.Languages())
 	}
@@ -77,7 +77,7 @@ func (a *app) lspFor(cwd string) *lspbridge.Manager {
 
 // closeLSP stops every language server (shutdown, exit, then the process
 // group), bounded so that mm exits promptly.
-func (a *app) closeLSP() {
+func (a *App) closeLSP() {
 	a.mu.Lock()
 	ms := maps.Clone(a.lsp)
 	a.mu.Unlock()
@@ -117,13 +117,13 @@ func (f *sessionFiles) ReadFile(ctx context.Context, path string) ([]byte, error
 }
 
 // filesFor returns the view the servers of cwd read through.
-func (a *app) filesFor(cwd string) *sessionFiles {
+func (a *App) filesFor(cwd string) *sessionFiles {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.filesForLocked(cwd)
 }
 
-func (a *app) filesForLocked(cwd string) *sessionFiles {
+func (a *App) filesForLocked(cwd string) *sessionFiles {
 	if a.views == nil {
 		a.views = map[string]*sessionFiles{}
 	}

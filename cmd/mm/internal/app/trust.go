@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+
+	"github.com/mm-agent/mm/acp"
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/tools"
+)
+
+// TrustFile is where workspace trust is recorded (config.Trust): the
+// state directory, never the repository, which a clone could ship.
+func TrustFile(env config.Env) string {
+	dir, err := StateDir(env)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "trust.json")
+}
+
+// runLater names the files of the config in use that make mm run code
+// later — the config file, the agent files and the programs it names —
+// so a write to one asks like a write to .git/hooks (tools.RunsLater).
+// The full config's files count even while it is untrusted: trusting it
+// later must not trust what the model wrote meanwhile.
+func (a *App) runLater(root string) map[string]string {
+	out := map[string]string{}
+	cfgs := []*config.Config{a.cfg}
+	if a.Trust != nil && a.Trust.Full != nil {
+		cfgs = append(cfgs, a.Trust.Full)
+	}
+	for _, c := range cfgs {
+		for _, p := range c.Parts(root) {
+			out[p] = "mm's configuration names it (" + filepath.Base(c.Source) + "): mm runs or obeys it"
+		}
+	}
+	return out
+}
+
+// trustCommand is /trust in the editor's / menu, offered while the
+// workspace's own config is not trusted.
+func (a *App) trustCommand() []acp.Command {
+	if t := a.Trust; t == nil || !t.Workspace || t.Trusted {
+		return nil
+	}
+	return []acp.Command{{Name: "trust", Description: "Trust this workspace's .mm/agent.yaml as it is now (shows what takes effect first)"}}
+}
+
+// withTrust answers /trust: it shows what trusting the workspace's
+// config would let take effect and the files it covers — as a form when
+// the editor shows forms (ACP elicitation), else as a permission question
+// asked in every mode (yolo does not answer it) — and records the trust
+// when the user says yes. It applies from the next session.
+func (a *App) withTrust(env tools.Env, next func(context.Context, string) engine.Rewrite) func(context.Context, string) engine.Rewrite {
+	return func(ctx context.Context, prompt string) engine.Rewrite {
+		if strings.TrimSpace(prompt) != "/trust" {
+			if next == nil {
+				return engine.Rewrite{Prompt: prompt}
+			}
+			return next(ctx, prompt)
+		}
+		t := a.Trust
+		switch {
+		case t == nil || !t.Workspace:
+			return engine.Rewrite{Answer: "mm: there is no workspace .mm/agent.yaml in use — your own config is always trusted"}
+		case t.Full == nil:
+			return engine.Rewrite{Answer: "mm: .mm/agent.yaml does not load as a whole — run `mm trust` in a shell to see why"}
+		case t.Trusted:
+			return engine.Rewrite{Answer: "mm: " + t.Path + " is trusted already, as it is now"}
+		}
+		if c, ok := env.(acp.Confirmer); ok {
+			yes, err := c.Confirm(ctx, acp.Confirmation{Message: t.Summary(), Field: "Trust these files as they are now"})
+			if !errors.Is(err, acp.ErrNoForm) {
+				return a.trustAnswer(t, yes, err)
+			}
+		}
+		d, err := env.Approve(ctx, tools.Approval{
+			CallID: "trust", Tool: "trust", Kind: tools.KindOther, Caps: tools.WritesRunLater,
+			Title:     "Trust " + t.Path + " as it is now",
+			Detail:    t.Summary(),
+			RunsLater: "once trusted, it runs programs and may send data elsewhere",
+		})
+		if err == nil && !d.Allowed {
+			return engine.Rewrite{Answer: "mm: not trusted (" + d.Reason + ") — nothing changed"}
+		}
+		return a.trustAnswer(t, d.Allowed, err)
+	}
+}
+
+// trustAnswer records the trust when the user said yes, and answers /trust.
+func (a *App) trustAnswer(t *config.Trust, yes bool, err error) engine.Rewrite {
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		return engine.Rewrite{}
+	case err != nil:
+		return engine.Rewrite{Answer: "mm: not trusted (" + err.Error() + ") — nothing changed"}
+	case !yes:
+		return engine.Rewrite{Answer: "mm: not trusted — nothing changed"}
+	}
+	if err := t.Grant(); err != nil {
+		return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
+	}
+	return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}
+}
