@@ -141,6 +141,7 @@ func TestServerEchoedKeyIsMasked(t *testing.T) {
 // Ordinary files — existing ones at the root, anything in a directory —
 // are written.
 func TestSandboxRefusesFilesThatRunLater(t *testing.T) {
+	t.Parallel()
 	if bash.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
