@@ -151,6 +151,7 @@ func TestACPCloseStopsRunningTurn(t *testing.T) {
 // fix the SDK saw EOF first and mm printed nothing, about one run in
 // three: a few runs make the old race show.
 func TestACPAnswersRequestBeforeEOF(t *testing.T) {
+	t.Parallel()
 	for range 5 {
 		answersBeforeEOF(t)
 	}

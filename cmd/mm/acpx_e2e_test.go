@@ -17,6 +17,7 @@ import (
 // TestACPXReadEditAnswer runs the real acpx CLI (a client nobody here
 // wrote) against the real mm and asserts on its NDJSON frames.
 func TestACPXReadEditAnswer(t *testing.T) {
+	t.Parallel()
 	acpx := testenv.NeedTool(t, "acpx")
 	srv := scenario(t, "read_edit_answer")
 	dir := t.TempDir()

@@ -18,6 +18,7 @@ import (
 // title from mm's session/list, and a prompt after one more restart sends
 // the model the earlier conversation.
 func TestACPXSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	acpx := testenv.NeedTool(t, "acpx")
 	srv := scenario(t, "session_restart")
 	dir := t.TempDir()
