@@ -43,6 +43,8 @@ func TestImportRules(t *testing.T) {
 		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends", nil},
 		// cmd/mm's own packages (Go already keeps everyone outside cmd/mm
 		// from importing them).
+		{mod + "/cmd/mm/internal/", []string{mod + "/cmd/mm/internal/app"},
+			"only main builds and drives an app.App: the other packages get a Host of funcs from it", nil},
 		{mod + "/cmd/mm/internal/exitcode", []string{mod + "/"}, "the exit codes are a leaf", nil},
 		{mod + "/cmd/mm/internal/logfile", []string{mod + "/"}, "the log is a leaf (but for tools/bash's set of known secrets)", []string{mod + "/tools/bash", mod + "/tools"}},
 		{mod + "/cmd/mm/internal/config", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/cmd/mm/internal/"}, toolImpls...),
