@@ -78,6 +78,9 @@ type App struct {
 	Trust *config.Trust
 }
 
+// New builds the app of cfg: its connector, sandbox and asked agents.
+// env and st are the caller's (st nil keeps nothing); the caller sets
+// Trust, LSPCold and Version before the first session and calls Close.
 func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *App {
 	a := &App{cfg: cfg, env: env, log: log, store: st}
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
@@ -129,7 +132,7 @@ func (a *App) version() string {
 // explain turns a model error into the one line the user sees.
 func explain(err error) string { return llm.Explain(err) }
 
-// workspace builds the disk environment and permission policy of a
+// Workspace builds the disk environment and permission policy of a
 // session in cwd. ask is nil in ACP mode (the acp package asks).
 //
 // "Always" answers given in earlier sessions of the workspace come back
@@ -231,7 +234,7 @@ func (a *App) maxOutput() int {
 	return compact.MaxOutput(n)
 }
 
-// session builds an engine session whose tools run in env, stored under
+// Session builds an engine session whose tools run in env, stored under
 // id after every turn; the language servers of cwd read files through
 // env's view from now on.
 func (a *App) Session(id, cwd string, env tools.Env, extra ...tools.Tool) *engine.Session {

@@ -25,7 +25,7 @@ type skillLibs struct {
 	watches sync.WaitGroup
 }
 
-// skillsFor returns the live skills of a workspace (S1), nearest first:
+// SkillsFor returns the live skills of a workspace (S1), nearest first:
 // the workspace's .mm/skills, the user's skills already written for other
 // agents (.claude/skills, .agents/skills), skillsDir (relative to the
 // config file), ~/.config/mm/skills, then the shipped ones.
