@@ -22,6 +22,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // The P3 benchmarks; scripts/bench runs them and prints the README table.
@@ -93,6 +94,7 @@ func benchEnv(tb testing.TB, srv *llmtest.Server) []string {
 	home := tb.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + home,
 		"MM_LOG=" + filepath.Join(home, "mm.log"), "MM_PROVIDER=llamacpp", "MM_MODEL=fake-model"}
+	env = append(env, testenv.GoHome(tb, home)...)
 	if srv != nil {
 		env = append(env, "MM_BASE_URL="+srv.URL())
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -77,6 +78,7 @@ func mmEnv(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 		"MM_PROVIDER=llamacpp",
 		"MM_MODEL=fake-model",
 	}
+	env = append(env, testenv.GoHome(t, home)...)
 	if srv != nil {
 		env = append(env, "MM_BASE_URL="+srv.URL())
 	}

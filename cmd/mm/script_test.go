@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestScript runs testdata/script/*.txtar: the few behaviours only a real
@@ -52,7 +53,9 @@ func TestScript(t *testing.T) {
 				"MM_PROVIDER=llamacpp",
 				"MM_MODEL=fake-model",
 			)
-			return os.MkdirAll(home, 0o755)
+			goEnv, err := testenv.PrepareGoHome(home)
+			e.Vars = append(e.Vars, goEnv...)
+			return err
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"mm": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -188,7 +188,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 			if c.params != "" {
 				prompt += " " + c.params
 			}
-			env := mmEnv(t, srv, "GOCACHE="+goEnv(t, "GOCACHE"), "GOPATH="+goEnv(t, "GOPATH"), "GOTOOLCHAIN=local")
+			env := mmEnv(t, srv)
 			stdout, stderr, code := runInProcess(t, dir, env, "", "--json", "--yes", "-p", prompt)
 			if code != 0 {
 				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
@@ -254,14 +254,6 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
-}
-
-func goEnv(t *testing.T, key string) string {
-	out, err := exec.Command("go", "env", key).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func goCmd(dir string, args ...string) (string, error) {

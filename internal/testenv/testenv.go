@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -86,3 +89,60 @@ func ReadOnlyDir(t testing.TB, dir string) {
 	}
 	t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
 }
+
+// GoHome prepares home, a test's own $HOME, for the Go tools mm starts
+// there (gopls and the go commands it runs), and returns the variables to
+// add to the test's environment. Without it they would write caches into
+// home, cold for every test, and gopls' telemetry sidecar — which leaves
+// the server's process group on purpose and so outlives mm — would still
+// be writing there when the test removes the directory. The build,
+// module and gopls caches are the runner's own, shared and warm;
+// telemetry is off in home.
+func GoHome(t testing.TB, home string) []string {
+	t.Helper()
+	env, err := PrepareGoHome(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// PrepareGoHome is GoHome for callers without a testing.TB (testscript's
+// Setup).
+func PrepareGoHome(home string) ([]string, error) {
+	mode := filepath.Join(home, ".config", "go", "telemetry", "mode")
+	if err := os.MkdirAll(filepath.Dir(mode), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(mode, []byte("off"), 0o644); err != nil {
+		return nil, err
+	}
+	c := goCaches()
+	env := []string{"GOTOOLCHAIN=local"}
+	if c.err != nil {
+		return env, nil // no go command: nothing will run one
+	}
+	return append(env, "GOCACHE="+c.build, "GOMODCACHE="+c.mod, "GOPLSCACHE="+c.gopls), nil
+}
+
+type caches struct {
+	build, mod, gopls string
+	err               error
+}
+
+// goCaches asks the go command once where the runner's caches are.
+var goCaches = sync.OnceValue(func() caches {
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		return caches{err: err}
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		return caches{err: fmt.Errorf("go env printed %q", out)}
+	}
+	user, err := os.UserCacheDir()
+	if err != nil {
+		return caches{err: err}
+	}
+	return caches{build: lines[0], mod: lines[1], gopls: filepath.Join(user, "gopls")}
+})

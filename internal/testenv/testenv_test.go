@@ -2,6 +2,8 @@ package testenv_test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -61,5 +63,23 @@ func TestPresentToolRuns(t *testing.T) {
 	s := outcome(func(tb testing.TB) { p = testenv.NeedTool(tb, "go") })
 	if s.how != "ran" || !strings.HasSuffix(p, "go") {
 		t.Errorf("got %s %q, path %q: want the path of go", s.how, s.msg, p)
+	}
+}
+
+// A home prepared by GoHome has Go telemetry off — so no sidecar outlives
+// the test there — and shares the runner's build cache.
+func TestGoHome(t *testing.T) {
+	testenv.NeedTool(t, "go")
+	home := t.TempDir()
+	env := append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}, testenv.GoHome(t, home)...)
+	cmd := exec.Command("go", "env", "GOTELEMETRY", "GOCACHE")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(string(out))
+	if len(got) != 2 || got[0] != "off" || strings.HasPrefix(got[1], home) {
+		t.Errorf("go env in the test home: %q, want telemetry off and the runner's cache", got)
 	}
 }
