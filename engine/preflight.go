@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 
 	"github.com/mm-agent/mm/engine/llm"
@@ -24,6 +22,7 @@ type preflight struct {
 type streamingCall struct {
 	id, name string
 	args     strings.Builder
+	path     pathScanner
 	checked  bool
 }
 
@@ -65,7 +64,7 @@ func (p *preflight) feed(ctx context.Context, d *llm.ToolCallDelta) error {
 		c.checked = true
 		return nil
 	}
-	path, done := completePath(c.args.String())
+	path, done := c.path.scan(c.args.String())
 	if !done {
 		return nil
 	}
@@ -81,55 +80,94 @@ func (p *preflight) feed(ctx context.Context, d *llm.ToolCallDelta) error {
 
 // completePath reads the top-level "path" of partial JSON arguments. done
 // is true once the value is complete, or once it is certain there is no
-// path (the object ended, or the arguments are not an object).
+// path (the object ended, the arguments are not an object, or path is not
+// a string).
 func completePath(partial string) (path string, done bool) {
-	dec := json.NewDecoder(strings.NewReader(partial))
-	tok, err := dec.Token()
-	if err != nil {
-		return "", !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && strings.TrimSpace(partial) != ""
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return "", true
-	}
-	for {
-		key, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		if d, ok := key.(json.Delim); ok && d == '}' {
-			return "", true
-		}
-		if key == "path" {
-			v, err := dec.Token()
-			if err != nil {
-				return "", false
-			}
-			s, _ := v.(string)
-			return s, true
-		}
-		if err := skipValue(dec); err != nil {
-			return "", false
-		}
-	}
+	var sc pathScanner
+	return sc.scan(partial)
 }
 
-// skipValue consumes one JSON value, nested or not.
-func skipValue(dec *json.Decoder) error {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
+// pathScanner finds the top-level "path" of JSON arguments as they
+// stream, reading each byte once. Parsing the whole prefix again at each
+// delta was quadratic: arguments whose path comes after a 100 KB content
+// (keys in alphabetical order, as some models and the JSON encoders of
+// others write them) cost seconds of CPU while they streamed.
+type pathScanner struct {
+	pos       int // bytes of the arguments read so far
+	depth     int // 0 before the opening brace, 1 inside the top object
+	started   bool
+	inString  bool
+	escaped   bool
+	strStart  int    // offset of the current string's opening quote
+	expectKey bool   // at depth 1, the next string is a key
+	key       string // the top-level key whose value is being read
+}
+
+// scan reads what arrived since the last call: args is the whole of the
+// arguments so far, each call's a prefix of the next one's.
+func (s *pathScanner) scan(args string) (path string, done bool) {
+	for ; s.pos < len(args); s.pos++ {
+		c := args[s.pos]
+		if s.inString {
+			switch {
+			case s.escaped:
+				s.escaped = false
+			case c == '\\':
+				s.escaped = true
+			case c == '"':
+				s.inString = false
+				if s.depth != 1 {
+					continue
+				}
+				raw := []byte(args[s.strStart : s.pos+1])
+				if s.expectKey {
+					s.key = ""
+					_ = json.Unmarshal(raw, &s.key)
+					continue
+				}
+				if s.key == "path" {
+					s.pos++
+					if json.Unmarshal(raw, &path) != nil {
+						return "", true
+					}
+					return path, true
+				}
+			}
+			continue
 		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				depth++
-			} else {
-				depth--
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if !s.started {
+			if c != '{' {
+				return "", true // not an object
+			}
+			s.started, s.depth, s.expectKey = true, 1, true
+			continue
+		}
+		if s.depth == 1 && !s.expectKey && s.key == "path" && c != ':' && c != '"' {
+			return "", true // path is not a string
+		}
+		switch c {
+		case '"':
+			s.inString, s.strStart = true, s.pos
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			s.depth--
+			if s.depth == 0 {
+				return "", true // the object ended without a path
+			}
+		case ':':
+			if s.depth == 1 {
+				s.expectKey = false
+			}
+		case ',':
+			if s.depth == 1 {
+				s.expectKey, s.key = true, ""
 			}
 		}
-		if depth == 0 {
-			return nil
-		}
 	}
+	return "", false
 }
