@@ -82,6 +82,13 @@ type Agent struct {
 
 	own ownRequests // requests mm writes itself (elicit.go)
 
+	models modelList // the model picker's list (models.go)
+
+	// stop ends what runs in the background for the connection (the
+	// model list asked after an answer) at EOF or closeAll.
+	stop    context.Context
+	stopNow context.CancelFunc
+
 	wg sync.WaitGroup // running turns
 
 	// arrivals numbers the prompts in the order the reader read them
@@ -100,6 +107,7 @@ type Agent struct {
 
 func (a *Agent) inputEnded() {
 	a.eofOnce.Do(func() { close(a.eof) })
+	a.stopNow()
 }
 
 // New returns an Agent; serve it with Serve.
@@ -111,7 +119,9 @@ func New(opts Options) *Agent {
 	if opts.Name == "" {
 		opts.Name = "mm"
 	}
-	return &Agent{opts: opts, log: log, sessions: map[sdk.SessionId]*session{}, eof: make(chan struct{})}
+	a := &Agent{opts: opts, log: log, sessions: map[sdk.SessionId]*session{}, eof: make(chan struct{})}
+	a.stop, a.stopNow = context.WithCancel(context.Background())
+	return a
 }
 
 var _ sdk.Agent = (*Agent)(nil)
@@ -368,6 +378,7 @@ func (a *Agent) closeAll() {
 	a.mu.Lock()
 	a.closing = true
 	a.mu.Unlock()
+	a.stopNow()
 	a.wg.Wait()
 	a.mu.Lock()
 	ss := make([]*session, 0, len(a.sessions))

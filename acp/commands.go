@@ -61,7 +61,8 @@ func (a *Agent) announce(id sdk.SessionId) {
 
 // answered is called by the transport once the answer opening a session
 // was written; the / menu goes out on its own goroutine, joined by
-// closeAll, since the writer is busy with the answer.
+// closeAll, since the writer is busy with the answer, and then the server
+// is asked for its models (models.go).
 func (a *Agent) answered(sessionID string) {
 	if !a.hold() {
 		return // the connection is gone: nobody to tell
@@ -74,6 +75,9 @@ func (a *Agent) answered(sessionID string) {
 			}
 		}()
 		a.announce(sdk.SessionId(sessionID))
+		if s := a.session(sdk.SessionId(sessionID)); s != nil {
+			a.fetchModels(a.stop, s)
+		}
 	}()
 }
 

@@ -168,6 +168,7 @@ func (s *session) close(wait time.Duration) bool {
 // once.
 func (s *session) release() {
 	s.released.Do(func() {
+		s.agent.models.forget(s)
 		if s.fresh.Load() && s.engine != nil {
 			s.save()
 		}

@@ -110,7 +110,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 	}
 	a.log.Info("session restored", "session", id, "cwd", cwd, "messages", len(rec.History))
 	// The model chosen in the thread may be gone from the server since.
-	if models := s.models(ctx); len(models) > 0 && rec.Model != "" && !slices.Contains(models, rec.Model) {
+	if models := a.fetchModels(ctx, s); len(models) > 0 && rec.Model != "" && !slices.Contains(models, rec.Model) {
 		a.log.Info("the session's model is no longer served; using the default", "model", rec.Model)
 		s.engine.SetModel("")
 	}

@@ -46,7 +46,7 @@ func selectOption(id, name string, cat sdk.SessionConfigOptionCategory, current 
 }
 
 // configOptions is the session's whole option list: mode always, model
-// when the server lists its models, thought level when the model reasons
+// once the server listed its models, thought level when the model reasons
 // (or an effort is configured).
 func (s *session) configOptions(ctx context.Context) []sdk.SessionConfigOption {
 	modes := make([]choice, len(tools.Modes))
@@ -54,7 +54,7 @@ func (s *session) configOptions(ctx context.Context) []sdk.SessionConfigOption {
 		modes[i] = choice{string(m), m.Name(), m.Description()}
 	}
 	out := []sdk.SessionConfigOption{selectOption(optMode, "Mode", sdk.SessionConfigOptionCategoryMode, string(s.policy.Mode()), modes)}
-	if models := s.models(ctx); len(models) > 0 {
+	if models := s.models(); len(models) > 0 {
 		cur := s.engine.Model()
 		if !slices.Contains(models, cur) {
 			cur = models[0]
@@ -86,17 +86,13 @@ func thoughtName(l string) string {
 	return strings.ToUpper(l[:1]) + l[1:]
 }
 
-// models is the served model list, nil when the server cannot say.
-func (s *session) models(ctx context.Context) []string {
+// models is the served model list last seen (models.go), nil while the
+// server has not said.
+func (s *session) models() []string {
 	if s.b.Models == nil {
 		return nil
 	}
-	ms, err := s.b.Models(ctx)
-	if err != nil {
-		s.agent.log.Info("no model picker: the server did not list its models", "err", err)
-		return nil
-	}
-	return ms
+	return s.agent.models.offer(s)
 }
 
 // thoughtLevels are offered once the model reasons, or when an effort is
@@ -158,7 +154,10 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 		s.setMode(m)
 		s.update(ctx, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(m)}})
 	case optModel:
-		models := s.models(ctx)
+		models := s.models()
+		if !slices.Contains(models, value) {
+			models = s.agent.fetchModels(ctx, s) // the list may have changed since
+		}
 		if !slices.Contains(models, value) {
 			if len(models) == 0 {
 				return sdk.SetSessionConfigOptionResponse{}, invalid("the model server did not list its models, so the model cannot be chosen now")

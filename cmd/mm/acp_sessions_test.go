@@ -111,9 +111,21 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	if got := values(selectOf(ns.ConfigOptions, "mode")); !slices.Equal(got, []string{"ask", "accept-edits", "plan", "yolo"}) {
 		t.Errorf("mode option values = %v", got)
 	}
-	if m := selectOf(ns.ConfigOptions, "model"); m == nil || m.CurrentValue != "fake-model" || *m.Category != sdk.SessionConfigOptionCategoryModel {
-		t.Errorf("model option = %+v", m)
+	// The first answer does not wait for the server's model list: the
+	// picker follows it (and the next session has it at once:
+	// TestACPModesAndModel).
+	if m := selectOf(ns.ConfigOptions, "model"); m != nil {
+		t.Errorf("session/new waited for GET /v1/models: model option %+v in the answer", m)
 	}
+	p.client.waitUpdates(t, "config_option_update with the model picker", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			if u.ConfigOptionUpdate == nil {
+				return false
+			}
+			m := selectOf(u.ConfigOptionUpdate.ConfigOptions, "model")
+			return m != nil && m.CurrentValue == "fake-model" && *m.Category == sdk.SessionConfigOptionCategoryModel
+		})
+	})
 	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "compact") || !slices.Contains(names, "skills") {
 		t.Errorf("commands = %v, want compact and skills", names)
 	}
@@ -227,7 +239,22 @@ func TestACPModesAndModel(t *testing.T) {
 	dir := t.TempDir()
 	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	p.session(t, ctx, dir)
+	// The model list is asked after session/new's answer; once it came,
+	// the next session's answer has the picker.
+	p.client.waitUpdates(t, "the model picker", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "model") != nil
+		})
+	})
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := selectOf(ns.ConfigOptions, "model"); m == nil || m.CurrentValue != "fake-model" || !slices.Equal(values(m), []string{"fake-model", "big-model"}) {
+		t.Errorf("the second session/new: model option %+v, want the list seen", m)
+	}
+	id := ns.SessionId
 
 	set := func(cfg, value string) (sdk.SetSessionConfigOptionResponse, error) {
 		return p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
