@@ -26,6 +26,15 @@ func tryLock(f *os.File) error {
 	}
 }
 
+// unlockFile lets the lock go, then closes f. Closing alone is not
+// enough: the lock belongs to the open file, which a child forked by
+// another goroutine shares until it execs — and until then the session
+// would look in use by another mm to this very process's next turn.
+func unlockFile(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
+}
+
 // inode identifies the file at path: a rename puts a new one in place,
 // so a changed inode means another writer replaced the file.
 func inode(path string) (uint64, bool) {

@@ -389,7 +389,7 @@ func lockFile(path string) (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	return func() { f.Close() }, nil
+	return func() { unlockFile(f) }, nil
 }
 
 // LoadIn reads the session with this id for the workspace cwd. A session
