@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +43,9 @@ func (s slowServer) WriteFile(ctx context.Context, p string, b []byte, m fs.File
 	return s.Disk.WriteFile(ctx, p, b, m)
 }
 
+// pausing is held by a test whose servers pauseServers stops.
+var pausing sync.Mutex
+
 // pauseServers stops the language servers (SIGSTOP to their process
 // groups) for d.
 func pauseServers(d time.Duration) {
@@ -69,8 +74,9 @@ func (s slowAfterCommand) Run(ctx context.Context, env tools.Env, args json.RawM
 	return res, err
 }
 
-// childGroups lists the process groups of this process's children (the
-// language servers, each started in its own group).
+// childGroups lists the process groups of this process's children that
+// are language servers (each started in its own group): not the commands
+// that other tests' bash tools run beside them.
 func childGroups() []int {
 	self := strconv.Itoa(os.Getpid())
 	var out []int
@@ -83,6 +89,10 @@ func childGroups() []int {
 		s := string(stat)
 		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 		if len(f) > 2 && f[1] == self {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if !bytes.Contains(cmdline, []byte("pyright")) && !bytes.Contains(cmdline, []byte("gopls")) {
+				continue
+			}
 			if g, err := strconv.Atoi(f[2]); err == nil && g != os.Getpid() {
 				out = append(out, g)
 			}
@@ -96,6 +106,7 @@ func childGroups() []int {
 // ends its turn: the turn waits for the answer and gives it to the
 // model, once, which then reacts — instead of ending on a broken edit.
 func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
+	t.Parallel()
 	dir, m := warmPyright(t)
 	late := lspbridge.NewLate()
 	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil),
@@ -177,7 +188,11 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 // them.
 func warmPyright(t *testing.T) (string, *lspbridge.Manager) {
 	t.Helper()
-	testenv.NeedTool(t, "pyright-langserver")
+	testenv.NeedLanguageServer(t, "pyright-langserver")
+	// The tests pause every language server of this process: one at a
+	// time, so that none pauses another's.
+	pausing.Lock()
+	t.Cleanup(pausing.Unlock)
 	dir := t.TempDir()
 	for name, text := range map[string]string{
 		"pyproject.toml": "",
@@ -221,6 +236,7 @@ func warmPyright(t *testing.T) (string, *lspbridge.Manager) {
 // model breaks greet.py again by a command and, before the late answer,
 // fixes app.py: the fixed state wins, the broken one is never shown.
 func TestLateDiagnosticsOfCommand(t *testing.T) {
+	t.Parallel()
 	dir, m := warmPyright(t)
 	// mm has greet.py open (an earlier edit or query): a command's
 	// change to it is compared with the text mm holds.

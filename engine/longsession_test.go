@@ -262,6 +262,7 @@ func TestTenReadsInAnEightKWindow(t *testing.T) {
 // previous one byte for byte, except right after a logged step (masking,
 // compaction), and there are far fewer steps than turns.
 func TestLongSessionPrefixStableBetweenSteps(t *testing.T) {
+	t.Parallel()
 	res := runLongSession(t, longOpts{turns: 40, fileSize: 3000, nCtx: 8192})
 	if res.answered != 40 || res.refused != 0 {
 		t.Fatalf("answered %d of 40, refused %d", res.answered, res.refused)
@@ -371,6 +372,7 @@ func BenchmarkLongSession(b *testing.B) {
 // a 32k window (before, the last request was ≈ 139k tokens); the stored
 // history keeps each output whole up to its bound (E25), never the file.
 func TestBigReadsStayBounded(t *testing.T) {
+	t.Parallel()
 	res := runLongSession(t, longOpts{turns: 30, fileSize: 200 << 10, nCtx: 32768})
 	if res.answered != 30 || res.refused != 0 || res.biggest > 32768 {
 		t.Fatalf("answered %d, refused %d, biggest prompt %d", res.answered, res.refused, res.biggest)
@@ -420,6 +422,7 @@ func failingSummaryScenario(o longOpts) llmtest.Scenario {
 // line each time. After a failure mm masks harder and retries only once
 // the conversation has grown enough to matter; the user is told once.
 func TestFailedCompactionBacksOff(t *testing.T) {
+	t.Parallel()
 	o := longOpts{turns: 30, fileSize: 20 << 10, nCtx: 65536, unknown: true}
 	res := runLongSessionWith(t, o, failingSummaryScenario(o))
 	if res.answered != o.turns {
@@ -467,6 +470,7 @@ func TestFailedCompactionBacksOff(t *testing.T) {
 // file once grew the process by megabytes of outputs it would not send
 // again.
 func TestMaskedOutputsLiveOnDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		o    longOpts

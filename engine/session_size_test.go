@@ -26,6 +26,7 @@ import (
 //
 // Figures: go test -run TestSessionSizeBounded -v ./engine
 func TestSessionSizeBounded(t *testing.T) {
+	t.Parallel()
 	const turns, lines = 200, 2000
 	dir, stateDir := t.TempDir(), t.TempDir()
 	var src strings.Builder

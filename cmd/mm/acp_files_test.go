@@ -24,7 +24,7 @@ const (
 // was already there, not introduced by the edit.
 func TestACPEditorFiles(t *testing.T) {
 	t.Parallel()
-	testenv.NeedTool(t, "gopls")
+	testenv.NeedLanguageServer(t, "gopls")
 	srv := scenario(t, "edit_buffer")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")

@@ -18,7 +18,7 @@ import (
 // model round trip; after mm exits no gopls is left.
 func TestACPEditReportsGoplsError(t *testing.T) {
 	t.Parallel()
-	testenv.NeedTool(t, "gopls")
+	testenv.NeedLanguageServer(t, "gopls")
 	srv := scenario(t, "go_type_error")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
@@ -99,7 +99,7 @@ func children(pid int, name string) []int {
 // reports "fixed".
 func TestACPPythonEditReportsImporter(t *testing.T) {
 	t.Parallel()
-	testenv.NeedTool(t, "pyright-langserver")
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	srv := scenario(t, "py_importer_broken")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")

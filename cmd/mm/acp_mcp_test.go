@@ -171,7 +171,12 @@ func TestACPMCPCrash(t *testing.T) {
 // and the server is gone when mm exits.
 func TestLineModeMCPFromConfig(t *testing.T) {
 	t.Parallel()
-	bin := mcpServer(t)
+	// This test's own name for the server: other tests run the same
+	// binary meanwhile, and pgrep must find this one's alone.
+	bin := filepath.Join(t.TempDir(), "greeter-of-TestLineModeMCPFromConfig")
+	if err := os.Symlink(mcpServer(t), bin); err != nil {
+		t.Fatal(err)
+	}
 	srv := scenario(t, "mcp_echo")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")

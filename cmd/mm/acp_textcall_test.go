@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -64,9 +65,54 @@ func loadTextCallCorpus(t *testing.T) []textCallCase {
 // never dropped — the model gets the note naming the syntax, and the
 // user one short note; look-alikes are shown untouched and run nothing.
 // Counted: shown, dropped, wrong tool or arguments — all must be 0.
+//
+// Each family runs in its own mm beside the others.
 func TestACPTextCallFamilies(t *testing.T) {
 	t.Parallel()
-	cases := loadTextCallCorpus(t)
+	var families []string
+	byFamily := map[string][]textCallCase{}
+	for _, c := range loadTextCallCorpus(t) {
+		if byFamily[c.family] == nil {
+			families = append(families, c.family)
+		}
+		byFamily[c.family] = append(byFamily[c.family], c)
+	}
+	var (
+		mu    sync.Mutex
+		total corpusCount
+	)
+	t.Cleanup(func() {
+		t.Logf("corpus through mm acp: %d cases (%d run, %d noted, %d look-alikes): %d shown, %d dropped, %d wrong",
+			total.cases, total.ran, total.noted, total.looks, total.shown, total.dropped, total.wrong)
+	})
+	for _, f := range families {
+		t.Run(f, func(t *testing.T) {
+			t.Parallel()
+			n := runTextCallCases(t, byFamily[f])
+			mu.Lock()
+			defer mu.Unlock()
+			total.add(n)
+		})
+	}
+}
+
+// corpusCount counts the corpus's cases by outcome.
+type corpusCount struct {
+	cases, ran, noted, looks, shown, dropped, wrong int
+}
+
+func (c *corpusCount) add(o corpusCount) {
+	c.cases += o.cases
+	c.ran += o.ran
+	c.noted += o.noted
+	c.looks += o.looks
+	c.shown += o.shown
+	c.dropped += o.dropped
+	c.wrong += o.wrong
+}
+
+// runTextCallCases plays cases through one mm acp, a session each.
+func runTextCallCases(t *testing.T, cases []textCallCase) corpusCount {
 	sc := llmtest.Scenario{NCtx: 131072}
 	for _, c := range cases {
 		sc.Steps = append(sc.Steps, llmtest.Step{Content: c.text, ChunkSize: 3})
@@ -163,11 +209,10 @@ func TestACPTextCallFamilies(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("corpus through mm acp: %d cases (%d run, %d noted, %d look-alikes): %d shown, %d dropped, %d wrong",
-		len(cases), ran, noted, looks, shown, dropped, wrong)
 	if n := srv.Remaining(); n != 0 {
 		t.Errorf("%d scenario steps unused", n)
 	}
+	return corpusCount{cases: len(cases), ran: ran, noted: noted, looks: looks, shown: shown, dropped: dropped, wrong: wrong}
 }
 
 // normalize makes JSON numbers comparable whatever their Go type.

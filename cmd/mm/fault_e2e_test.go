@@ -23,7 +23,7 @@ import (
 // repair text, the turn ends, and nothing reaches $TMPDIR.
 func TestACPHostileFiles(t *testing.T) {
 	t.Parallel()
-	testenv.NeedTool(t, "pyright-langserver")
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	srv := scenario(t, "faults")
 	dir, tmp := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")

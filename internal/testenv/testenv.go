@@ -146,3 +146,20 @@ var goCaches = sync.OnceValue(func() caches {
 	}
 	return caches{build: lines[0], mod: lines[1], gopls: filepath.Join(user, "gopls")}
 })
+
+// languageServers bounds the language servers the tests of one package
+// run at once. A test binary runs many parallel tests on two cores; gopls
+// and pyright each want a core while they analyse, and beside each other
+// and the rest they miss the deadlines the tests hold them to.
+var languageServers = make(chan struct{}, 2)
+
+// NeedLanguageServer is NeedTool for gopls, pyright and the like: it also
+// waits for one of the few slots for a language server, held until the
+// test ends. Call it before the test starts anything that is timed.
+func NeedLanguageServer(t testing.TB, bin string) string {
+	t.Helper()
+	p := NeedTool(t, bin)
+	languageServers <- struct{}{}
+	t.Cleanup(func() { <-languageServers })
+	return p
+}

@@ -70,7 +70,7 @@ func (e *env) Reads() *tools.ReadTracker { return e.reads }
 // end of the test.
 func setup(t *testing.T) (tools.Tool, *env, *lspbridge.Manager) {
 	t.Helper()
-	testenv.NeedTool(t, "gopls")
+	testenv.NeedLanguageServer(t, "gopls")
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
