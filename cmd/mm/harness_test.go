@@ -560,3 +560,40 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// envValue is key's value in env, "" when absent.
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitForProcessesOf waits, up to d, until no process runs with HOME set
+// to home: what a test started may outlive it (acpx's queue owner) and
+// still write there when the test removes the directory.
+func waitForProcessesOf(t *testing.T, home string, d time.Duration) {
+	t.Helper()
+	want := []byte("HOME=" + home + "\x00")
+	deadline := time.Now().Add(d)
+	for {
+		var left []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if err == nil && bytes.Contains(env, want) {
+				left = append(left, e.Name())
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes still running in the test's home after %v: %v", d, left)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
