@@ -265,7 +265,9 @@ func turnUsage(end engine.TurnEnd) *sdk.Usage {
 
 // Cancel stops the session's current turn (A7): its context is cancelled,
 // which stops the model stream, the running tool and pending permission
-// prompts, and the prompt answers "cancelled".
+// prompts, and the prompt answers "cancelled". Serve's reader handles
+// every session/cancel itself, in input order (arrival.go); this is for a
+// connection that reaches the SDK some other way.
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s := a.session(p.SessionId)
 	running := s != nil && s.cancel()

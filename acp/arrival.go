@@ -17,9 +17,13 @@ import (
 const metaArrival = "mm.arrival"
 
 // arrive is called by the stdin reader for every message it passes on, in
-// input order. A session/prompt is numbered and stamped; a session/cancel
-// marks, at once, every prompt of its session read so far as cancelled —
-// the one running and one whose handler has not begun yet alike.
+// input order, and returns what the SDK is given (nil: nothing). A
+// session/prompt is numbered and stamped; a session/cancel marks, at once,
+// every prompt of its session read so far as cancelled — the one running
+// and one whose handler has not begun yet alike — and goes no further:
+// the SDK, handling it later on a goroutine of its own, would cancel
+// whichever prompt of the session is running by then, a prompt sent after
+// the cancel included (the SDK keeps one cancel per session).
 func (a *Agent) arrive(msg []byte) []byte {
 	if caps, ok := readSessionCaps(msg); ok {
 		a.mu.Lock()
@@ -46,10 +50,13 @@ func (a *Agent) arrive(msg []byte) []byte {
 	json.Unmarshal(params["sessionId"], &sid)
 	switch method {
 	case sdk.AgentMethodSessionCancel:
-		if s := a.session(sid); s != nil {
-			s.cancelUpTo(a.arrivals.Load())
+		if _, isRequest := m["id"]; isRequest {
+			return msg // not a notification: the SDK answers it
 		}
-		return msg
+		s := a.session(sid)
+		running := s != nil && s.cancelUpTo(a.arrivals.Load())
+		a.log.Info("cancel", "session", sid, "running", running)
+		return nil
 	case sdk.AgentMethodSessionPrompt:
 		var meta map[string]any
 		if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {

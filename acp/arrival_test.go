@@ -22,7 +22,7 @@ func TestArrive(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":null}`, false, ""},
 		{`{"jsonrpc":"2.0","id":6,"method":"session/prompt"}`, false, ""},
 		{`{"jsonrpc":"2.0","id":7,"method":"session/new","params":{"cwd":"/","prompt":"session/prompt"}}`, false, ""},
-		{`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"unknown"}}`, false, ""},
+		{`{"jsonrpc":"2.0","id":8,"method":"session/cancel","params":{"sessionId":"s"}}`, false, ""},
 	} {
 		out := a.arrive([]byte(tt.in))
 		var m struct {
@@ -45,6 +45,21 @@ func TestArrive(t *testing.T) {
 			if _, left := m.Params.Meta[metaArrival]; left {
 				t.Errorf("arrivalOf left the stamp in _meta")
 			}
+		}
+	}
+}
+
+// A session/cancel notification is handled by the reader alone: the SDK,
+// given it, would cancel whichever prompt of the session runs when its
+// handler gets to it — under load, a prompt sent after the cancel.
+func TestCancelStopsAtTheReader(t *testing.T) {
+	a := New(Options{})
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"unknown"}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s","_meta":{}}}`,
+	} {
+		if out := a.arrive([]byte(in)); out != nil {
+			t.Errorf("%s went on to the SDK as %s", in, out)
 		}
 	}
 }

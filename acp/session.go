@@ -113,8 +113,8 @@ func (s *session) begin(ctx context.Context, arrival uint64) (context.Context, f
 
 // cancelUpTo is a session/cancel as the reader reads it: the prompts read
 // up to arrival are cancelled — the current one now, one whose handler
-// has not begun when it begins.
-func (s *session) cancelUpTo(arrival uint64) {
+// has not begun when it begins. It reports whether a turn was running.
+func (s *session) cancelUpTo(arrival uint64) bool {
 	s.mu.Lock()
 	if arrival > s.cancelled {
 		s.cancelled = arrival
@@ -123,7 +123,9 @@ func (s *session) cancelUpTo(arrival uint64) {
 	s.mu.Unlock()
 	if t != nil && t.arrival <= arrival {
 		t.cancel()
+		return true
 	}
+	return false
 }
 
 // cancel stops the current turn, if any (session/cancel's handler). It
