@@ -26,7 +26,8 @@ func wantAll(t *testing.T, got string, present []string, absent []string) {
 }
 
 func TestGoTypeError(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/typeerr")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "main.go"), "return n * 2", `return "twice"`)
@@ -35,7 +36,8 @@ func TestGoTypeError(t *testing.T) {
 }
 
 func TestGoCrossPackage(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/crosspkg")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "a", "a.go"), "func Scale(n int) int {", "func Scale(n, m int) int {")
@@ -44,7 +46,8 @@ func TestGoCrossPackage(t *testing.T) {
 }
 
 func TestGoPreexisting(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/preexisting")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "broken.go"), "// Two returns two.", "// Two returns two.\n// It is broken on purpose.")
@@ -53,7 +56,8 @@ func TestGoPreexisting(t *testing.T) {
 }
 
 func TestGoFix(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/fix")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "fix.go"), "n / twoo", "n / two")
@@ -64,7 +68,8 @@ func TestGoFix(t *testing.T) {
 // TestGoNewFile: a file created by the edit has no "before"; its errors
 // are new.
 func TestGoNewFile(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/typeerr")
 	m := newTestManager(t, dir)
 	path := filepath.Join(dir, "extra.go")

@@ -71,6 +71,7 @@ func TestDistance(t *testing.T) {
 // and sees a file that stopped importing the module (the cache follows
 // the file).
 func TestFindImporters(t *testing.T) {
+	t.Parallel()
 	dir := fixture(t, "py/greet")
 	manyImporters(t, dir, 30)
 	s := &server{lang: "python", root: dir, cfg: ServerConfig{Extensions: []string{".py"}}}

@@ -246,7 +246,8 @@ func warmPython(t *testing.T, m *Manager, dir string) {
 // given once — at the next tool result — and never again, neither at the
 // next nor at the end of the turn; it lists only what the result did not.
 func TestLateDeliveredOnce(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	m := newTestManager(t, dir)
 	warmPython(t, m, dir)
@@ -285,7 +286,8 @@ func TestLateDeliveredOnce(t *testing.T) {
 // reported — whether the fix is an edit of the importer, a new edit of
 // the same file, or a command that changed the file on disk.
 func TestLateSuperseded(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	fixes := []struct {
 		name string
 		fix  func(t *testing.T, m *Manager, late *Late, dir string) string

@@ -16,7 +16,8 @@ import (
 )
 
 func TestPythonTypeError(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/typeerr")
 	m := newTestManager(t, dir)
 	got := edit(t, m, filepath.Join(dir, "calc.py"), "return n * 2", `return "twice"`)
@@ -25,7 +26,8 @@ func TestPythonTypeError(t *testing.T) {
 }
 
 func TestPythonPreexisting(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/preexisting")
 	m := newTestManager(t, dir)
 	analysed(t, m, filepath.Join(dir, "broken.py"))
@@ -35,7 +37,8 @@ func TestPythonPreexisting(t *testing.T) {
 }
 
 func TestPythonFix(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/fix")
 	m := newTestManager(t, dir)
 	analysed(t, m, filepath.Join(dir, "fix.py"))
@@ -48,7 +51,8 @@ func TestPythonFix(t *testing.T) {
 // breaks another is reported once that other file is open (mm opened it
 // for an earlier edit or query).
 func TestPythonCrossFileOpen(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/crossmod")
 	m := newTestManager(t, dir)
 	if list, note, err := m.Diagnostics(context.Background(), filepath.Join(dir, "use.py")); err != nil || len(list) != 0 || note != "" {
@@ -100,7 +104,8 @@ func serverItems(t testing.TB, m *Manager, path string) int {
 // that breaks the modules importing the edited one reports their errors,
 // and the importers mm opened for the check are closed again.
 func TestPythonImporterBroken(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	m := newTestManager(t, dir)
 	greet := filepath.Join(dir, "greet.py")
@@ -131,7 +136,8 @@ func TestPythonImporterBroken(t *testing.T) {
 // counted, not listed, and an edit that breaks nothing says what it
 // checked instead of a bare "no problems".
 func TestPythonImporterPreexisting(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	app := filepath.Join(dir, "app.py")
 	data, _ := os.ReadFile(app)
@@ -160,7 +166,8 @@ func TestPythonImporterPreexisting(t *testing.T) {
 // TestPythonManyImporters: a module imported by 200 files checks a
 // bounded subset, the nearest, and says so in one line.
 func TestPythonManyImporters(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	manyImporters(t, dir, 200)
 	m := newTestManager(t, dir)
@@ -197,7 +204,8 @@ func manyImporters(t testing.TB, dir string, n int) {
 // open is checked like an edit, importers included; one that changes a
 // file mm never opened says it was not checked.
 func TestPythonCommandChange(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -235,7 +243,8 @@ func TestPythonCommandChange(t *testing.T) {
 // the symbol; the files that import the module without using it are
 // checked with them, and closed after.
 func TestPythonRenameChecksImporters(t *testing.T) {
-	testenv.NeedTool(t, "pyright-langserver")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := fixture(t, "py/greet")
 	third := filepath.Join(dir, "third.py")
 	if err := os.WriteFile(third, []byte("import greet\n\nNAME: str = greet.__name__\n"), 0o644); err != nil {

@@ -11,7 +11,8 @@ import (
 )
 
 func TestGoDefinitionByName(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -36,7 +37,8 @@ func TestGoDefinitionByName(t *testing.T) {
 }
 
 func TestGoReferencesByName(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	locs, err := m.References(context.Background(), Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"})
@@ -54,7 +56,8 @@ func TestGoReferencesByName(t *testing.T) {
 }
 
 func TestGoHover(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	h, err := m.Hover(context.Background(), Position{Path: filepath.Join(dir, "main.go"), Symbol: "Hello", Line: 11})
@@ -71,7 +74,8 @@ func TestGoHover(t *testing.T) {
 }
 
 func TestGoSymbols(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	syms, err := m.DocumentSymbols(context.Background(), filepath.Join(dir, "greet", "greet.go"))
@@ -91,7 +95,8 @@ func TestGoSymbols(t *testing.T) {
 }
 
 func TestGoRenameAcrossFiles(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -124,7 +129,8 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 }
 
 func TestRenameAllOrNothing(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
@@ -166,7 +172,8 @@ func writeAtomic(path string, data []byte) error {
 // TestGoQualifiedMethod: "Client.Start" picks the method of Client, in a
 // file and in the workspace.
 func TestGoQualifiedMethod(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
 	dir := fixture(t, "go/query")
 	m := newTestManager(t, dir)
 	ctx := context.Background()
