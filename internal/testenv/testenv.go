@@ -147,19 +147,43 @@ var goCaches = sync.OnceValue(func() caches {
 	return caches{build: lines[0], mod: lines[1], gopls: filepath.Join(user, "gopls")}
 })
 
-// languageServers bounds the language servers the tests of one package
-// run at once. A test binary runs many parallel tests on two cores; gopls
-// and pyright each want a core while they analyse, and beside each other
-// and the rest they miss the deadlines the tests hold them to.
-var languageServers = make(chan struct{}, 2)
-
 // NeedLanguageServer is NeedTool for gopls, pyright and the like: it also
-// waits for one of the few slots for a language server, held until the
-// test ends. Call it before the test starts anything that is timed.
+// waits for one of a few slots for a language server, shared by every
+// test process of the machine (go test runs packages side by side) and
+// held until the test ends. gopls and pyright each want a core while
+// they analyse; beside too many others, on two cores, they miss the
+// deadlines the tests hold them to. Call it before the test starts
+// anything that is timed.
 func NeedLanguageServer(t testing.TB, bin string) string {
 	t.Helper()
 	p := NeedTool(t, bin)
-	languageServers <- struct{}{}
-	t.Cleanup(func() { <-languageServers })
+	release, err := languageServerSlot()
+	if err != nil {
+		t.Fatalf("waiting for a language-server slot: %v", err)
+	}
+	t.Cleanup(release)
 	return p
+}
+
+// languageServerSlots is how many language servers the tests of the
+// machine run at once.
+func languageServerSlots() int { return max(2, runtime.NumCPU()/2) }
+
+// languageServerSlot takes one of the slots: a lock file in the temporary
+// directory, tried in turn until one is free.
+func languageServerSlot() (release func(), err error) {
+	for {
+		for i := range languageServerSlots() {
+			path := filepath.Join(os.TempDir(), fmt.Sprintf("mm-test-language-server-%d.lock", i))
+			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+			if err != nil {
+				return nil, err
+			}
+			if lockFile(f) {
+				return func() { unlockFile(f) }, nil
+			}
+			f.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
