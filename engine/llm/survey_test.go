@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm"
@@ -76,9 +77,14 @@ func TestKnownEndpoints(t *testing.T) {
 // TestConnectorRetarget: a connector pointed at another server connects
 // there at its next use — without the configured key — and back.
 func TestConnectorRetarget(t *testing.T) {
+	// The connector asks its probes at once: the handlers record the
+	// Authorization header under a lock.
+	var mu sync.Mutex
 	serve := func(model string, auth *string) string {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
 			*auth = r.Header.Get("Authorization")
+			mu.Unlock()
 			w.Write([]byte(`{"object":"list","data":[{"id":"` + model + `"}]}`))
 		}))
 		t.Cleanup(s.Close)
@@ -106,8 +112,11 @@ func TestConnectorRetarget(t *testing.T) {
 		if _, m, _ := c.Client(ctx); m != step.want {
 			t.Errorf("retarget %q: chosen model %q", step.target, m)
 		}
-		if *step.auth != step.key {
-			t.Errorf("retarget %q: Authorization %q, want %q", step.target, *step.auth, step.key)
+		mu.Lock()
+		got := *step.auth
+		mu.Unlock()
+		if got != step.key {
+			t.Errorf("retarget %q: Authorization %q, want %q", step.target, got, step.key)
 		}
 	}
 }
