@@ -253,6 +253,21 @@ func compactID(id json.RawMessage) json.RawMessage {
 func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forwarded func(id json.RawMessage, msg []byte) []byte) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
+	// pending holds what goes on to the SDK. The lines already read are
+	// all seen by forwarded before any of them goes on, so that a
+	// session/cancel written right behind its prompt marks the prompt
+	// before the prompt can start, however late the reader is scheduled
+	// (a turn on a fast server can end in the meantime).
+	var pending [][]byte
+	flush := func() error {
+		for _, m := range pending {
+			if _, err := sdkIn.Write(m); err != nil {
+				return err
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
 	for {
 		chunk, err := r.ReadSlice('\n')
 		if len(line)+len(chunk) > MaxMessage {
@@ -273,6 +288,10 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 		} else {
 			line = append(line, chunk...)
 			if errors.Is(err, bufio.ErrBufferFull) {
+				// A long line still coming: what came before it goes on.
+				if flush() != nil {
+					return nil
+				}
 				continue
 			}
 			if msg := bytes.TrimSpace(line); len(msg) > 0 {
@@ -284,13 +303,16 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 						msg = forwarded(id, msg)
 					}
 					if msg != nil { // nil: taken, not the SDK's to see
-						if _, werr := sdkIn.Write(append(msg, '\n')); werr != nil {
-							return nil // the connection is closing
-						}
+						pending = append(pending, append(bytes.Clone(msg), '\n'))
 					}
 				}
 			}
 			line = line[:0]
+		}
+		if !lineBuffered(r) || err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if flush() != nil {
+				return nil // the connection is closing
+			}
 		}
 		if err == io.EOF {
 			return nil
@@ -299,6 +321,12 @@ func filter(in io.Reader, sdkIn io.Writer, out io.Writer, log *slog.Logger, forw
 			return fmt.Errorf("read stdin: %w", err)
 		}
 	}
+}
+
+// lineBuffered reports whether a whole line is already read into r.
+func lineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // check says whether msg is a JSON-RPC object the SDK can route, and

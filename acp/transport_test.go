@@ -220,3 +220,30 @@ func TestNoTurnStartsOnceClosing(t *testing.T) {
 		t.Fatalf("turn end = %+v, want cancelled", end)
 	}
 }
+
+// Lines read together are all seen by the reader before any goes on to
+// the SDK: a cancel written right behind its prompt marks the prompt
+// before the SDK can start it.
+func TestFilterSeesAWriteBeforePassingItOn(t *testing.T) {
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n")
+	var events []string
+	sdkIn := writerFunc(func(p []byte) (int, error) {
+		events = append(events, "passed on")
+		return len(p), nil
+	})
+	err := filter(in, sdkIn, io.Discard, slog.New(slog.DiscardHandler), func(id json.RawMessage, msg []byte) []byte {
+		events = append(events, "seen")
+		return msg
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"seen", "seen", "passed on", "passed on"}; !slices.Equal(events, want) {
+		t.Errorf("order %v, want %v", events, want)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
