@@ -170,11 +170,12 @@ func NeedLanguageServer(t testing.TB, bin string) string {
 func languageServerSlots() int { return max(2, runtime.NumCPU()/2) }
 
 // languageServerSlot takes one of the slots: a lock file in the temporary
-// directory, tried in turn until one is free.
+// directory (one set per user: another user's files could not be
+// opened), tried in turn until one is free.
 func languageServerSlot() (release func(), err error) {
 	for {
 		for i := range languageServerSlots() {
-			path := filepath.Join(os.TempDir(), fmt.Sprintf("mm-test-language-server-%d.lock", i))
+			path := filepath.Join(os.TempDir(), fmt.Sprintf("mm-test-language-server-%d-%d.lock", os.Getuid(), i))
 			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 			if err != nil {
 				return nil, err
