@@ -131,7 +131,7 @@ func TestLateUnderLoad(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			testenv.NeedTool(t, c.bin)
+			testenv.NeedLanguageServer(t, c.bin)
 			runs := lateRuns(t)
 			cold := os.Getenv("MM_LATE_COLD") != ""
 			if cold {
@@ -376,7 +376,7 @@ func TestColdStartSaysIndexing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			testenv.NeedTool(t, c.bin)
+			testenv.NeedLanguageServer(t, c.bin)
 			dir := fixture(t, c.fixture)
 			m := newTestManagerWith(t, dir, func(cfg *Config) {
 				// A bound no first analysis fits in, even on an idle
