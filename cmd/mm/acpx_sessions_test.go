@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -27,7 +28,7 @@ func TestACPXSessionSurvivesRestart(t *testing.T) {
 	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
 	// The queue owner outlives the last command by its ttl and writes
 	// acpx's state in HOME on its way out: wait for it before HOME goes.
-	t.Cleanup(func() { waitForProcessesOf(t, envValue(env, "HOME"), 15*time.Second) })
+	t.Cleanup(func() { waitForProcessesOf(t, config.Env(env).Get("HOME"), 15*time.Second) })
 	// run runs one acpx command. acpx keeps mm in a queue owner that
 	// exits a second after its last command (--ttl 1), so each command
 	// starts a new mm; a command that meets the previous owner while it

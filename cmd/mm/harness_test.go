@@ -561,16 +561,6 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// envValue is key's value in env, "" when absent.
-func envValue(env []string, key string) string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // waitForProcessesOf waits, up to d, until no process runs with HOME set
 // to home: what a test started may outlive it (acpx's queue owner) and
 // still write there when the test removes the directory.
