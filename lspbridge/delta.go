@@ -157,13 +157,14 @@ type report struct {
 	// For a server that reports open files only (openOnly), what else was
 	// checked: the importers (importers.go) — others of found, othersWhy
 	// when their answer did not come, unscanned when the scan stopped
-	// before the end of the root.
+	// before the end of the root, cut when it stopped for lack of time.
 	openOnly  bool
 	command   bool // the change was a command's (bash), not an edit
 	others    int
 	found     int
 	othersWhy string
 	unscanned bool
+	cut       bool
 }
 
 // render writes the text appended to a tool result: new errors first
@@ -263,6 +264,8 @@ func (r report) othersChecked() string {
 	}
 	why := fmt.Sprintf("(%s reports open files only)", r.server)
 	switch {
+	case r.found == 0 && r.cut:
+		return fmt.Sprintf("the files that import %s not looked for (%s)", it, r.othersWhy)
 	case r.found == 0 && r.unscanned:
 		return "other files not checked " + why
 	case r.found == 0:

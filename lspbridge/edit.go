@@ -336,11 +336,16 @@ func (m *Manager) afterGroup(ctx context.Context, start time.Time, g *snapGroup,
 		}
 	}
 	if g.scanned {
-		r.openOnly, r.others, r.found, r.unscanned = true, len(g.scan.files), g.scan.found, g.scan.truncated
+		r.openOnly, r.others, r.found, r.unscanned, r.cut = true, len(g.scan.files), g.scan.found, g.scan.truncated, g.scan.cut
 		// An importer's problems from before are counted like the
 		// edited files' ("already there"); its lines do not move.
 		for _, p := range g.scan.files {
 			edited[p] = identityMap()
+		}
+		if g.scan.cut {
+			// Some importers may not have been found: the check goes on
+			// in the background, which looks again.
+			r.othersWhy = "no time left to look"
 		}
 	}
 	var pulled map[string][]Diagnostic

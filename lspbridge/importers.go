@@ -50,6 +50,10 @@ type importerScan struct {
 	files     []string
 	found     int
 	truncated bool // the walk stopped at maxScan entries
+	// cut: the walk stopped because its time ran out (the edit's bound
+	// on a busy machine), so importers may be missing; a background check
+	// scans again before it trusts the list.
+	cut bool
 }
 
 // findImporters scans s's root for the files of its language that import
@@ -78,10 +82,16 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 	for _, e := range s.cfg.Extensions {
 		exts[e] = true
 	}
+	if s.beforeScan != nil {
+		s.beforeScan(ctx)
+	}
 	var sc importerScan
 	n := 0
 	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil || n >= maxScan {
+		if ctx.Err() != nil {
+			return filepath.SkipAll
+		}
+		if n >= maxScan {
 			sc.truncated = true
 			return filepath.SkipAll
 		}
@@ -104,6 +114,8 @@ func (s *server) findImporters(ctx context.Context, edited []string) importerSca
 		}
 		return nil
 	})
+	// A read cut by ctx reads as "no import": the whole scan is in doubt.
+	sc.cut = ctx.Err() != nil
 	sc.found = len(sc.files)
 	slices.SortStableFunc(sc.files, func(a, b string) int {
 		return cmp.Or(cmp.Compare(distance(edited, a), distance(edited, b)), cmp.Compare(a, b))

@@ -92,7 +92,7 @@ func TestFindImporters(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if sc := s.findImporters(ctx, []string{greet}); !sc.truncated {
-		t.Errorf("a scan cut short by ctx is not said to be partial")
+	if sc := s.findImporters(ctx, []string{greet}); !sc.cut || sc.truncated {
+		t.Errorf("a scan cut short by ctx: cut %v, truncated %v; want true, false", sc.cut, sc.truncated)
 	}
 }

@@ -272,11 +272,12 @@ func (c *check) resume(ctx context.Context) (string, bool, map[string][]byte) {
 	if _, err := s.ready(ctx); err != nil {
 		return "", false, nil
 	}
-	if !g.baseOK || g.basePulled != nil && !g.othersOK {
+	if !g.baseOK || g.basePulled != nil && !g.othersOK || g.scan.cut {
 		// What was there before the edit is not known (the server was
-		// starting, or busy with its first analysis): it is asked now,
-		// or every problem the edit's files and their importers have
-		// would be new — or, for an importer, left out.
+		// starting, or busy with its first analysis, or the search for
+		// importers ran out of time): it is asked now, or every problem
+		// the edit's files and their importers have would be new — or,
+		// for an importer, left out.
 		if !c.rebase(ctx) {
 			return "", false, nil
 		}
@@ -416,16 +417,22 @@ func (c *check) rebase(ctx context.Context) bool {
 		existed = append(existed, f.path)
 	}
 	if !s.cfg.Workspace {
-		if g.scanned {
-			for _, p := range g.scan.files {
-				if text, open := s.docText(p); open {
-					if pend, err := s.recheckDoc(ctx, p, text); err == nil {
-						pends = append(pends, pend)
-					}
+		var opened []*pending
+		if !g.scanned || g.scan.cut {
+			// Not searched, or the search ran out of time: done whole
+			// now, with this check's own bound.
+			opened = g.openImporters(ctx)
+			pends = append(pends, opened...)
+		}
+		for _, p := range g.scan.files {
+			if slices.ContainsFunc(opened, func(o *pending) bool { return o.path == p }) {
+				continue // just opened with the state to compare with
+			}
+			if text, open := s.docText(p); open {
+				if pend, err := s.recheckDoc(ctx, p, text); err == nil {
+					pends = append(pends, pend)
 				}
 			}
-		} else {
-			pends = append(pends, g.openImporters(ctx)...)
 		}
 		if s.pulls() == pullYes {
 			pends = nil
@@ -461,7 +468,7 @@ func (c *check) rebase(ctx context.Context) bool {
 	r := &c.r
 	r.baseOK = true
 	if g.scanned {
-		r.openOnly, r.others, r.found, r.unscanned = true, len(g.scan.files), g.scan.found, g.scan.truncated
+		r.openOnly, r.others, r.found, r.unscanned, r.cut = true, len(g.scan.files), g.scan.found, g.scan.truncated, g.scan.cut
 		for _, p := range g.scan.files {
 			c.edited[p] = identityMap()
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,6 +278,53 @@ func TestLateDeliveredOnce(t *testing.T) {
 		t.Error("still pending after delivery")
 	}
 	if open := openDocs(t, m, dir, filepath.Join(dir, "greet.py")); strings.Join(open, ",") != "greet.py" {
+		t.Errorf("open documents after the late check: %v, want only greet.py", open)
+	}
+}
+
+// TestLateAfterACutSearch: on a busy machine the search for the files
+// that import the edited one can run out of the edit's time before it
+// finds them. The result says they were not looked for, and the
+// background check searches again and delivers what the edit broke in
+// them — not "no new errors" about the edited file alone.
+func TestLateAfterACutSearch(t *testing.T) {
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
+	dir := fixture(t, "py/greet")
+	m := newTestManagerWith(t, dir, func(cfg *Config) { cfg.Wait, cfg.MaxWait = time.Second, time.Second })
+	warmPython(t, m, dir)
+	greet := filepath.Join(dir, "greet.py")
+	// The next search is as slow as a loaded machine makes it: it starts
+	// when the edit's time is over. The ones after it are not slowed.
+	var slowed atomic.Bool
+	m.serverFor(canonical(greet), false).beforeScan = func(ctx context.Context) {
+		if slowed.CompareAndSwap(false, true) {
+			<-ctx.Done()
+		}
+	}
+	ctx := context.Background()
+	late := NewLate()
+	snap := m.Before(ctx, greet)
+	snap.DeliverLate(late)
+	snap.Wait(ctx)
+	result := m.After(ctx, snap, replaceIn(t, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:"))
+	t.Logf("result:\n%s", result)
+	// On a loaded machine the edit's own answer may not come in time
+	// either; the result then says so instead.
+	if !strings.Contains(result, "the files that import it not looked for (") && !strings.Contains(result, "diagnostics incomplete") {
+		t.Errorf("the result does not say the importers were not checked:\n%s", result)
+	}
+	wantAll(t, result, nil, []string{"app.py", "no other file imports it"})
+	got := late.Take(ctx) + late.Checkpoint(ctx, time.Minute)
+	t.Logf("late:\n%s", got)
+	wantAll(t, got, []string{
+		`app.py:3:16: Argument missing for parameter "times"`,
+		`other.py:3:14: Argument missing for parameter "times"`,
+	}, nil)
+	if n := strings.Count(got, "app.py:3:16"); n != 1 {
+		t.Errorf("app.py's error given %d times, want once", n)
+	}
+	if open := openDocs(t, m, dir, greet); strings.Join(open, ",") != "greet.py" {
 		t.Errorf("open documents after the late check: %v, want only greet.py", open)
 	}
 }

@@ -101,6 +101,9 @@ type server struct {
 	pull pullSupport
 	// imports caches the import scan of the root's files (importers.go).
 	imports importCache
+	// beforeScan, when set (by tests only), runs as an importer scan
+	// starts: a slow walk on a loaded machine is made that way on demand.
+	beforeScan func(context.Context)
 	// waits are how long the recent checks took (wait.go).
 	waits []time.Duration
 
