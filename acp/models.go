@@ -70,16 +70,77 @@ func (a *Agent) fetchModels(ctx context.Context, s *session) []string {
 		a.log.Info("no model picker: the server did not list its models", "err", err)
 		return nil
 	}
+	for _, o := range a.models.learn(ms, a.openSessions()) {
+		o.showOptions(ctx)
+	}
+	return ms
+}
+
+// openSessions are the sessions open now.
+func (a *Agent) openSessions() []*session {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	open := make([]*session, 0, len(a.sessions))
 	for _, o := range a.sessions {
 		open = append(open, o)
 	}
-	a.mu.Unlock()
-	for _, o := range a.models.learn(ms, open) {
-		o.update(ctx, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{
-			SessionUpdate: "config_option_update", ConfigOptions: o.configOptions(ctx),
-		}})
+	return open
+}
+
+// showOptions sends s's config options as they are now.
+func (s *session) showOptions(ctx context.Context) {
+	s.update(ctx, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{
+		SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(ctx),
+	}})
+}
+
+// followServer runs once the user pointed mm at another model server
+// (providers/set or disable), before the answer. The open sessions'
+// pickers list the former server's models, and a model chosen from that
+// list would be sent to a server that does not serve it — Ollama, vLLM
+// and LM Studio refuse an unknown model. So the new server is asked for
+// its list now; a session whose model it does not serve goes back to the
+// server's default, and every picker showing something else is updated.
+func (a *Agent) followServer(ctx context.Context) {
+	open := a.openSessions()
+	var ask *session
+	for _, s := range open {
+		if s.b.Models != nil {
+			ask = s
+			break
+		}
 	}
-	return ms
+	if ask == nil {
+		// No picker open: forget the former server's list, so that the
+		// next session does not open with it (its own ask fills it in).
+		a.models.learn(nil, nil)
+		return
+	}
+	ms, err := ask.b.Models(ctx)
+	if err != nil {
+		// A list that cannot be had now is no list: the pickers drop the
+		// model option rather than offer the former server's models; the
+		// next session's ask brings them back.
+		a.log.Info("the model server chosen did not list its models", "err", err)
+		ms = nil
+	}
+	reset := map[*session]bool{}
+	for _, s := range open {
+		if m := s.engine.Model(); len(ms) > 0 && m != "" && !slices.Contains(ms, m) {
+			a.log.Info("the session's model is not served by the server chosen; using its default", "session", s.id, "model", m)
+			s.engine.SetModel("")
+			if !s.fresh.Load() {
+				s.save()
+			}
+			reset[s] = true
+		}
+	}
+	for _, s := range a.models.learn(ms, open) {
+		reset[s] = true
+	}
+	for _, s := range open {
+		if reset[s] {
+			s.showOptions(ctx)
+		}
+	}
 }

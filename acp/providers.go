@@ -305,10 +305,10 @@ func kindOf(local []llm.Endpoint, base string) string {
 
 // setProvider answers providers/set: the server is remembered for the
 // workspace under its id and used from the next model request on, by
-// the open sessions too. It
+// the open sessions too, whose model pickers then list its models. It
 // is the user's own act in the editor, so it needs no trust; but the
 // untrusted workspace config's server is not taken by its id.
-func (a *Agent) setProvider(_ context.Context, p providerParams) (any, error) {
+func (a *Agent) setProvider(ctx context.Context, p providerParams) (any, error) {
 	if err := providerID(p.ProviderID); err != nil {
 		return nil, err
 	}
@@ -326,7 +326,7 @@ func (a *Agent) setProvider(_ context.Context, p providerParams) (any, error) {
 		return nil, invalid(fmt.Sprintf("baseUrl %q is not an http(s) URL: give the API base, e.g. http://127.0.0.1:11434/v1", p.BaseURL))
 	}
 	base := strings.TrimRight(p.BaseURL, "/")
-	if err := a.updateChoice(func(c *store.Providers) {
+	if err := a.updateChoice(ctx, func(c *store.Providers) {
 		if c.Set == nil {
 			c.Set = map[string]store.Endpoint{}
 		}
@@ -343,7 +343,7 @@ func (a *Agent) setProvider(_ context.Context, p providerParams) (any, error) {
 // disableProvider answers providers/disable: a server the user set is
 // forgotten, a local one no longer offered; when it was the one in use,
 // the next sessions use the configured server again.
-func (a *Agent) disableProvider(_ context.Context, p providerParams) (any, error) {
+func (a *Agent) disableProvider(ctx context.Context, p providerParams) (any, error) {
 	if err := providerID(p.ProviderID); err != nil {
 		return nil, err
 	}
@@ -359,7 +359,7 @@ func (a *Agent) disableProvider(_ context.Context, p providerParams) (any, error
 	if !known {
 		return nil, invalid("unknown provider " + p.ProviderID + " — providers/list shows them")
 	}
-	if err := a.updateChoice(func(c *store.Providers) {
+	if err := a.updateChoice(ctx, func(c *store.Providers) {
 		delete(c.Set, p.ProviderID)
 		if !slices.Contains(c.Disabled, p.ProviderID) {
 			c.Disabled = append(c.Disabled, p.ProviderID)
@@ -385,17 +385,34 @@ func providerID(id string) error {
 }
 
 // updateChoice writes the workspace's choice; without a state directory
-// there is nowhere to remember it, and the call says so.
-func (a *Agent) updateChoice(change func(*store.Providers)) error {
+// there is nowhere to remember it, and the call says so. When the server
+// in use changed, the open sessions follow it — their connection, then
+// their model pickers and chosen models (followServer) — before the
+// answer, so that the editor's next prompt finds them ready.
+func (a *Agent) updateChoice(ctx context.Context, change func(*store.Providers)) error {
 	if a.opts.Store == nil {
 		return invalid("mm has no state directory here (no home directory: set XDG_STATE_HOME), so it cannot remember a model server")
 	}
+	was := a.inUse()
 	if err := a.opts.Store.UpdateProviders(a.opts.Providers.Workspace, change); err != nil {
 		a.log.Warn("model server choice not written", "err", err)
 		return sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	if a.opts.Providers.Changed != nil {
 		a.opts.Providers.Changed()
+		if a.inUse() != was {
+			a.followServer(ctx)
+		}
 	}
 	return nil
+}
+
+// inUse is the base URL of the server the editor chose, "" for the
+// configured one.
+func (a *Agent) inUse() string {
+	ch := a.choice()
+	if e, ok := ch.Set[ch.Active]; ok && ch.Active != "" {
+		return e.BaseURL
+	}
+	return ""
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // providerList is a providers/list answer in the schema's shape.
@@ -221,4 +223,90 @@ func TestACPProvidersUntrusted(t *testing.T) {
 	}
 	checkSchema(t, r.sent.String(), r.lines())
 	r.close()
+}
+
+// modelPicker is the model option of the last config_option_update mm
+// wrote for session sid: its values and the current one (nil values: no
+// update, or one without a model option).
+func modelPicker(t *testing.T, stream, sid string) (values []string, current string) {
+	for _, m := range wireLines(t, stream) {
+		if m.Method != "session/update" {
+			continue
+		}
+		var p struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				Kind    string `json:"sessionUpdate"`
+				Options []struct {
+					ID      string `json:"id"`
+					Current string `json:"currentValue"`
+					Options []struct {
+						Value string `json:"value"`
+					} `json:"options"`
+				} `json:"configOptions"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || p.SessionID != sid || p.Update.Kind != "config_option_update" {
+			continue
+		}
+		values, current = nil, ""
+		for _, o := range p.Update.Options {
+			if o.ID == "model" {
+				values, current = []string{}, o.Current
+				for _, v := range o.Options {
+					values = append(values, v.Value)
+				}
+			}
+		}
+	}
+	return values, current
+}
+
+// TestACPProvidersFollowModels: after providers/set, an open session's
+// model picker lists the new server's models, and a model chosen from
+// the former server's list — which the new server does not serve, and a
+// real Ollama, vLLM or LM Studio would refuse — is not sent to it: the
+// session goes back to the new server's default, and the picker says so.
+func TestACPProvidersFollowModels(t *testing.T) {
+	t.Parallel()
+	alpha := llmtest.NewServer(llmtest.Scenario{Models: []string{"alpha-1", "alpha-2"}, Steps: []llmtest.Step{{Content: "from alpha"}}})
+	t.Cleanup(alpha.Close)
+	beta := llmtest.NewServer(llmtest.Scenario{Models: []string{"beta-1"}, Steps: []llmtest.Step{{Content: "from beta"}}})
+	t.Cleanup(beta.Close)
+	dir := t.TempDir()
+	r := startRaw(t, dir, mmEnv(t, alpha, "MM_MODEL=alpha-1", "XDG_STATE_HOME="+t.TempDir()))
+	sid := rawOpen(r, dir, `{}`, "")
+	r.until("the model picker", func([]rawMsg) bool {
+		vs, _ := modelPicker(t, r.lines(), sid)
+		return len(vs) > 0
+	})
+	if vs, cur := modelPicker(t, r.lines(), sid); strings.Join(vs, ",") != "alpha-1,alpha-2" || cur != "alpha-1" {
+		t.Fatalf("the first server's picker: %v, current %q", vs, cur)
+	}
+	r.send(`{"jsonrpc":"2.0","id":"m","method":"session/set_config_option","params":{"sessionId":"` + sid + `","configId":"model","value":"alpha-2"}}`)
+	if m := r.wait(`"m"`); m.Result == nil {
+		t.Fatalf("choosing alpha-2: %s", m.Line)
+	}
+
+	b, _ := json.Marshal(beta.URL())
+	r.send(`{"jsonrpc":"2.0","id":"set","method":"providers/set","params":{"providerId":"beta","apiType":"openai","baseUrl":` + string(b) + `}}`)
+	if m := r.wait(`"set"`); m.Result == nil {
+		t.Fatalf("providers/set: %s", m.Line)
+	}
+	r.until("the picker of the server set", func([]rawMsg) bool {
+		vs, cur := modelPicker(t, r.lines(), sid)
+		return strings.Join(vs, ",") == "beta-1" && cur == "beta-1"
+	})
+	rawPrompt(r, sid, "p", "hello")
+	if reqs := beta.Requests(); len(reqs) != 1 || reqs[0].Model != "beta-1" {
+		var names []string
+		for _, q := range reqs {
+			names = append(names, q.Model)
+		}
+		t.Errorf("the server set got requests for models %q, want one for beta-1 (the one it serves)", names)
+	}
+	if n := len(alpha.Requests()); n != 0 {
+		t.Errorf("the former server got %d requests", n)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
 }
