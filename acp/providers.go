@@ -163,6 +163,10 @@ type providerInfo struct {
 	Meta       map[string]any `json:"_meta,omitempty"`
 	reach      *llm.Reach     // nil: not surveyed
 	source     string
+	// base is the server's API base, kept when it is not current (a
+	// local server the user disabled, the untrusted config's): the list
+	// still says which server the entry is.
+	base string
 }
 
 type providerRoute struct {
@@ -221,7 +225,7 @@ func (a *Agent) listProviders(ctx context.Context, _ providerParams) (any, error
 
 	var list []providerInfo
 	add := func(id, source, base string, on bool) {
-		p := providerInfo{ProviderID: id, Supported: []string{apiOpenAI}, Required: id == providerMain, source: source, reach: found[base]}
+		p := providerInfo{ProviderID: id, Supported: []string{apiOpenAI}, Required: id == providerMain, source: source, reach: found[base], base: base}
 		if on {
 			p.Current = &providerRoute{APIType: apiOpenAI, BaseURL: base}
 		}
@@ -260,6 +264,13 @@ func (a *Agent) listProviders(ctx context.Context, _ providerParams) (any, error
 		if _, set := ch.Set[ep.Provider]; set || found[ep.BaseURL] == nil || !found[ep.BaseURL].Answers {
 			continue
 		}
+		// A local server that is already listed — the configured one is
+		// often a local server on its usual port, or the user set it —
+		// is the same server: listed twice, choosing one of the two
+		// entries would look like a change and be none.
+		if slices.ContainsFunc(list, func(p providerInfo) bool { return sameServer(p.base, ep.BaseURL) }) {
+			continue
+		}
 		add(ep.Provider, "local", ep.BaseURL, !slices.Contains(ch.Disabled, ep.Provider))
 	}
 	if conf.Untrusted != "" {
@@ -268,17 +279,17 @@ func (a *Agent) listProviders(ctx context.Context, _ providerParams) (any, error
 	for i := range list {
 		p := &list[i]
 		mm := map[string]any{"source": p.source, "active": p.ProviderID == active}
-		base := ""
-		if p.Current != nil {
-			base = p.Current.BaseURL
-		} else if p.ProviderID == providerWorkspace {
-			base = conf.Untrusted
-			mm["baseUrl"] = base
+		if p.Current == nil {
+			// The schema's current is null for a provider not in use; the
+			// user still needs to see which server it is.
+			mm["baseUrl"] = p.base
+		}
+		if p.ProviderID == providerWorkspace {
 			mm["note"] = "the workspace's .mm/agent.yaml names this server but is not trusted — run `mm trust` there (or /trust) if you wrote it"
 		}
 		if p.ProviderID == providerMain && conf.Kind != "" && p.source == "config" {
 			mm["kind"] = conf.Kind
-		} else if k := kindOf(local, base); k != "" {
+		} else if k := kindOf(local, p.base); k != "" {
 			mm["kind"] = k
 		}
 		if r := p.reach; r != nil {
@@ -296,11 +307,34 @@ func (a *Agent) listProviders(ctx context.Context, _ providerParams) (any, error
 // it is none of them.
 func kindOf(local []llm.Endpoint, base string) string {
 	for _, ep := range local {
-		if ep.BaseURL == strings.TrimRight(base, "/") {
+		if sameServer(ep.BaseURL, base) {
 			return ep.Provider
 		}
 	}
 	return ""
+}
+
+// sameServer reports whether two API bases name the same server: a
+// config says localhost where the survey says 127.0.0.1, and a trailing
+// slash changes nothing.
+func sameServer(a, b string) bool {
+	ua, err := url.Parse(strings.TrimRight(a, "/"))
+	if err != nil || a == "" {
+		return false
+	}
+	ub, err := url.Parse(strings.TrimRight(b, "/"))
+	if err != nil || b == "" {
+		return false
+	}
+	host := func(u *url.URL) string {
+		switch h := u.Hostname(); h {
+		case "localhost", "127.0.0.1", "::1":
+			return "loopback"
+		default:
+			return strings.ToLower(h)
+		}
+	}
+	return ua.Scheme == ub.Scheme && host(ua) == host(ub) && ua.Port() == ub.Port() && ua.Path == ub.Path
 }
 
 // setProvider answers providers/set: the server is remembered for the
