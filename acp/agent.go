@@ -36,6 +36,11 @@ type Builder struct {
 	// session closes or mm exits. Nil: the client's servers are refused
 	// with a note.
 	MCP func(ctx context.Context, cwd string, servers []sdk.McpServer) (ts []tools.Tool, notes []string, close func())
+	// Untrusted says that the workspace's own config is not trusted and
+	// what of it was ignored, shown at the first prompt of each session
+	// (a notice of its own: it is about trust, not about a server); ""
+	// when there is nothing to say.
+	Untrusted string
 	// Models lists the served models for the model picker (A9); nil or an
 	// error shows no picker.
 	Models func(ctx context.Context) ([]string, error)

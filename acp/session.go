@@ -36,9 +36,10 @@ type session struct {
 
 	thoughtShown bool // the thought level picker was offered (turn goroutine)
 
-	// notes are shown at the start of the first prompt (an MCP server
-	// that failed to start); closeMCP ends the session's MCP servers.
-	notes    []string
+	// notes are shown at the start of the first prompt (the workspace
+	// config is not trusted, an MCP server failed to start); closeMCP
+	// ends the session's MCP servers.
+	notes    []engine.Struggle
 	closeMCP func()
 	released sync.Once
 
@@ -194,7 +195,7 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	s.notes = nil
 	s.mu.Unlock()
 	for _, n := range notes {
-		s.struggle(send, engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})
+		s.struggle(send, n)
 	}
 	if title, isNew := s.engine.TitleFrom(prompt); isNew {
 		s.info(send, title, time.Time{})

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/tools"
 )
@@ -36,12 +37,19 @@ func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd stri
 	if fsCaps.ReadTextFile || fsCaps.WriteTextFile {
 		s.env.files = &editorFiles{disk: base, s: s, read: fsCaps.ReadTextFile, write: fsCaps.WriteTextFile}
 	}
+	if b.Untrusted != "" {
+		s.notes = append(s.notes, engine.Struggle{Level: engine.Warning, Kind: kindTrust, Text: b.Untrusted})
+	}
 	var extra []tools.Tool
+	var mcpNotes []string
 	switch {
 	case b.MCP != nil:
-		extra, s.notes, s.closeMCP = b.MCP(ctx, cwd, mcp)
+		extra, mcpNotes, s.closeMCP = b.MCP(ctx, cwd, mcp)
 	case len(mcp) > 0:
-		s.notes = []string{"MCP servers are not supported by this build of mm; their tools are not offered"}
+		mcpNotes = []string{"MCP servers are not supported by this build of mm; their tools are not offered"}
+	}
+	for _, n := range mcpNotes {
+		s.notes = append(s.notes, engine.Struggle{Level: engine.Warning, Kind: "mcp", Text: n})
 	}
 	eng, err := b.Engine(string(id), cwd, s.env, extra)
 	if err != nil {

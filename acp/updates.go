@@ -131,6 +131,9 @@ func (s *session) replayCompaction(e store.Entry) {
 	s.compaction(c)
 }
 
+// kindTrust marks the note that the workspace's config is not trusted.
+const kindTrust = "trust"
+
 // noticeTitles are the short titles of notices, by struggle kind; a kind
 // not listed is titled by its own name.
 var noticeTitles = map[string]string{
@@ -140,11 +143,14 @@ var noticeTitles = map[string]string{
 	"max_turns": "Step limit reached", "server_error": "Model server error", "empty_answer": "The model answered nothing",
 	"context_full": "Context window nearly full", "context": "Context window", "cache": "Prompt cache not reused",
 	"diagnostics": "Language server", "skill": "Skill", "store": "Session not saved", "tool": "Tool", "mcp": "MCP server",
+	engine.KindHook: "Hook", engine.KindGuard: "Flagged by a guard", kindTrust: "Workspace config not trusted",
 }
 
 // struggle shows one of mm's notes: a notice (severity and a short
 // title) to a client that advertised session.notices, else today's
-// italic paragraph in the answer. Notices are live, not history: the
+// italic paragraph in the answer. The severity is error for a turn
+// stopped, info for what mm did on its own and that worked, else
+// warning. Notices are live, not history: the
 // model never depends on one, and session/load does not replay them.
 func (s *session) struggle(ctx context.Context, e engine.Struggle) {
 	if !s.agent.sessionCaps().notices {
@@ -152,8 +158,11 @@ func (s *session) struggle(ctx context.Context, e engine.Struggle) {
 		return
 	}
 	sev := "warning"
-	if e.Level == engine.Severe {
+	switch e.Level {
+	case engine.Severe:
 		sev = "error"
+	case engine.Info:
+		sev = "info"
 	}
 	title := noticeTitles[e.Kind]
 	if title == "" {

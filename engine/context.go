@@ -307,7 +307,9 @@ func (t *turn) fit(ctx context.Context, withTools bool, target int) error {
 		done("shrunk", 0)
 	}
 	if mid && target == 0 && (last == "compacted" || last == "shrunk") {
-		t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: fmt.Sprintf("context %d%% full — %s %s → %s tokens to go on",
+		// mm made room on its own and the turn goes on: news, not a
+		// warning — nothing here is for the user to fix.
+		t.emit(Struggle{Level: Info, Kind: "context", Text: fmt.Sprintf("context %d%% full — %s %s → %s tokens to go on",
 			min(999, before*100/w), stepWords(last), compact.Thousands(before), compact.Thousands(after))})
 	}
 	return nil
@@ -706,7 +708,9 @@ func (t *turn) overflow(ctx context.Context, err error, withTools bool) (TurnEnd
 			window += fmt.Sprintf(" (not %s)", compact.Thousands(was))
 		}
 	}
-	t.struggle(detect.Struggle{Level: detect.Warning, Kind: "context", Text: fmt.Sprintf("context overflow: %s — mm shrank the conversation to ≈%s tokens and sent it again",
+	// Recovered: the request was sent again and the turn goes on, so the
+	// note is news (Info); a wrong configured window is in its text.
+	t.emit(Struggle{Level: Info, Kind: "context", Text: fmt.Sprintf("context overflow: %s — mm shrank the conversation to ≈%s tokens and sent it again",
 		window, compact.Thousands(s.estimate(s.request(withTools))))})
 	return TurnEnd{}, false
 }

@@ -88,6 +88,10 @@ const (
 	Warning Level = iota + 1
 	// Severe: the turn was stopped (stuck, stalled, server error…).
 	Severe
+	// Info: mm did something on its own and it worked (earlier turns
+	// summarised, an overflow recovered): worth knowing, nothing to fix.
+	// A front end without levels shows it as a warning, as before.
+	Info
 )
 
 // Struggle says the model is struggling; it is shown, never stored.

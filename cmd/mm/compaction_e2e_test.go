@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -171,7 +172,10 @@ func TestACPCompactionUpdates(t *testing.T) {
 // failed turn still answers its one line. session/load does not replay
 // them (notices are live, not history). Every message validates against
 // the 2026-11 schema. A client that does not advertise it
-// (TestACPLoopNotes) keeps the italic notes.
+// (TestACPLoopNotes) keeps the italic notes. The other kinds of note —
+// the untrusted workspace config, the window the server does not say, a
+// hook, an overflow mm recovered from — are checked both ways
+// (noticeCases).
 func TestACPNotices(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "loop_stuck")
@@ -212,4 +216,130 @@ func TestACPNotices(t *testing.T) {
 		}
 	}
 	checkSchema(t, q.sent.String(), q.lines())
+
+	for _, c := range noticeCases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, caps := range []string{`{"session":{"notices":{}}}`, `{}`} {
+				dir, env := c.setup(t)
+				r := startRaw(t, dir, env)
+				sid := rawOpen(r, dir, caps, "")
+				var notices []string
+				var italic string
+				for i := 0; i < c.prompts; i++ {
+					rawPrompt(r, sid, fmt.Sprintf("p%d", i), c.prompt)
+					notices, italic = nil, ""
+					for _, u := range rawUpdates(t, r.lines()) {
+						switch u.Kind {
+						case "notice":
+							notices = append(notices, u.Severity+": "+u.Title+" — "+u.Description)
+						case "agent_message_chunk":
+							italic += u.Content.Text
+						}
+					}
+					if c.enough == nil || c.enough(notices, italic) {
+						break
+					}
+				}
+				if caps == `{}` {
+					if len(notices) != 0 {
+						t.Errorf("notices to a client that did not ask for them: %q", notices)
+					}
+					for _, w := range c.italic {
+						if !strings.Contains(italic, w) {
+							t.Errorf("without session.notices, no italic note %q in the answer:\n%s", w, italic)
+						}
+					}
+				} else {
+					if strings.Contains(italic, "_mm:") {
+						t.Errorf("a note in the answer: %q", italic)
+					}
+					for _, w := range c.notices {
+						if !slices.ContainsFunc(notices, func(n string) bool { return strings.HasPrefix(n, w) }) {
+							t.Errorf("no notice %q among %q", w, notices)
+						}
+					}
+				}
+				checkSchema(t, r.sent.String(), r.lines())
+				if err := r.close(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// noticeCases are the notes TestACPNotices checks both ways: as notices
+// (their severity, title and the start of their description) to a client
+// that advertised session.notices, as today's italic notes to one that
+// did not.
+var noticeCases = []struct {
+	name  string
+	setup func(t *testing.T) (dir string, env []string)
+	// prompt is sent up to prompts times, until enough holds: the window
+	// probe runs in the background, and its note comes with the first
+	// answer after it ended.
+	prompt  string
+	prompts int
+	enough  func(notices []string, italic string) bool
+	notices []string
+	italic  []string
+}{
+	{
+		// An untrusted workspace config: its own notice, not an MCP
+		// server's, and no ⚠ in the text (the severity says it). The
+		// server (behind provider openai, no /props) does not say its
+		// window: a warning, with the fix.
+		name: "trust and window unknown",
+		setup: func(t *testing.T) (string, []string) {
+			srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "hello"}}})
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")
+			return dir, mmEnv(t, srv, "MM_PROVIDER=openai", "XDG_STATE_HOME="+t.TempDir())
+		},
+		prompt: "hi", prompts: 4,
+		enough: func(notices []string, italic string) bool {
+			return strings.Contains(strings.Join(notices, "\n")+italic, "context window unknown")
+		},
+		notices: []string{
+			"warning: Workspace config not trusted — .mm/agent.yaml is not trusted: yolo ignored — run `mm trust` here",
+			"warning: Context window — context window unknown: the server does not say it — set contextWindow in the config",
+		},
+		italic: []string{
+			"_mm: ⚠ .mm/agent.yaml is not trusted: yolo ignored",
+			"_mm: ⚠ context window unknown: the server does not say it",
+		},
+	},
+	{
+		// A hook that denies a command.
+		name: "hook",
+		setup: func(t *testing.T) (string, []string) {
+			srv := scenario(t, "hook_deny_rm")
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+			hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n")
+			return dir, trusted(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+		},
+		prompt: "delete hello.txt", prompts: 1,
+		notices: []string{"warning: Hook — a hook denied bash: deleting files is forbidden"},
+		italic:  []string{"_mm: ⚠ a hook denied bash: deleting files is forbidden"},
+	},
+	{
+		// A configured window larger than the server's: the refused
+		// request was shrunk and sent again, the turn went on — mm did
+		// it on its own and it worked, so it is news (info).
+		name: "overflow recovered",
+		setup: func(t *testing.T) (string, []string) {
+			srv := llmtest.NewServer(readTurns(1, 4096))
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			foxFiles(t, dir, 1, 14000)
+			cfg := filepath.Join(t.TempDir(), "agent.yaml")
+			writeFile(t, cfg, "contextWindow: 32768\n")
+			return dir, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir())
+		},
+		prompt: "What is in f01.txt?", prompts: 1,
+		notices: []string{"info: Context window — context overflow: the server's window is 4,096 tokens (not 32,768)"},
+		italic:  []string{"_mm: ⚠ context overflow: the server's window is 4,096 tokens (not 32,768)"},
+	},
 }

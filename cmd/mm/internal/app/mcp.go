@@ -35,9 +35,6 @@ func (a *App) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 // acpMCP is acp.Options.MCP: the editor's servers after the config's.
 func (a *App) acpMCP(ctx context.Context, cwd string, servers []sdk.McpServer) ([]tools.Tool, []string, func()) {
 	more, notes := fromACP(servers)
-	if w := a.Trust.Warning(); w != "" {
-		notes = append(notes, w)
-	}
 	set := a.mcpConnect(ctx, cwd, more)
 	return set.Tools(), append(notes, set.Notes...), set.Close
 }

@@ -119,6 +119,9 @@ func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Bu
 		MCP:           a.acpMCP,
 		Models:        a.conn.Models,
 		ThoughtLevels: a.thoughtLevels,
+		// The ⚠ that starts the line on a terminal is the notice's
+		// severity in the editor, and the italic note adds its own.
+		Untrusted: strings.TrimPrefix(a.Trust.Warning(), "⚠ "),
 	}
 }
 
