@@ -12,7 +12,8 @@ import (
 
 // TestACPLoopNotes (issue 4): a looping model shows the ⚠ note, then the ✖
 // note, as short italic paragraphs signed mm inside the agent message; the
-// prompt fails with one line; the session still serves.
+// prompt fails with one line; the session still serves. Every message
+// validates against the 2026-11 schema.
 func TestACPLoopNotes(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "loop_stuck")
@@ -44,6 +45,7 @@ func TestACPLoopNotes(t *testing.T) {
 	if _, err := p.prompt(ctx, id, "are you there?"); err != nil {
 		t.Fatalf("the session does not serve after a stuck turn: %v", err)
 	}
+	checkSchema(t, p.sent.String(), p.stdout.String())
 }
 
 // TestACPNoLoopAcrossPrompts (issue 9, defect 9): six separate prompts

@@ -109,7 +109,9 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 }
 
 // /compact over ACP after four turns: one summary call, a reply with the
-// numbers, the next request smaller and carrying the summary.
+// numbers, the next request smaller and carrying the summary. A client
+// that did not advertise session.compaction gets no compaction update;
+// every message validates against the 2026-11 schema.
 func TestACPCompactCommand(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
@@ -149,6 +151,7 @@ func TestACPCompactCommand(t *testing.T) {
 	if next.PromptTokens >= big || !strings.Contains(next.Messages[1].Content, "each lists a fox's days") {
 		t.Fatalf("next request %d tokens (was %d); first message %q", next.PromptTokens, big, next.Messages[1].Content)
 	}
+	checkSchema(t, p.sent.String(), p.stdout.String())
 }
 
 // A configured window larger than the server's: the refused request is

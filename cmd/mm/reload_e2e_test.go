@@ -15,7 +15,8 @@ import (
 // the next session without a restart; a changed config (or a changed
 // agent file it names) applies to new sessions while a running session
 // keeps the one it was built with; a config broken again answers
-// session/new with its line while the open sessions go on.
+// session/new with its line while the open sessions go on. Every message
+// (the errors included) validates against the 2026-11 schema.
 func TestACPConfigReread(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "config_reread")
@@ -89,13 +90,14 @@ func TestACPConfigReread(t *testing.T) {
 	if !strings.Contains(tools[0], "one") || !strings.Contains(tools[1], "two") {
 		t.Errorf("ask_historian descriptions %q: the agent file change did not reach the new session", tools)
 	}
+	checkSchema(t, p.sent.String(), p.stdout.String())
 }
 
 // TestACPConfigRereadTrust: the re-read goes through workspace trust. A
 // workspace .mm/agent.yaml's agents: key is ignored until the user runs
 // mm trust; the next session of the running agent then has the agent,
 // and a change to the agent file makes the config untrusted again for
-// the session after.
+// the session after. Every message validates against the 2026-11 schema.
 func TestACPConfigRereadTrust(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "config_reread")
@@ -138,4 +140,5 @@ func TestACPConfigRereadTrust(t *testing.T) {
 	if ask() {
 		t.Error("the agent file changed after trust: ask_historian still offered")
 	}
+	checkSchema(t, p.sent.String(), p.stdout.String())
 }
