@@ -166,6 +166,77 @@ func TestACPCompactionUpdates(t *testing.T) {
 	checkSchema(t, q.sent.String(), q.lines())
 }
 
+// TestACPAutoCompactionUpdates: a compaction mm decides on its own —
+// the conversation outgrew the window between turns — shows in a client
+// that advertises session.compaction as it does for /compact:
+// compaction_update in_progress, the summary as compaction_summary_chunk,
+// then completed, under one id; the next request carries the summary.
+// When the summary cannot be had (the model answers the summary request
+// with a tool call), it is in_progress then failed with the reason, no
+// summary, and the turn still answers. Every message validates against
+// the 2026-11 schema.
+func TestACPAutoCompactionUpdates(t *testing.T) {
+	t.Parallel()
+	// Each prompt is about 1,500 tokens: in an 8,192-token window, with
+	// the last turn kept whole, the third one does not fit without the
+	// first two summarised (there are no tool outputs to mask).
+	long := func(i int) string {
+		return strings.Repeat(fmt.Sprintf("Turn %d: the fox ran through the field and back home again. ", i), 100)
+	}
+	for _, c := range []struct {
+		name    string
+		summary llmtest.Step
+		want    []string
+	}{
+		{"completed", llmtest.Step{Content: "- The user tells of a fox that runs through a field, turn after turn."},
+			[]string{"compaction_update in_progress", "compaction_summary_chunk", "compaction_update completed"}},
+		{"failed", llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f01.txt"}}}},
+			[]string{"compaction_update in_progress", "compaction_update failed"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.NewServer(llmtest.Scenario{NCtx: 8192, Loop: true, Steps: []llmtest.Step{{Content: "Noted."}},
+				Replies: []llmtest.Reply{{When: "Write the updated notes now.", Step: c.summary}}})
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			cfg := filepath.Join(t.TempDir(), "agent.yaml")
+			writeFile(t, cfg, "context: {keepLastTurns: 1}\n")
+			r := startRaw(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir()))
+			sid := rawOpen(r, dir, `{"session":{"compaction":{}}}`, "")
+			var seq []string
+			for i := 1; i <= 4 && len(seq) == 0; i++ {
+				rawPrompt(r, sid, fmt.Sprintf("p%d", i), long(i))
+				seq, _, _, _ = compactionUpdates(rawUpdates(t, r.lines()))
+			}
+			seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.lines()))
+			if strings.Join(seq, ", ") != strings.Join(c.want, ", ") || len(ids) != 1 {
+				t.Fatalf("compaction updates %v (ids %v), want %v under one id", seq, ids, c.want)
+			}
+			last := srv.Requests()[len(srv.Requests())-1]
+			if c.name == "completed" {
+				mm, _ := meta["mm"].(map[string]any)
+				if before, _ := mm["tokensBefore"].(float64); before <= 0 || !strings.Contains(summary, "a fox that runs") {
+					t.Errorf("summary %q, _meta %v", summary, meta)
+				}
+				if !strings.Contains(last.Messages[1].Content, "a fox that runs") {
+					t.Errorf("the next request does not carry the summary: %q", last.Messages[1].Content)
+				}
+			} else {
+				var failed rawUpdate
+				for _, u := range rawUpdates(t, r.lines()) {
+					if u.Kind == "compaction_update" && u.Status == "failed" {
+						failed = u
+					}
+				}
+				if !strings.Contains(failed.Error, "empty summary") || summary != "" {
+					t.Errorf("failed compaction: error %q, summary %q", failed.Error, summary)
+				}
+			}
+			checkSchema(t, r.sent.String(), r.lines())
+		})
+	}
+}
+
 // TestACPNotices: with a client that advertises session.notices, mm's
 // ⚠ and ✖ notes are notices (warning, then error) with a short title and
 // the note as description, and none is written into the answer; the
