@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -8,19 +9,25 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPFork: session/fork (unstable, advertised) copies a session at
-// its current end under a new id: the fork's next request carries the
-// original's conversation, and its mode; the original goes on without
-// the fork's turn; session/list shows both. Every message validates
-// against the 2026-11 schema.
+// its current end under a new id: the fork's answer and its next request
+// carry the original's mode and chosen model, and its request the
+// original's conversation; the original goes on without the fork's turn
+// and the fork without the original's later one; session/list shows
+// both, and a restarted agent loads the fork with its own turns only.
+// Every message validates against the 2026-11 schema.
 func TestACPFork(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "titles")
+	srv := llmtest.NewServer(llmtest.Scenario{Models: []string{"fake-model", "big-model"}, Steps: []llmtest.Step{
+		{Content: "Looking at the parser."}, {Content: "The lexer, in the fork."}, {Content: "Still the parser."}}})
+	t.Cleanup(srv.Close)
 	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	p := startAgent(t, dir, env)
 	ctx := testenv.Context(t)
 	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil || init.AgentCapabilities.SessionCapabilities.Fork == nil {
@@ -34,6 +41,17 @@ func TestACPFork(t *testing.T) {
 	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: a, ModeId: "accept-edits"}); err != nil {
 		t.Fatal(err)
 	}
+	// The model list comes after session/new's answer; then the
+	// original's model is chosen, not the server's default.
+	p.client.waitUpdates(t, "the model picker", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "model") != nil
+		})
+	})
+	if _, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: a, ConfigId: "model", Value: "big-model"}}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.prompt(ctx, a, "Fix the parser"); err != nil {
 		t.Fatal(err)
 	}
@@ -44,16 +62,34 @@ func TestACPFork(t *testing.T) {
 	if f.Modes == nil || f.Modes.CurrentModeId != "accept-edits" {
 		t.Errorf("the fork's mode = %+v", f.Modes)
 	}
+	var opts []sdk.SessionConfigOption
+	raw, _ := json.Marshal(f.ConfigOptions)
+	json.Unmarshal(raw, &opts)
+	if m := selectOf(opts, "model"); m == nil || m.CurrentValue != "big-model" {
+		t.Errorf("the fork's model option = %+v, want the original's big-model", m)
+	}
 	if _, err := p.prompt(ctx, f.SessionId, "and the lexer?"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.Requests()
-	var said []string
-	for _, m := range reqs[len(reqs)-1].Messages {
-		said = append(said, m.Content)
+	if _, err := p.prompt(ctx, a, "and the tests?"); err != nil {
+		t.Fatal(err)
 	}
-	if joined := strings.Join(said, "\n"); !strings.Contains(joined, "Fix the parser") || !strings.Contains(joined, "Looking at the parser.") {
-		t.Errorf("the fork's request lacks the original conversation:\n%s", joined)
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	said := func(i int) string {
+		var out []string
+		for _, m := range reqs[i].Messages {
+			out = append(out, m.Content)
+		}
+		return strings.Join(out, "\n")
+	}
+	if fork := said(1); !strings.Contains(fork, "Fix the parser") || !strings.Contains(fork, "Looking at the parser.") || reqs[1].Model != "big-model" {
+		t.Errorf("the fork's request (model %q) lacks the original conversation or model:\n%s", reqs[1].Model, fork)
+	}
+	if orig := said(2); !strings.Contains(orig, "Looking at the parser.") || strings.Contains(orig, "and the lexer?") || strings.Contains(orig, "in the fork") {
+		t.Errorf("the original's next request is not the original's alone:\n%s", orig)
 	}
 	l, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
 	if err != nil {
@@ -68,6 +104,32 @@ func TestACPFork(t *testing.T) {
 		t.Errorf("session/list titles %q", titles)
 	}
 	checkSchema(t, p.sent.String(), p.stdout.String())
+	p.stop(t)
+
+	// A restarted agent loads the fork: its own turns, not the original's
+	// later one, and the original's model still chosen.
+	q := startAgent(t, dir, env)
+	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ld, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: f.SessionId, Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatalf("session/load of the fork: %v", err)
+	}
+	us, _ := q.client.snapshot()
+	var user []string
+	for _, u := range us {
+		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
+			user = append(user, u.UserMessageChunk.Content.Text.Text)
+		}
+	}
+	if got := strings.Join(user, "|"); !strings.Contains(got, "Fix the parser") || !strings.Contains(got, "and the lexer?") || strings.Contains(got, "and the tests?") {
+		t.Errorf("the fork loaded with the user's messages %q", user)
+	}
+	if m := selectOf(ld.ConfigOptions, "model"); m == nil || m.CurrentValue != "big-model" {
+		t.Errorf("the loaded fork's model option = %+v, want big-model", m)
+	}
+	checkSchema(t, q.sent.String(), q.stdout.String())
 }
 
 // TestLineFork: mm -p --fork ID continues a copy of a saved session —
