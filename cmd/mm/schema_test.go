@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +90,9 @@ func schemaOf(t *testing.T, name string) *jsonschema.Resolved {
 	if _, ok := defs[name]; !ok {
 		t.Fatalf("the schema has no type %s", name)
 	}
-	doc, _ := json.Marshal(map[string]any{"$ref": "#/$defs/" + name, "$defs": defs})
+	// Only the definitions the type reaches: resolving all of the
+	// schema's for each type cost a second of CPU a type under -race.
+	doc, _ := json.Marshal(map[string]any{"$ref": "#/$defs/" + name, "$defs": reachable(defs, name)})
 	var s jsonschema.Schema
 	if err := json.Unmarshal(doc, &s); err != nil {
 		t.Fatalf("schema %s: %v", name, err)
@@ -101,6 +104,27 @@ func schemaOf(t *testing.T, name string) *jsonschema.Resolved {
 	acpSchema.cache.Store(name, r)
 	return r
 }
+
+// reachable is name's definition and every definition its $refs reach.
+func reachable(defs map[string]json.RawMessage, name string) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	todo := []string{name}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		raw, ok := defs[n]
+		if _, seen := out[n]; seen || !ok {
+			continue
+		}
+		out[n] = raw
+		for _, m := range refPattern.FindAllSubmatch(raw, -1) {
+			todo = append(todo, string(m[1]))
+		}
+	}
+	return out
+}
+
+var refPattern = regexp.MustCompile(`"\$ref"\s*:\s*"#/\$defs/([^"]+)"`)
 
 // wire is one JSON-RPC message as written on a stream.
 type wire struct {
