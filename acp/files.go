@@ -52,14 +52,18 @@ func (f *editorFiles) ReadFile(ctx context.Context, path string) ([]byte, error)
 // WriteFile hands the new text to the editor. An empty text goes to the
 // disk: the protocol requires content, so clients refuse an empty write.
 // The editor follows links, so the path is checked once more right
-// before: a link out of the workspace put there while the permission
-// prompt was open is refused, not written through.
+// before: a link out of the workspace, or to a file that runs later, put
+// there while the permission prompt was open is refused, not written
+// through.
 func (f *editorFiles) WriteFile(ctx context.Context, path string, data []byte, mode fs.FileMode) error {
 	conn := f.s.agent.connection()
 	if !f.write || conn == nil || len(data) == 0 {
 		return f.disk.WriteFile(ctx, path, data, mode)
 	}
 	if err := tools.Inside(f.s.env.Roots(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.s.policy.Landing(path, tools.Real(path)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if _, err := conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: f.s.id, Path: path, Content: string(data)}); err != nil {

@@ -18,7 +18,8 @@ import (
 //
 // Precedence: an approval that declares no capabilities is refused; a
 // deny rule wins; then plan mode refuses what is not read-only; then a
-// "never" answer; then yolo mode; then a preToolUse hook's allow (or its
+// "never" answer; then a write that a link leads to a file that runs
+// later is refused, and one to such a file asked (RunsLater); then yolo mode; then a preToolUse hook's allow (or its
 // ask, which asks); then accept-edits for what only writes workspace
 // files; then allow rules and "always" answers covering every part;
 // otherwise the user is asked. So a hook's allow only
@@ -119,7 +120,7 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 	if d, ok := p.Decide(req); ok {
 		return d, nil
 	}
-	later := p.runsLater(req)
+	later, _ := p.runsLater(req)
 	if ask == nil && later != "" {
 		return Decision{Reason: ErrNoOneToAsk.Error() + ": " + later + " — --yes and yolo do not answer for it"}, nil
 	}
@@ -182,7 +183,9 @@ func (p *Policy) Decide(a Approval) (Decision, bool) {
 	if refused != "" {
 		return Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
 	}
-	if p.runsLater(a) != "" {
+	if why, refuse := p.runsLater(a); refuse {
+		return Decision{Reason: why}, true
+	} else if why != "" {
 		return Decision{}, false
 	}
 	if mode == ModeYolo {

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"errors"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -89,56 +91,136 @@ type RunLater struct {
 	Named map[string]string
 }
 
-// Why says why writing the absolute path abs runs code later, "" when it
-// does not.
+// Why says why writing the absolute path abs, as it is written, runs code
+// later, "" when it does not. A link on the way is not followed: Lands
+// says where the write goes.
 func (r *RunLater) Why(abs string) string {
 	if r == nil {
 		return ""
 	}
-	if why, ok := r.Named[filepath.Clean(abs)]; ok {
+	abs = filepath.Clean(abs)
+	if why, ok := r.Named[abs]; ok {
 		return why
 	}
-	rel, err := filepath.Rel(r.Root, abs)
-	if err != nil {
+	// A named file reached under another name — through a link to it or
+	// to its directory — is the same file.
+	if len(r.Named) > 0 {
+		real := Real(abs)
+		for p, why := range r.Named {
+			if Real(p) == real {
+				return why
+			}
+		}
+	}
+	rel, ok := r.rel(abs)
+	if !ok {
 		return ""
 	}
 	return RunsLater(rel)
 }
 
+// rel gives abs relative to the root: as the root is written, or as it
+// is once its own links are resolved (what Real returns is under that).
+func (r *RunLater) rel(abs string) (string, bool) {
+	for _, root := range []string{r.Root, Real(r.Root)} {
+		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return rel, true
+		}
+	}
+	return "", false
+}
+
+// name is abs as the user reads it: relative to the root when inside it.
+func (r *RunLater) name(abs string) string {
+	if rel, ok := r.rel(abs); ok {
+		return filepath.ToSlash(rel)
+	}
+	return abs
+}
+
+// Real is where a write to the absolute path p lands: every link on the
+// way followed — a dangling final one too, whose target the write would
+// create — and the part that does not exist yet appended as written. A
+// path that cannot be resolved (a loop) is returned as it is.
+func Real(p string) string {
+	real, err := evalExisting(filepath.Clean(p))
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return real
+}
+
+// Redirect says why a write to abs, which lands at real (Real, or what a
+// writer found at the moment of writing), must not happen: a link on the
+// way leads it to a file that runs later. "" when abs is where the write
+// lands, or where it lands does not run later.
+//
+// Such a write is refused rather than asked: a file tool's question
+// names the path it was given, and the write would land elsewhere; the
+// model is told to write the file itself, which is then asked.
+func (r *RunLater) Redirect(abs, real string) string {
+	if r == nil || filepath.Clean(abs) == filepath.Clean(real) {
+		return ""
+	}
+	why := r.Why(real)
+	if why == "" {
+		return ""
+	}
+	to := r.name(real)
+	return r.name(abs) + " leads, through a link, to " + to + ", which runs later — " + why +
+		": mm does not write such a file through a link; write " + to + " itself, so the user is asked"
+}
+
+// ErrRunsLater marks a write refused at the moment of writing because a
+// link sent it to a file that runs later (RunLater.Redirect).
+var ErrRunsLater = errors.New("a link leads the write to a file that runs later")
+
+// redirectError is that refusal, worded for the model.
+type redirectError string
+
+func (e redirectError) Error() string { return string(e) }
+func (e redirectError) Unwrap() error { return ErrRunsLater }
+
 // runsLater says why the approval writes a file that runs later, naming
 // the file: the tool's own reason (bash) or the first path it writes that
-// is one. A tool that can only say it may write anything (an MCP tool) is
-// not asked for that alone: yolo would then mean nothing for it.
-func (p *Policy) runsLater(a Approval) string {
+// is one. refuse is set when a path reaches such a file only through a
+// link — the approval does not name where it lands — so the Policy
+// refuses it instead of asking about a name that is not the file. A tool
+// that can only say it may write anything (an MCP tool) is not asked for
+// that alone: yolo would then mean nothing for it.
+func (p *Policy) runsLater(a Approval) (why string, refuse bool) {
 	if a.RunsLater != "" {
-		return a.RunsLater
+		return a.RunsLater, false
 	}
 	p.mu.Lock()
 	r := p.runLater
 	p.mu.Unlock()
 	if a.Caps&(WritesWorkspace|WritesOutside|WritesRunLater) == 0 {
-		return ""
+		return "", false
 	}
 	if r == nil {
-		return ""
+		return "", false
 	}
 	var paths []string
 	for _, d := range a.Diffs {
-		paths = append(paths, d.Path)
+		paths = append(paths, filepath.Clean(d.Path))
 	}
 	for _, l := range a.Locations {
-		paths = append(paths, l.Path)
+		paths = append(paths, filepath.Clean(l.Path))
+	}
+	for _, abs := range paths {
+		if real := Real(abs); !slices.Contains(paths, real) {
+			if why := r.Redirect(abs, real); why != "" {
+				return why, true
+			}
+		}
 	}
 	for _, abs := range paths {
 		if why := r.Why(abs); why != "" {
-			rel, err := filepath.Rel(r.Root, abs)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				rel = abs
-			}
-			return filepath.ToSlash(rel) + " runs later — " + why
+			return r.name(abs) + " runs later — " + why, false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // WatchRunLater makes every write to a file that runs later (r.Why) ask
@@ -147,4 +229,23 @@ func (p *Policy) WatchRunLater(r *RunLater) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.runLater = r
+}
+
+// Landing checks a write at the moment it is made, where it lands: real
+// is what the writer found at path with every link followed, the
+// directory held open (fileedit/disk), or Real(path) for a writer that
+// cannot hold it (the editor). A link that leads the write to a file that
+// runs later — put there before the question or while it was open — is
+// refused with ErrRunsLater; the question was about path.
+func (p *Policy) Landing(path, real string) error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	r := p.runLater
+	p.mu.Unlock()
+	if why := r.Redirect(path, real); why != "" {
+		return redirectError(why)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package tools_test
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +108,61 @@ func TestPolicyAsksForFilesThatRunLater(t *testing.T) {
 	p.SetMode(tools.ModePlan)
 	if d, ok := p.Decide(write(".envrc")); !ok || d.Allowed {
 		t.Errorf("plan mode asked: %+v %v", d, ok)
+	}
+}
+
+// A path that reaches a file that runs later through a link — a
+// directory linked to .git, a file linked to .envrc, dangling or not — is
+// refused without a question in every mode, the reason naming the file it
+// leads to; an approval that also names where it lands (bash lists both)
+// is asked instead. Landing refuses the same at the moment of writing.
+func TestPolicyRefusesWritesThroughLinksToFilesThatRunLater(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "src"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n"), 0o644)
+	for link, target := range map[string]string{"cfg": ".git", "docs": filepath.Join(root, ".git"), "notes.txt": ".envrc", "lib": "src", "hook.sh": "scripts/check.sh"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Skip("no symlinks here:", err)
+		}
+	}
+	named := filepath.Join(root, "scripts", "check.sh")
+	write := func(rel string, more ...string) tools.Approval {
+		abs := filepath.Join(root, rel)
+		a := tools.Approval{Tool: "write_file", Kind: tools.KindEdit, Caps: tools.Reads | tools.WritesWorkspace, Title: "Write " + rel, Key: "write_file", Subject: rel,
+			Diffs: []tools.Diff{{Path: abs}}, Locations: []tools.Location{{Path: abs}}}
+		for _, m := range more {
+			a.Locations = append(a.Locations, tools.Location{Path: filepath.Join(root, m)})
+		}
+		return a
+	}
+	for _, mode := range []tools.Mode{tools.ModeYolo, tools.ModeAcceptEdits} {
+		p := tools.NewPolicy(false, []string{"write_file"}, nil)
+		p.SetMode(mode)
+		p.WatchRunLater(&tools.RunLater{Root: root, Named: map[string]string{named: "a hook mm runs"}})
+		for rel, to := range map[string]string{"cfg/hooks/pre-commit": ".git/hooks/pre-commit", "notes.txt": ".envrc", "docs/config": ".git/config", "hook.sh": "scripts/check.sh"} {
+			d, ok := p.Decide(write(rel))
+			if !ok || d.Allowed || !strings.Contains(d.Reason, rel+" leads, through a link, to "+to+", which runs later") || !strings.Contains(d.Reason, "write "+to+" itself") {
+				t.Errorf("%s: %s: decided=%v %+v, want refused naming %s", mode, rel, ok, d, to)
+			}
+			if err := p.Landing(filepath.Join(root, rel), tools.Real(filepath.Join(root, rel))); !errors.Is(err, tools.ErrRunsLater) {
+				t.Errorf("%s: Landing(%s) = %v, want ErrRunsLater", mode, rel, err)
+			}
+		}
+		if _, ok := p.Decide(write("cfg/hooks/pre-commit", ".git/hooks/pre-commit")); ok {
+			t.Errorf("%s: an approval naming where it lands was not asked", mode)
+		}
+		if d, ok := p.Decide(write("lib/main.go")); !ok || !d.Allowed {
+			t.Errorf("%s: a link to an ordinary directory: %+v %v", mode, d, ok)
+		}
+		if err := p.Landing(filepath.Join(root, "lib/main.go"), filepath.Join(root, "src/main.go")); err != nil {
+			t.Errorf("%s: Landing through an ordinary link: %v", mode, err)
+		}
+		if err := p.Landing(filepath.Join(root, ".envrc"), filepath.Join(root, ".envrc")); err != nil {
+			t.Errorf("%s: Landing on the very file asked about: %v", mode, err)
+		}
 	}
 }

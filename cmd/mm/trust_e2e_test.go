@@ -207,6 +207,50 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 			t.Errorf("the model was not told why the hook was not written")
 		}
 	})
+	// A link does not hide where a write lands: cfg -> .git, docs -> .git
+	// and notes.txt -> .envrc make these writes .git/hooks/pre-commit,
+	// .git/config and .envrc, refused under --yes.
+	t.Run("through links, line --yes", func(t *testing.T) {
+		srv := scenario(t, "run_later_links")
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".git", "config"), "[core]\n")
+		for link, target := range map[string]string{"cfg": ".git", "docs": ".git", "notes.txt": ".envrc"} {
+			if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+				t.Skip("no symlinks:", err)
+			}
+		}
+		runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "set things up")
+		for _, rel := range []string{".git/hooks/pre-commit", ".envrc"} {
+			if exists(filepath.Join(dir, rel)) {
+				t.Errorf("%s written through a link with --yes", rel)
+			}
+		}
+		if got := readFile(t, filepath.Join(dir, ".git", "config")); got != "[core]\n" {
+			t.Errorf(".git/config edited through a link: %q", got)
+		}
+		told := lastToolText(srv)
+		for _, want := range []string{"cfg/hooks/pre-commit leads, through a link, to .git/hooks/pre-commit", "notes.txt leads, through a link, to .envrc", "docs/config leads, through a link, to .git/config"} {
+			if !strings.Contains(told, want) {
+				t.Errorf("the model was not told %q:\n%s", want, told)
+			}
+		}
+	})
+}
+
+// lastToolText is every tool result the model was sent in the last
+// request, joined: what it was told.
+func lastToolText(srv *llmtest.Server) string {
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, m := range reqs[len(reqs)-1].Messages {
+		if m.Role == "tool" {
+			b.WriteString(m.Content + "\n")
+		}
+	}
+	return b.String()
 }
 
 // git commands that run without a question (here --yes) run none of the

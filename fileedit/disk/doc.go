@@ -13,6 +13,10 @@
 //     at the moment of the operation to follow a symlink or ".." out of
 //     the root: a directory swapped for a link while a permission prompt
 //     was open cannot send a write outside.
+//   - A write inside a root finds the directory it lands in one component
+//     at a time, following links only inside the root, and holds that
+//     directory open while it writes: a caller's check (WriteAtomicChecked)
+//     sees the real path, and the bytes go exactly there.
 //   - A write is atomic (temporary file, sync, rename) and leaves the
 //     original byte-identical and no temporary file behind on failure; a
 //     final link pointing inside the root is written through, one pointing

@@ -15,6 +15,10 @@ var ErrNotRegular = errors.New("not a regular file")
 // symlink.
 var ErrOutside = errors.New("outside the workspace")
 
+// ErrChanged marks a write refused because a directory on its way was
+// swapped (for a link, a file) while the write was finding its place.
+var ErrChanged = errors.New("a directory on the way changed while it was being written")
+
 // TooLargeError is a file over the reader's limit.
 type TooLargeError struct {
 	Size, Limit int64

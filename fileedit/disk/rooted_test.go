@@ -176,3 +176,67 @@ func TestReadStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// The check of a write sees where it lands — every link on the way
+// followed inside the root, a dangling final one too — and a refusal
+// creates nothing. A directory swapped for a link after the check (while
+// the write is under way) does not move the write: it goes into the
+// directory the walk held open.
+func TestWriteAtomicCheckedSeesWhereItLands(t *testing.T) {
+	root, _ := workspace(t)
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink(t, ".git", filepath.Join(root, "cfg"))
+	symlink(t, filepath.Join(root, ".git"), filepath.Join(root, "docs"))
+	symlink(t, ".envrc", filepath.Join(root, "notes.txt"))
+	refuse := errors.New("refused")
+	for path, want := range map[string]string{
+		"cfg/hooks/pre-commit": ".git/hooks/pre-commit",
+		"docs/config":          ".git/config",
+		"notes.txt":            ".envrc",
+		"src/new/a.go":         "src/new/a.go",
+	} {
+		var got string
+		err := WriteAtomicChecked(root, filepath.Join(root, path), []byte("x"), 0o644, func(p, real string) error {
+			if p != filepath.Join(root, path) {
+				t.Errorf("%s: check got path %q", path, p)
+			}
+			got = real
+			return refuse
+		})
+		if !errors.Is(err, refuse) || got != filepath.Join(root, want) {
+			t.Errorf("%s: err %v, check saw %q, want %q", path, err, got, want)
+		}
+	}
+	for _, p := range []string{".git/hooks", ".git/config", ".envrc", "src"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+			t.Errorf("a refused write created %s", p)
+		}
+	}
+
+	sub := filepath.Join(root, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteAtomicChecked(root, filepath.Join(sub, "f.txt"), []byte("mine"), 0o644, func(_, real string) error {
+		if real != filepath.Join(sub, "f.txt") {
+			t.Errorf("check saw %q", real)
+		}
+		// the swap, once the check has passed
+		if err := os.Rename(sub, filepath.Join(root, "moved")); err != nil {
+			t.Fatal(err)
+		}
+		symlink(t, ".git", sub)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".git", "f.txt")); err == nil {
+		t.Error("the write followed a link swapped in after its check")
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "moved", "f.txt")); string(got) != "mine" {
+		t.Errorf("the write did not land in the directory it checked: %q", got)
+	}
+}

@@ -20,18 +20,30 @@ import (
 // With root set, every step goes through os.Root: path must be inside
 // root, and a directory on the way that became a link out of it (swapped
 // while a permission prompt was open) makes the write fail instead of
-// landing outside. A final link is written through — the link stays, its
+// landing outside. The directory the file lands in is found one component
+// at a time and held open while the file is written and renamed into it
+// (land), so where the write lands is decided once. A final link is written through — the link stays, its
 // target changes — when it points inside root, and refused when it
 // points outside, even at nothing yet. With root "", path is written
 // wherever it is (the user's own files).
 func WriteAtomic(root, path string, data []byte, perm fs.FileMode) error {
-	if err := writeAtomic(root, path, data, perm, osOps()); err != nil {
+	return WriteAtomicChecked(root, path, data, perm, nil)
+}
+
+// WriteAtomicChecked is WriteAtomic with a last look at where the write
+// lands: inside root, check (when set) is called with path and the path
+// the write lands at — every link on the way followed, absolute under
+// root — at the moment of writing, with the directory it lands in held
+// open, so what check approves is where the bytes go. An error from check
+// refuses the write; nothing is created.
+func WriteAtomicChecked(root, path string, data []byte, perm fs.FileMode, check func(path, real string) error) error {
+	if err := writeAtomic(root, path, data, perm, osOps(), check); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }
 
-func writeAtomic(root, path string, data []byte, perm fs.FileMode, ops fileOps) error {
+func writeAtomic(root, path string, data []byte, perm fs.FileMode, ops fileOps, check func(path, real string) error) error {
 	if root == "" {
 		if !filepath.IsAbs(path) {
 			abs, err := filepath.Abs(path)
@@ -50,11 +62,20 @@ func writeAtomic(root, path string, data []byte, perm fs.FileMode, ops fileOps) 
 		return err
 	}
 	defer p.Close()
-	target, mode, err := p.target(perm)
+	var look func(string) error
+	if check != nil {
+		look = func(real string) error { return check(path, real) }
+	}
+	l, err := p.land(look)
 	if err != nil {
 		return err
 	}
-	if err := writeAndRename(p.r, target, data, mode, ops); err != nil {
+	defer l.dir.Close()
+	mode, err := l.mode(perm)
+	if err != nil {
+		return err
+	}
+	if err := writeAndRename(l.dir, l.name, data, mode, ops); err != nil {
 		if escapes(err) {
 			return outside(path)
 		}
@@ -63,27 +84,19 @@ func writeAtomic(root, path string, data []byte, perm fs.FileMode, ops fileOps) 
 	return nil
 }
 
-// target resolves where to write, relative to the root, and with which
-// mode.
-func (p *rooted) target(perm fs.FileMode) (string, fs.FileMode, error) {
-	rel, fi, err := p.final()
-	switch {
-	case err != nil:
-		return "", 0, err
-	case fi != nil && fi.IsDir():
-		return "", 0, errors.New("it is a directory")
-	case fi != nil && !fi.Mode().IsRegular():
-		return "", 0, ErrNotRegular
-	case fi != nil:
-		return rel, fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), nil
+// mode is the mode the written file gets: an existing file's own, perm
+// for a new one. What is there must be a regular file.
+func (l *landing) mode(perm fs.FileMode) (fs.FileMode, error) {
+	switch fi := l.fi; {
+	case fi == nil:
+		return perm, nil
+	case fi.IsDir():
+		return 0, errors.New("it is a directory")
+	case !fi.Mode().IsRegular():
+		return 0, ErrNotRegular
+	default:
+		return fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky), nil
 	}
-	if err := p.r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
-		if escapes(err) {
-			return "", 0, outside(filepath.Join(p.dir, p.rel))
-		}
-		return "", 0, err
-	}
-	return rel, perm, nil
 }
 
 // fileOps are the steps of a write that can fail once the temporary file

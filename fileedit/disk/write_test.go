@@ -157,7 +157,7 @@ func TestWriteAtomicLateFailureCleansUp(t *testing.T) {
 			if err := os.WriteFile(p, original, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeAtomic(dir, p, []byte("changed\n"), 0o644, ops); !errors.Is(err, fail) {
+			if err := writeAtomic(dir, p, []byte("changed\n"), 0o644, ops, nil); !errors.Is(err, fail) {
 				t.Fatalf("err = %v, want the injected failure", err)
 			}
 			assertUntouched(t, dir, p, original, 1)

@@ -124,9 +124,7 @@ func (a *analysis) written(env tools.Env, path string) {
 	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
 		add(filepath.Join(dir, filepath.Base(path)))
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		add(real)
-	}
+	add(tools.Real(path)) // a dangling link too: the write creates its target
 }
 
 func (a *analysis) walk(env tools.Env, src string, depth int) {

@@ -47,7 +47,7 @@ func New(opts Options) (*Workspace, error) {
 		opts.Roots = []string{abs}
 	}
 	if opts.Files == nil {
-		opts.Files = Disk{Roots: opts.Roots}
+		opts.Files = Disk{Roots: opts.Roots, Landing: opts.Policy.Landing}
 	}
 	return &Workspace{opts: opts, reads: tools.NewReadTracker()}, nil
 }
@@ -85,6 +85,11 @@ type Disk struct {
 	// outside them (a language server's file in the module cache) are
 	// bounded but not confined. Nil confines nothing.
 	Roots []string
+	// Landing, when set, has the last word on a write inside a root: it
+	// gets the path and where the write lands, every link followed, at
+	// the moment of writing (tools.Policy.Landing refuses a link that
+	// leads to a file that runs later). Nil checks nothing more.
+	Landing func(path, real string) error
 }
 
 // ReadFile implements tools.Files.
@@ -98,7 +103,7 @@ func (d Disk) WriteFile(_ context.Context, path string, data []byte, mode fs.Fil
 	if root == "" && len(d.Roots) > 0 {
 		return fmt.Errorf("write %s: %w", path, disk.ErrOutside)
 	}
-	return disk.WriteAtomic(root, path, data, mode)
+	return disk.WriteAtomicChecked(root, path, data, mode, d.Landing)
 }
 
 // rootOf is the root holding path, "" when none does.
