@@ -187,14 +187,20 @@ func (f *fetcher) ask(ctx context.Context, env tools.Env, p params, u, from stri
 	if from != "" {
 		title += " (redirected from " + from + ")"
 	}
+	// The file it saves to is named, as a write tool names its file, so
+	// the Policy's rule for files that run later applies: saving a page
+	// as .envrc or .git/hooks/pre-commit is asked in every mode, and an
+	// "always" answer for the host does not cover it.
+	var locs []tools.Location
 	if out != nil {
 		caps, title = caps|tools.WritesWorkspace, title+" and save it to "+out.rel
+		locs = []tools.Location{{Path: out.abs}}
 	}
 	host := ""
 	if pu, err := url.Parse(u); err == nil {
 		host = pu.Host
 	}
-	d, err := env.Approve(ctx, tools.Approval{Tool: "fetch_content", Kind: kind, Caps: caps, Title: title, Key: host, Subject: u, Input: p})
+	d, err := env.Approve(ctx, tools.Approval{Tool: "fetch_content", Kind: kind, Caps: caps, Title: title, Key: host, Subject: u, Locations: locs, Input: p})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -260,3 +260,49 @@ func TestFetchRedirectToAnotherHostAsks(t *testing.T) {
 		t.Errorf("the other host got %d requests", hits)
 	}
 }
+
+// TestFetchOutputThatRunsLaterIsAsked: saving a page as a file that runs
+// later (.envrc, a git hook) is asked even in yolo and with an "always"
+// answer for the host, the question naming the file; with no one to ask
+// it is refused and nothing is saved. An ordinary output is not asked.
+func TestFetchOutputThatRunsLaterIsAsked(t *testing.T) {
+	srv := site(t, "")
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755)
+	var asked []string
+	ask := func(_ context.Context, r tools.Approval) (tools.Answer, error) {
+		asked = append(asked, r.Title)
+		return tools.RejectOnce, nil
+	}
+	for _, who := range []tools.Asker{ask, nil} {
+		policy := tools.NewPolicy(true, nil, nil)
+		policy.WatchRunLater(&tools.RunLater{Root: dir})
+		ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: policy, Ask: who})
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := strings.TrimPrefix(srv.URL, "http://")
+		policy.Remember(tools.Approval{Tool: "fetch_content", Key: host}, true)
+		asked = nil
+		for _, out := range []string{".envrc", ".git/hooks/pre-commit"} {
+			res := call(t, ws, map[string]any{"url": srv.URL + "/docs", "output": out})
+			if !res.IsError || !strings.Contains(res.Text, "not fetched") {
+				t.Errorf("%s: result = %q, want it not fetched", out, res.Text)
+			}
+			if who == nil && !strings.Contains(res.Text, out+" runs later") {
+				t.Errorf("%s with no one to ask: %q, want it to say the file runs later", out, res.Text)
+			}
+			if _, err := os.Stat(filepath.Join(dir, out)); err == nil {
+				t.Errorf("%s saved", out)
+			}
+		}
+		if who != nil && (len(asked) != 2 || !strings.Contains(asked[0], "⚠ .envrc runs later") || !strings.Contains(asked[1], "⚠ .git/hooks/pre-commit runs later")) {
+			t.Errorf("questions: %q, want both saves asked", asked)
+		}
+		n := len(asked)
+		if res := call(t, ws, map[string]any{"url": srv.URL + "/docs", "output": "page.md"}); res.IsError || len(asked) != n {
+			t.Errorf("an ordinary output: %q, asked %q", res.Text, asked[n:])
+		}
+		os.Remove(filepath.Join(dir, "page.md"))
+	}
+}
