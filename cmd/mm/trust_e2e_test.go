@@ -238,6 +238,38 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 			}
 		}
 	})
+	// A cd moves where a command line writes: after `cd .git`, `config`
+	// is .git/config, and a cd to a computed directory makes the write
+	// unknown; neither runs under --yes.
+	t.Run("bash after cd, line --yes", func(t *testing.T) {
+		srv := scenarioText(t, `
+steps:
+  - tool_calls:
+      - name: bash
+        args: {command: "cd .git && echo '[core] fsmonitor = touch pwned' >> config"}
+      - name: bash
+        args: {command: "D=.git; cd \"$D\" && echo '[core] fsmonitor = touch pwned' >> config"}
+      - name: bash
+        args: {command: "cd src && echo ordinary > notes.txt"}
+  - content: "Done."
+`)
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".git", "config"), "[core]\n")
+		os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+		runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "set things up")
+		if got := readFile(t, filepath.Join(dir, ".git", "config")); got != "[core]\n" {
+			t.Errorf(".git/config written after a cd with --yes: %q", got)
+		}
+		told := lastToolText(srv)
+		for _, want := range []string{".git/config runs later", "in a directory a `cd` computes when it runs"} {
+			if !strings.Contains(told, want) {
+				t.Errorf("the model was not told %q:\n%s", want, told)
+			}
+		}
+		if !exists(filepath.Join(dir, "src", "notes.txt")) {
+			t.Errorf("an ordinary write after a cd did not run:\n%s", told)
+		}
+	})
 	// fetch_content's output is a write like any other: a page saved as
 	// .envrc or a git hook is not saved under --yes.
 	t.Run("fetch_content output, line --yes", func(t *testing.T) {

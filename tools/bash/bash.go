@@ -131,7 +131,9 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 		return tools.Result{Text: why, IsError: true}, nil
 	}
 	ap := analyse(env, line).approval(line, p)
-	ap.RunsLater = gitRisk(env.Cwd(), line)
+	if ap.RunsLater == "" {
+		ap.RunsLater = gitRisk(env.Cwd(), line)
+	}
 	d, err := env.Approve(ctx, ap)
 	if err != nil {
 		if ctx.Err() != nil {

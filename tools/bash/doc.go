@@ -31,6 +31,10 @@
 //     (mvdan.cc/sh/v3/syntax), so every command bash would run is seen:
 //     in lists, pipelines, subshells, $(…), here-documents, bash -c and
 //     eval scripts. A line bash cannot parse is refused with the error.
+//   - The paths a command names are resolved from the directory it runs
+//     in: the line's cd, pushd and popd are followed (cd.go), and after a
+//     cd to a directory computed when the line runs, a relative write is
+//     asked in every mode, since it may be a file that runs later.
 //   - Commands see mm's environment without its secrets (EnvPolicy): no
 //     variable whose name holds KEY, SECRET, TOKEN, PASSWORD or
 //     CREDENTIAL, nor the model server's API key under any name, and that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -54,17 +55,26 @@ type analysis struct {
 	lines int
 	// writes are the absolute paths the line may write, as far as its
 	// words say: redirection targets, the arguments of programs that
-	// write files or of programs mm does not know. They go to the
-	// approval's locations, so that the Policy asks for a write to a
+	// write files or of programs mm does not know — resolved against
+	// every directory the command may run in (a cd before it). They go to
+	// the approval's locations, so that the Policy asks for a write to a
 	// file that runs later (tools.RunsLater) whatever the mode or grant.
 	writes []string
+	// unplaced are the relative paths the line may write in a directory
+	// computed when it runs (`cd "$X"`): any of them may be a file that
+	// runs later, so the line is asked in every mode.
+	unplaced []string
 }
 
 // analyse judges every simple command of line, with paths resolved
 // against env's workspace.
 func analyse(env tools.Env, line string) analysis {
 	a := analysis{lines: strings.Count(strings.TrimSpace(line), "\n") + 1}
-	a.walk(env, line, 0)
+	var start place
+	if env != nil {
+		start = place{{dir: env.Cwd()}}
+	}
+	a.walk(env, line, start, 0)
 	return a
 }
 
@@ -83,7 +93,7 @@ func (a analysis) approval(line string, p Params) tools.Approval {
 	for _, w := range a.writes {
 		locs = append(locs, tools.Location{Path: w})
 	}
-	return tools.Approval{
+	ap := tools.Approval{
 		Tool:      "bash",
 		Kind:      tools.KindExecute,
 		Caps:      caps,
@@ -94,12 +104,16 @@ func (a analysis) approval(line string, p Params) tools.Approval {
 		Locations: locs,
 		Input:     p,
 	}
+	if len(a.unplaced) > 0 {
+		ap.RunsLater = "it writes " + strings.Join(a.unplaced, ", ") + " in a directory a `cd` computes when it runs, so it may be a file that runs later"
+	}
+	return ap
 }
 
-// written records that the line may write path (relative to the
-// session's directory), under its own name and, through a symlink,
-// under the name of what it points to.
-func (a *analysis) written(env tools.Env, path string) {
+// written records that the line may write path (relative to each
+// directory of pl), under its own name and, through a symlink, under the
+// name of what it points to.
+func (a *analysis) written(env tools.Env, pl place, path string) {
 	if env == nil || path == "" || path == "/dev/null" {
 		return
 	}
@@ -108,10 +122,20 @@ func (a *analysis) written(env tools.Env, path string) {
 			path = filepath.Join(home, path[2:])
 		}
 	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(env.Cwd(), path)
+	if filepath.IsAbs(path) {
+		a.writtenAt(filepath.Clean(path))
+		return
 	}
-	path = filepath.Clean(path)
+	if pl.unknown() && !slices.Contains(a.unplaced, path) {
+		a.unplaced = append(a.unplaced, path)
+	}
+	for _, dir := range pl.dirs() {
+		a.writtenAt(filepath.Join(dir, path))
+	}
+}
+
+// writtenAt records the absolute path.
+func (a *analysis) writtenAt(path string) {
 	add := func(p string) {
 		for _, w := range a.writes {
 			if w == p {
@@ -127,13 +151,14 @@ func (a *analysis) written(env tools.Env, path string) {
 	add(tools.Real(path)) // a dangling link too: the write creates its target
 }
 
-func (a *analysis) walk(env tools.Env, src string, depth int) {
+func (a *analysis) walk(env tools.Env, src string, start place, depth int) {
 	f, err := parse(src)
 	if err != nil {
 		a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{strings.TrimSpace(src)}, Unknown: true},
 			text: strings.TrimSpace(src), why: "it does not parse", caps: tools.Anything})
 		return
 	}
+	at := places(src, f, start)
 	piped := map[*syntax.Stmt]bool{} // statements that read a pipe
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if b, ok := n.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
@@ -150,9 +175,21 @@ func (a *analysis) walk(env tools.Env, src string, depth int) {
 		}
 		text := strings.TrimSpace(source(src, st))
 		call, isCall := st.Cmd.(*syntax.CallExpr)
+		pl, ok := at[st]
+		if !ok {
+			pl = start
+		}
+		if !isCall || len(call.Args) == 0 {
+			// `{ …; } > f`, `FOO=1 > f`: the redirection writes f all the same.
+			for _, r := range st.Redirs {
+				if rd := redirOf(src, r); rd.writesFile() && r.Word != nil {
+					a.written(env, pl, rd.target)
+				}
+			}
+		}
 		switch {
 		case isCall && len(call.Args) > 0:
-			a.call(env, src, st, call, piped[st], depth)
+			a.call(env, pl, src, st, call, piped[st], depth)
 		case isCall, isDecl(st.Cmd):
 			// NAME=value, export, declare, local…: the variables of every
 			// later command (PATH, CDPATH, GIT_DIR, BASH_ENV) change.
@@ -182,7 +219,7 @@ type word struct {
 	literal bool
 }
 
-func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax.CallExpr, piped bool, depth int) {
+func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, call *syntax.CallExpr, piped bool, depth int) {
 	var ws []word
 	for _, w := range call.Args {
 		text, lit := literal(src, w)
@@ -217,7 +254,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 	}
 	// The scripts of sh -c, bash -c, eval and find -exec are commands of
 	// the line too.
-	defer a.nested(env, texts, inner, depth)
+	defer a.nested(env, pl, texts, inner, depth)
 	why := ""
 	note := func(w string) {
 		if why == "" {
@@ -227,6 +264,10 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 	rulable := true
 	for _, as := range call.Assigns {
 		note("it sets " + as.Name.Value + " for the command")
+	}
+	if pl.unknown() {
+		note("it runs in a directory a `cd` computes when the line runs")
+		rulable = false
 	}
 	if len(inner) < len(ws) && len(call.Assigns) == 0 {
 		note("it runs " + wordsText(inner) + " through " + ws[0].text)
@@ -242,12 +283,12 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 		}
 	}
 	for _, w := range ws[1:] {
-		if out := outsidePath(env, w.text); out != "" {
+		if out := outsideAt(env, pl, w.text); out != "" {
 			note("it names " + out + ", outside the workspace")
 			rulable = false
 			break
 		}
-		if why := globHazard(env, w.text); why != "" {
+		if why := globAt(env, pl, w.text); why != "" {
 			note(why)
 			rulable = false
 			break
@@ -263,7 +304,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 				continue
 			}
 		}
-		if out := outsidePath(env, rd.target); out != "" && r.Word != nil && rd.target != "/dev/null" && !isDigits(rd.target) && rd.target != "-" {
+		if out := outsideAt(env, pl, rd.target); out != "" && r.Word != nil && rd.target != "/dev/null" && !isDigits(rd.target) && rd.target != "-" {
 			note("it redirects to " + out + ", outside the workspace")
 			rulable = false
 			if rd.writesFile() {
@@ -272,7 +313,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 			continue
 		}
 		if rd.writesFile() {
-			a.written(env, rd.target)
+			a.written(env, pl, rd.target)
 			writes = append(writes, rd.op+" "+rd.target)
 			p.caps |= tools.WritesWorkspace
 			rulable = false // an allow rule names a command, not the files it writes
@@ -287,7 +328,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 		rulable = false
 	}
 	_, plain := plainPrograms[baseName(ws[0].text)]
-	a.mayWrite(env, inner, &p)
+	a.mayWrite(env, pl, inner, &p)
 	if piped && !plain {
 		note("it reads its input from the pipe: what it runs may change each time")
 	}
@@ -316,7 +357,7 @@ func (a *analysis) call(env tools.Env, src string, st *syntax.Stmt, call *syntax
 }
 
 // nested adds the commands a command runs from its arguments, after it.
-func (a *analysis) nested(env tools.Env, texts []string, inner []word, depth int) {
+func (a *analysis) nested(env tools.Env, pl place, texts []string, inner []word, depth int) {
 	if depth >= maxDepth {
 		return
 	}
@@ -324,12 +365,12 @@ func (a *analysis) nested(env tools.Env, texts []string, inner []word, depth int
 	args := texts[len(texts)-len(inner)+1:]
 	switch {
 	case name == "eval":
-		a.walk(env, strings.Join(args, " "), depth+1)
+		a.walk(env, strings.Join(args, " "), pl, depth+1)
 	case name == "trap" && len(args) > 0 && !strings.HasPrefix(args[0], "-"):
-		a.walk(env, args[0], depth+1)
+		a.walk(env, args[0], pl, depth+1)
 	case isShell(name):
 		if script, ok := shellScript(args); ok {
-			a.walk(env, script, depth+1)
+			a.walk(env, script, pl, depth+1)
 		}
 	case name == "find" || name == "fd" || name == "fdfind":
 		for _, c := range execOf(inner[1:]) {
@@ -542,7 +583,7 @@ func denyForms(written string, inner []word) []string {
 // know (and the value of its options: --output=F, of=F); the value of a
 // plain program's option that writes (sort -o F); the paths git restores
 // and the repository config git config writes.
-func (a *analysis) mayWrite(env tools.Env, inner []word, p *part) {
+func (a *analysis) mayWrite(env tools.Env, pl place, inner []word, p *part) {
 	prog, args := baseName(inner[0].text), inner[1:]
 	table, plain := plainPrograms[prog]
 	switch {
@@ -552,7 +593,7 @@ func (a *analysis) mayWrite(env tools.Env, inner []word, p *part) {
 		}
 		switch args[0].text {
 		case "config":
-			a.written(env, ".git/config")
+			a.written(env, pl, ".git/config")
 		case "checkout", "restore", "mv", "apply", "am", "stash", "reset", "merge", "pull", "cherry-pick", "revert", "clone", "init", "worktree", "submodule":
 		default:
 			return
@@ -564,9 +605,9 @@ func (a *analysis) mayWrite(env tools.Env, inner []word, p *part) {
 				continue
 			}
 			if _, v, ok := strings.Cut(w.text, "="); ok {
-				a.written(env, v)
+				a.written(env, pl, v)
 			} else if i+1 < len(args) {
-				a.written(env, args[i+1].text)
+				a.written(env, pl, args[i+1].text)
 			}
 			p.caps |= tools.WritesWorkspace
 		}
@@ -575,10 +616,10 @@ func (a *analysis) mayWrite(env tools.Env, inner []word, p *part) {
 	for _, w := range args {
 		switch {
 		case !strings.HasPrefix(w.text, "-") && !strings.Contains(w.text, "="):
-			a.written(env, w.text)
+			a.written(env, pl, w.text)
 		case strings.Contains(w.text, "="):
 			_, v, _ := strings.Cut(w.text, "=")
-			a.written(env, v)
+			a.written(env, pl, v)
 		}
 	}
 	p.caps |= tools.WritesWorkspace
@@ -608,6 +649,46 @@ func execOf(args []word) [][]string {
 	}
 	return out
 }
+
+// outsideAt is outsidePath from each directory of pl.
+func outsideAt(env tools.Env, pl place, arg string) string {
+	for _, e := range envsAt(env, pl) {
+		if out := outsidePath(e, arg); out != "" {
+			return out
+		}
+	}
+	return ""
+}
+
+// globAt is globHazard from each directory of pl.
+func globAt(env tools.Env, pl place, w string) string {
+	for _, e := range envsAt(env, pl) {
+		if why := globHazard(e, w); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// envsAt are env as seen from each directory of pl that is known.
+func envsAt(env tools.Env, pl place) []tools.Env {
+	if env == nil {
+		return nil
+	}
+	var es []tools.Env
+	for _, d := range pl.dirs() {
+		es = append(es, dirEnv{Env: env, dir: d})
+	}
+	return es
+}
+
+// dirEnv is an Env whose commands run in dir (after a cd).
+type dirEnv struct {
+	tools.Env
+	dir string
+}
+
+func (e dirEnv) Cwd() string { return e.dir }
 
 // outsidePath returns the path arg names when it is outside the
 // workspace (the argument itself, a value after =, a value glued to a

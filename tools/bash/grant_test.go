@@ -303,3 +303,70 @@ func TestWritesRunLaterAsk(t *testing.T) {
 		}
 	}
 }
+
+// TestCdMovesWhereALineWrites: a line that changes its directory writes
+// relative to where it went — through &&, ;, ||, blocks, conditions,
+// loops, functions, pushd and popd, bash -c and eval — so a write into
+// .git after `cd .git` is asked under yolo, as the same write spelled
+// .git/config is. A cd to a directory computed when the line runs makes
+// every relative write after it asked; a cd inside a subshell or a
+// pipeline stays there.
+func TestCdMovesWhereALineWrites(t *testing.T) {
+	env := newEnv(t)
+	os.MkdirAll(filepath.Join(env.cwd, ".git", "hooks"), 0o755)
+	os.MkdirAll(filepath.Join(env.cwd, "src", "sub"), 0o755)
+	p := tools.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	for _, line := range []string{
+		"cd .git && echo x >> config",
+		"cd .git; echo x >> config",
+		"cd .git || exit 1; echo x > config",
+		"cd -P -- .git && echo x > config",
+		"builtin cd .git && echo x > config",
+		"cd .git/hooks && cp ../../evil.sh pre-commit",
+		"cd src && cd ../.git && sed -i s/a/b/ config",
+		"cd src/sub && echo x > ../../.envrc",
+		"pushd .git && echo x > config && popd",
+		"pushd src && popd && echo x > .envrc",
+		"if true; then cd .git; fi; echo x > config",
+		"for d in a b; do cd .git; done; echo x > config",
+		"while true; do cd .git; break; done; echo x > config",
+		"for d in a b c d e; do cd sub; echo x > config; done",
+		"{ cd .git; }; echo x > config",
+		"f() { cd .git; }; f; echo x > config",
+		"bash -c 'cd .git && echo x > config'",
+		"cd .git && bash -c 'echo x > config'",
+		"eval 'cd .git'; echo x > config",
+		`cd "$X" && echo x > config`,
+		"cd $(git rev-parse --show-toplevel)/.git && echo x > config",
+		"cd - && echo x > config",
+		"{ echo evil; } > .git/hooks/pre-commit",
+		"( echo evil ) > .envrc",
+	} {
+		if got, why := decide(p, env, line); got != "ask" {
+			t.Errorf("%q under yolo: %s (%s), want ask", line, got, why)
+		}
+	}
+	for _, line := range []string{
+		"(cd .git && cat config); echo x > config",
+		"cd .git | true; echo x > config",
+		"cd src && echo x > out.txt",
+		"cd src/sub && go test ./...",
+		"pushd src && popd && echo x > notes.txt",
+		"cd .git && cat config",
+	} {
+		if got, why := decide(p, env, line); got != "allow" {
+			t.Errorf("%q under yolo: %s (%s), want allow", line, got, why)
+		}
+	}
+	a := approvalOf(env, `cd "$X" && echo x > config`)
+	if !strings.Contains(a.RunsLater, "it writes config in a directory a `cd` computes when it runs") {
+		t.Errorf("the question does not say why: %q", a.RunsLater)
+	}
+	if a := approvalOf(env, "cd / && cat etc/passwd"); a.Parts[1].Key != "" {
+		t.Errorf("a path outside, seen from where cd went, was keyed %q", a.Parts[1].Key)
+	}
+	if a := approvalOf(env, "cd src && cat ../README.md"); a.Parts[1].Key != "cat" {
+		t.Errorf("a path inside, seen from where cd went, was keyed %q", a.Parts[1].Key)
+	}
+}
