@@ -270,6 +270,54 @@ steps:
 			t.Errorf("an ordinary write after a cd did not run:\n%s", told)
 		}
 	})
+	// A vendored repository's own config counts for the git commands that
+	// use it — after cd, -C, --git-dir or GIT_DIR — not only the one at
+	// the session's directory: its textconv program does not run under
+	// --yes.
+	t.Run("nested repository, line --yes", func(t *testing.T) {
+		git := testenv.NeedTool(t, "git")
+		dir := t.TempDir()
+		sub := filepath.Join(dir, "sub")
+		sh := func(in string, args ...string) {
+			t.Helper()
+			cmd := exec.Command(git, args...)
+			cmd.Dir = in
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		sh(dir, "init", "-q", ".")
+		os.MkdirAll(sub, 0o755)
+		sh(sub, "init", "-q", ".")
+		writeFile(t, filepath.Join(sub, "a.txt"), "one\n")
+		writeFile(t, filepath.Join(sub, ".gitattributes"), "*.txt diff=evil\n")
+		sh(sub, "add", ".")
+		sh(sub, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+		writeFile(t, filepath.Join(sub, "a.txt"), "two\n")
+		marker := filepath.Join(dir, "ran")
+		sh(sub, "config", "diff.evil.textconv", "echo textconv >> "+marker+"; cat")
+		lines := []string{"cd sub && git diff", "git -C sub diff", "git --git-dir=sub/.git --work-tree=sub diff", "GIT_DIR=sub/.git GIT_WORK_TREE=sub git diff"}
+		var steps strings.Builder
+		steps.WriteString("steps:\n")
+		for _, l := range lines {
+			fmt.Fprintf(&steps, "  - tool_calls:\n      - name: bash\n        args: {command: %q}\n", l)
+		}
+		steps.WriteString("  - content: \"Shown.\"\n")
+		srv := scenarioText(t, steps.String())
+		runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "show the diff")
+		if exists(marker) {
+			t.Errorf("an unasked git command ran the nested repository's textconv: %s", readFile(t, marker))
+		}
+		reqs := srv.Requests()
+		for i, l := range lines {
+			if i+1 >= len(reqs) {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			if out := reqs[i+1].Last().Content; !strings.Contains(out, "sub/.git/config sets diff.evil.textconv") {
+				t.Errorf("%q: the model was not told why it did not run:\n%s", l, out)
+			}
+		}
+	})
 	// fetch_content's output is a write like any other: a page saved as
 	// .envrc or a git hook is not saved under --yes.
 	t.Run("fetch_content output, line --yes", func(t *testing.T) {

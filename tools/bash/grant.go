@@ -64,6 +64,13 @@ type analysis struct {
 	// computed when it runs (`cd "$X"`): any of them may be a file that
 	// runs later, so the line is asked in every mode.
 	unplaced []string
+	// gitLater says why a git command of the line would run a program its
+	// repository configures, or why mm cannot tell (gitRepo): asked in
+	// every mode.
+	gitLater string
+	// gitEnv says the line sets GIT_DIR or another variable that picks
+	// the repository git reads, for the commands after it.
+	gitEnv bool
 }
 
 // analyse judges every simple command of line, with paths resolved
@@ -104,8 +111,11 @@ func (a analysis) approval(line string, p Params) tools.Approval {
 		Locations: locs,
 		Input:     p,
 	}
-	if len(a.unplaced) > 0 {
+	switch {
+	case len(a.unplaced) > 0:
 		ap.RunsLater = "it writes " + strings.Join(a.unplaced, ", ") + " in a directory a `cd` computes when it runs, so it may be a file that runs later"
+	case a.gitLater != "":
+		ap.RunsLater = a.gitLater
 	}
 	return ap
 }
@@ -159,6 +169,9 @@ func (a *analysis) walk(env tools.Env, src string, start place, depth int) {
 		return
 	}
 	at := places(src, f, start)
+	if setsGitEnv(f) {
+		a.gitEnv = true
+	}
 	piped := map[*syntax.Stmt]bool{} // statements that read a pipe
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if b, ok := n.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
@@ -252,6 +265,7 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 	if writers[baseName(inner[0].text)] {
 		p.caps |= tools.WritesWorkspace
 	}
+	a.gitCheck(env, pl, src, call, ws, inner)
 	// The scripts of sh -c, bash -c, eval and find -exec are commands of
 	// the line too.
 	defer a.nested(env, pl, texts, inner, depth)
@@ -356,6 +370,62 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 	a.parts = append(a.parts, p)
 }
 
+// gitCheck checks the repository a git command uses (gitRepo); a command
+// given GIT_DIR or the like that is not git may run git with it, which
+// mm cannot follow.
+func (a *analysis) gitCheck(env tools.Env, pl place, src string, call *syntax.CallExpr, ws, inner []word) {
+	if env == nil || a.gitLater != "" {
+		return
+	}
+	vars := map[string]word{}
+	for _, as := range call.Assigns {
+		if gitEnv[as.Name.Value] {
+			v := word{literal: true}
+			if as.Value != nil {
+				v.text, v.literal = literal(src, as.Value)
+			}
+			vars[as.Name.Value] = v
+		}
+	}
+	for _, w := range ws[:len(ws)-len(inner)] { // env GIT_DIR=… git
+		if name, v, ok := strings.Cut(w.text, "="); ok && gitEnv[name] {
+			vars[name] = word{v, w.literal}
+		}
+	}
+	isGit := baseName(inner[0].text) == "git"
+	switch {
+	case a.gitEnv && (isGit || mentionsGit().MatchString(wordsText(inner))):
+		a.gitLater = "the line sets a variable that picks git's repository (GIT_DIR…): mm cannot read that repository's config first"
+	case isGit:
+		a.gitLater = gitRepo(env.Cwd(), pl, inner, vars)
+	case len(vars) > 0:
+		a.gitLater = "it sets a variable that picks git's repository (GIT_DIR…) for " + inner[0].text + ", which may run git: mm cannot read that repository's config first"
+	}
+}
+
+// setsGitEnv reports whether the line sets, for the commands after it, a
+// variable that picks git's repository: `GIT_DIR=x; git …`, `export
+// GIT_DIR=x`. (One set for a single command is read with it: gitCheck.)
+func setsGitEnv(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CallExpr:
+			if len(n.Args) == 0 {
+				for _, as := range n.Assigns {
+					found = found || gitEnv[as.Name.Value]
+				}
+			}
+		case *syntax.DeclClause:
+			for _, as := range n.Args {
+				found = found || as.Name != nil && gitEnv[as.Name.Value]
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 // nested adds the commands a command runs from its arguments, after it.
 func (a *analysis) nested(env tools.Env, pl place, texts []string, inner []word, depth int) {
 	if depth >= maxDepth {
@@ -374,6 +444,9 @@ func (a *analysis) nested(env tools.Env, pl place, texts []string, inner []word,
 		}
 	case name == "find" || name == "fd" || name == "fdfind":
 		for _, c := range execOf(inner[1:]) {
+			if in := unwrap(asWords(c)); len(in) > 0 && baseName(in[0].text) == "git" && a.gitLater == "" {
+				a.gitLater = name + " runs git in the directories it finds: mm cannot read those repositories' config first"
+			}
 			sub := denyForms(strings.Join(c, " "), unwrap(asWords(c)))
 			unknown := strings.Contains(c[0], "{}") || strings.ContainsAny(c[0], "$`")
 			a.parts = append(a.parts, part{Part: tools.Part{Deny: sub, Unknown: unknown}, text: strings.Join(c, " "),

@@ -370,3 +370,62 @@ func TestCdMovesWhereALineWrites(t *testing.T) {
 		t.Errorf("a path inside, seen from where cd went, was keyed %q", a.Parts[1].Key)
 	}
 }
+
+// TestGitChecksTheRepositoryItUses: a git command is checked against the
+// config of the repository it will use — after cd, -C, --git-dir,
+// GIT_DIR (as a prefix, through env, or exported), GIT_CONFIG_GLOBAL, and
+// its submodules' — so a vendored sub/.git/config naming a textconv
+// program is asked for under yolo. When the repository is chosen when
+// the line runs, it is asked too. A clean repository is not.
+func TestGitChecksTheRepositoryItUses(t *testing.T) {
+	env := newEnv(t)
+	const evil = "[diff \"evil\"]\n\ttextconv = touch pwned; cat\n"
+	for name, content := range map[string]string{
+		".git/config":                  "[core]\n\tbare = false\n",
+		"sub/.git/config":              evil,
+		"src/a.go":                     "package a\n",
+		"evil.cfg":                     evil,
+		"mods/.git/config":             "[core]\n",
+		"mods/.git/modules/lib/config": evil,
+	} {
+		p := filepath.Join(env.cwd, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(content), 0o644)
+	}
+	p := tools.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	for _, line := range []string{
+		"cd sub && git diff",
+		"cd sub; git log -p",
+		"(cd sub && git diff)",
+		"git -C sub diff",
+		"git -C src -C ../sub diff",
+		"git --git-dir=sub/.git diff",
+		"git --git-dir sub/.git --work-tree sub diff",
+		"GIT_DIR=sub/.git git diff",
+		"env GIT_DIR=sub/.git git diff",
+		"export GIT_DIR=sub/.git; git diff",
+		"GIT_DIR=sub/.git; export GIT_DIR; git diff",
+		"bash -c 'cd sub && git diff'",
+		"cd sub && bash -c 'git diff'",
+		"GIT_CONFIG_GLOBAL=evil.cfg git diff",
+		"GIT_DIR=sub/.git make diff",
+		"cd mods && git diff --submodule=diff",
+		`git -C "$X" diff`,
+		`cd "$X" && git status`,
+		`GIT_DIR=$D git status`,
+		`find . -name .git -execdir git diff \;`,
+	} {
+		if got, why := decide(p, env, line); got != "ask" {
+			t.Errorf("%q under yolo: %s (%s), want ask", line, got, why)
+		}
+	}
+	for _, line := range []string{"git diff", "git -C src diff", "cd src && git status", "git -c core.pager=cat log"} {
+		if got, why := decide(p, env, line); got != "allow" {
+			t.Errorf("%q under yolo: %s (%s), want allow", line, got, why)
+		}
+	}
+	if a := approvalOf(env, "git -C sub diff"); !strings.Contains(a.RunsLater, "sub/.git/config sets diff.evil.textconv") {
+		t.Errorf("the question does not name the config: %q", a.RunsLater)
+	}
+}
