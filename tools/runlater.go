@@ -42,6 +42,9 @@ func RunsLater(rel string) string {
 	if len(parts) == 3 && parts[0] == ".github" && parts[1] == "workflows" {
 		return "a CI workflow: it runs commands, with the repository's secrets, once pushed"
 	}
+	if len(parts) >= 3 && parts[0] == ".github" && parts[1] == "actions" {
+		return "a GitHub Action of the repository: a workflow runs it, with the repository's secrets"
+	}
 	return ""
 }
 
@@ -58,6 +61,13 @@ var runLaterDirs = map[string]string{
 	".devcontainer": "a dev container definition: its commands run when it is opened",
 	".husky":        "git hooks (husky points git at them)",
 	".cargo":        "cargo's configuration: it can name a wrapper or runner cargo starts",
+	".claude":       "Claude Code settings: its hooks, MCP servers and allowed commands run programs",
+	".cursor":       "Cursor settings: its MCP servers, rules and hooks run programs",
+	".gemini":       "Gemini CLI settings: its MCP servers and tool commands run programs",
+	".continue":     "Continue settings: its MCP servers and commands run programs",
+	".hg":           "Mercurial's own directory: its hgrc hooks run programs",
+	".jj":           "Jujutsu's own directory: its config and the git repository under it run programs",
+	".circleci":     "a CI configuration: it runs commands, with the repository's secrets, once pushed",
 }
 
 // runLaterFiles are file names that configure programs that run code,
@@ -79,6 +89,8 @@ var runLaterFiles = map[string]string{
 	".pnpmfile.cjs":           "pnpm runs it at every install",
 	"mise.toml":               "mise runs its hooks and tasks when you enter the directory",
 	".mise.toml":              "mise runs its hooks and tasks when you enter the directory",
+	".mcp.json":               "MCP servers that agents (Claude Code, others) start in this project",
+	".gitlab-ci.yml":          "a CI configuration: it runs commands, with the repository's secrets, once pushed",
 }
 
 // RunLater finds the files of a workspace that run later (RunsLater), and

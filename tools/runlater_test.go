@@ -35,6 +35,20 @@ func TestRunsLater(t *testing.T) {
 		{".github/workflows/ci.yml", true},
 		{".cargo/config.toml", true},
 		{".nvim.lua", true},
+		{".claude/settings.json", true},
+		{".claude/hooks/check.sh", true},
+		{".mcp.json", true},
+		{".cursor/mcp.json", true},
+		{".gemini/settings.json", true},
+		{".continue/config.yaml", true},
+		{".hg/hgrc", true},
+		{".jj/repo/config.toml", true},
+		{".gitlab-ci.yml", true},
+		{".circleci/config.yml", true},
+		{".github/actions/setup/action.yml", true},
+		{".github/actions/setup/dist/index.js", true},
+		{".github/dependabot.yml", false},
+		{"docs/actions/x.yml", false},
 		{".ENVRC", true}, // case-insensitive file systems
 		{"./.git/../.git/config", true},
 		{"main.go", false},
@@ -163,6 +177,32 @@ func TestPolicyRefusesWritesThroughLinksToFilesThatRunLater(t *testing.T) {
 		}
 		if err := p.Landing(filepath.Join(root, ".envrc"), filepath.Join(root, ".envrc")); err != nil {
 			t.Errorf("%s: Landing on the very file asked about: %v", mode, err)
+		}
+	}
+}
+
+// TestREADMEListsFilesThatRunLater: the README's list of files that run
+// later names every directory and file of the tables, so what users read
+// is what mm asks about.
+func TestREADMEListsFilesThatRunLater(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for dir := range tools.RunLaterDirs {
+		if !strings.Contains(readme, "`"+dir+"/`") {
+			t.Errorf("README does not list `%s/`", dir)
+		}
+	}
+	for file := range tools.RunLaterFiles {
+		if !strings.Contains(readme, "`"+file+"`") {
+			t.Errorf("README does not list `%s`", file)
+		}
+	}
+	for _, more := range []string{"`*.code-workspace`", "`.github/workflows/*`", "`.github/actions/`", "a `.git` file"} {
+		if !strings.Contains(readme, more) {
+			t.Errorf("README does not list %s", more)
 		}
 	}
 }

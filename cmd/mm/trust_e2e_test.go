@@ -153,7 +153,8 @@ func homeOf(env []string) string {
 // one can be asked, refuses them.
 func TestFilesThatRunLaterAreAsked(t *testing.T) {
 	t.Parallel()
-	later := []string{".git/hooks/pre-commit", ".mm/agent.yaml", ".vscode/tasks.json", ".envrc", "app.code-workspace", ".gitattributes"}
+	later := []string{".git/hooks/pre-commit", ".mm/agent.yaml", ".vscode/tasks.json", ".envrc", "app.code-workspace", ".gitattributes",
+		".claude/settings.json", ".mcp.json", ".github/actions/setup/action.yml"}
 	t.Run("acp yolo", func(t *testing.T) {
 		srv := scenario(t, "run_later_writes")
 		dir := t.TempDir()

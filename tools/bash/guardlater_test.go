@@ -8,13 +8,13 @@ import (
 )
 
 // The workspace is granted entry by entry: what runs later, links, and
-// .github/workflows are left out.
+// .github/workflows and .github/actions are left out.
 func TestWorkspaceGrants(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{".git/hooks", ".mm", ".vscode", "src/.git", ".github/workflows", ".github/ISSUE_TEMPLATE", "docs"} {
+	for _, d := range []string{".git/hooks", ".mm", ".vscode", "src/.git", ".github/workflows", ".github/actions/setup", ".github/ISSUE_TEMPLATE", ".claude", ".circleci", "docs"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
-	for _, f := range []string{"README.md", ".envrc", ".gitattributes", "x.code-workspace", ".github/CODEOWNERS"} {
+	for _, f := range []string{"README.md", ".envrc", ".gitattributes", "x.code-workspace", ".github/CODEOWNERS", ".mcp.json", ".gitlab-ci.yml"} {
 		os.WriteFile(filepath.Join(root, f), nil, 0o644)
 	}
 	os.Symlink("/etc", filepath.Join(root, "etc-link"))
