@@ -542,3 +542,72 @@ func TestTrustFromTheEditorAsAForm(t *testing.T) {
 		})
 	}
 }
+
+// A repository's .mm/agent.yaml comes on top of the user's own
+// ~/.config/mm/agent.yaml, never in its place: a file holding only
+// maxTurns: 5 once made mm forget the user's deny rules, hooks and
+// sandbox, so `touch` ran under --yes. Untrusted, what it sets may only
+// tighten the user's config, and one ⚠ line names what it tried to
+// relax; trusted, its keys apply but the user's deny rules still hold.
+func TestWorkspaceConfigComesOnTopOfTheUsers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, user, workspace string
+		trust                 bool
+		// warning is the ⚠ line wanted, "" for none.
+		warning string
+		// bash: whether the model is offered the bash tool.
+		bash bool
+	}{
+		{name: "safe keys only", user: "permissions: {deny: [\"bash:touch *\"]}\nsandbox: landlock\n",
+			workspace: "maxTurns: 5\n", bash: true},
+		{name: "relaxing is refused", user: "bashTool: false\nsandbox: landlock\n",
+			workspace: "maxTurns: 5\nsandbox: off\nbashTool: true\npermissions: {deny: []}\n",
+			warning:   "⚠ .mm/agent.yaml is not trusted: sandbox: off (yours: landlock), bashTool: true (yours: false) ignored — run `mm trust` here"},
+		{name: "trusted keeps the user's deny rules", user: "permissions: {deny: [\"bash:touch *\"]}\n",
+			workspace: "yolo: true\npermissions: {allow: [\"bash:touch *\"], deny: []}\n", trust: true, bash: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := scenario(t, "untrusted_repo")
+			dir := t.TempDir()
+			env := mmEnv(t, srv)
+			home := homeOf(env)
+			hook := filepath.Join(home, "hook.sh")
+			writeFile(t, hook, "#!/bin/sh\ntouch \"$HOME/hook-ran\"\n")
+			os.Chmod(hook, 0o755)
+			writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), c.user+"hooks: {preToolUse: [{command: ["+hook+"]}]}\n")
+			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), c.workspace)
+			if c.trust {
+				trusted(t, dir, env)
+			}
+			_, stderr, _ := runInProcess(t, dir, env, "", "--yes", "-p", "touch ran.txt")
+			if exists(filepath.Join(dir, "ran.txt")) {
+				t.Errorf("touch ran: the workspace config replaced the user's\n%s", stderr)
+			}
+			if warned := strings.Count(stderr, "⚠ .mm/agent.yaml"); c.warning == "" && warned != 0 || c.warning != "" && (warned != 1 || !strings.Contains(stderr, c.warning)) {
+				t.Errorf("want the ⚠ line %q once, stderr:\n%s", c.warning, stderr)
+			}
+			reqs := srv.Requests()
+			if len(reqs) == 0 {
+				t.Fatalf("no request:\n%s", stderr)
+			}
+			offered := false
+			for _, tool := range reqs[0].Tools {
+				offered = offered || tool.Name == "bash"
+			}
+			if offered != c.bash {
+				t.Errorf("bash offered = %v, want %v", offered, c.bash)
+			}
+			if !c.bash {
+				return
+			}
+			if !exists(filepath.Join(home, "hook-ran")) {
+				t.Errorf("the user's own hook did not run")
+			}
+			if len(reqs) < 2 || !strings.Contains(reqs[1].Last().Content, "denied by the permissions.deny rule bash:touch *") {
+				t.Errorf("the user's deny rule did not refuse touch:\n%s", stderr)
+			}
+		})
+	}
+}

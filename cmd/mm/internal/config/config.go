@@ -71,9 +71,16 @@ type Config struct {
 	APIKey string `yaml:"-"`
 	// Source says where the config came from, for messages.
 	Source string `yaml:"-"`
+	// Base is the user's own config file a workspace's .mm/agent.yaml
+	// was laid over (layer), "" when there was none.
+	Base string `yaml:"-"`
 
 	// lines are the top-level keys' lines in the file, for messages.
 	lines map[string]int
+	// keys are the keys the file sets, as dotted paths (sampling,
+	// sampling.top_p): laying it over the user's config (layer) takes
+	// only what the file wrote, not the zero values of what it did not.
+	keys map[string]bool
 	// ignored are the untrusted keys cleared from a workspace config that
 	// is not trusted (LoadFor).
 	ignored []string
@@ -323,8 +330,13 @@ func (b *Budget) UnmarshalYAML(n *yaml.Node) error {
 // ErrInvalid marks a config the user must fix (exit code 2).
 var ErrInvalid = errors.New("invalid config")
 
+// builtIn is the Source of a config read from no file.
+const builtIn = "built-in defaults"
+
 // Find returns the config file to read: flag, else MM_CONFIG, else
-// .mm/agent.yaml in dir, else ~/.config/mm/agent.yaml, else "".
+// .mm/agent.yaml in dir, else ~/.config/mm/agent.yaml, else "". A
+// workspace's .mm/agent.yaml is laid over the user's own file (LoadFor),
+// which UserFile finds.
 func Find(env Env, flag, dir string) string {
 	if flag != "" {
 		return flag
@@ -332,22 +344,34 @@ func Find(env Env, flag, dir string) string {
 	if path := env.Get("MM_CONFIG"); path != "" {
 		return path
 	}
-	candidates := []string{filepath.Join(dir, ".mm", "agent.yaml")}
-	if home, err := env.Home(); err == nil {
-		candidates = append(candidates, filepath.Join(home, ".config", "mm", "agent.yaml"))
+	if ws := filepath.Join(dir, ".mm", "agent.yaml"); exists(ws) {
+		return ws
 	}
-	for _, c := range candidates {
-		if _, err := os.Stat(c); err == nil {
-			return c
-		}
+	return UserFile(env)
+}
+
+// UserFile is the user's own ~/.config/mm/agent.yaml, "" when there is
+// none.
+func UserFile(env Env) string {
+	home, err := env.Home()
+	if err != nil {
+		return ""
+	}
+	if p := filepath.Join(home, ".config", "mm", "agent.yaml"); exists(p) {
+		return p
 	}
 	return ""
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // Load reads path ("" = built-in defaults), checks it, and applies the
 // environment overrides (MM_BASE_URL, MM_MODEL, MM_PROVIDER, MM_API_KEY).
 func Load(env Env, path string) (*Config, error) {
-	c := &Config{Source: "built-in defaults"}
+	c := &Config{Source: builtIn}
 	if path != "" {
 		data, err := disk.Read(context.Background(), "", path, disk.MaxControl)
 		if err != nil {
@@ -400,6 +424,8 @@ func Parse(data []byte, c *Config) error {
 			c.lines[top.Content[i].Value] = top.Content[i].Line
 		}
 	}
+	c.keys = map[string]bool{}
+	keyPaths(root.Content[0], "", c.keys)
 	// `decision:` or `guard:` with nothing after it still says what the
 	// file is.
 	if _, ok := c.lines["decision"]; ok && c.Decision == nil {
@@ -409,6 +435,18 @@ func Parse(data []byte, c *Config) error {
 		c.Guard = &Guard{}
 	}
 	return nil
+}
+
+// keyPaths adds the keys of the mappings under n to out, as dotted paths.
+func keyPaths(n *yaml.Node, prefix string, out map[string]bool) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		path := prefix + n.Content[i].Value
+		out[path] = true
+		keyPaths(n.Content[i+1], path+".", out)
+	}
 }
 
 // checkKeys walks the document against the struct so an unknown key is

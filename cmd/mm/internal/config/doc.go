@@ -1,8 +1,9 @@
 // Package config reads mm's YAML configuration (the canonical keys shared
 // with the original mm), applies the MM_* environment overrides, and
 // reports mistakes with the line they are on. It also holds workspace
-// trust: a repository's own .mm/agent.yaml is obeyed only once the user
-// has trusted its content (Trust). Only cmd/ reads files and the
+// trust: a repository's own .mm/agent.yaml is laid over the user's own
+// config, never in its place, and may only tighten it until the user
+// has trusted its content (layer, Trust). Only cmd/ reads files and the
 // environment; the packages below get plain values.
 //
 // It is nearly a leaf: besides the standard library and YAML it imports

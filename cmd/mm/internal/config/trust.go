@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -115,6 +116,9 @@ func (c *Config) Parts(dir string) []string {
 			return // built-in defaults and the environment: no file
 		}
 		add(absPath(a.Source))
+		if a.Base != "" {
+			add(absPath(a.Base)) // the user's own, under a workspace's
+		}
 		for _, hs := range [][]Hook{a.Hooks.PreGeneration, a.Hooks.PreToolUse, a.Hooks.PostToolUse} {
 			for _, h := range hs {
 				argv(h.Command)
@@ -171,8 +175,13 @@ type Trust struct {
 	Workspace bool
 	// Trusted: the user trusted exactly these contents.
 	Trusted bool
-	// Ignored are the untrusted keys the config sets that were ignored.
+	// Ignored are the untrusted keys the config sets that were ignored,
+	// and what it tried to relax of the user's own config (layer).
 	Ignored []string
+	// Relaxes are what the workspace config relaxes of the user's own
+	// once trusted ("sandbox: off (yours: landlock)"): mm trust shows
+	// them with the untrusted keys.
+	Relaxes []string
 	// Parts and Hash are what trusting records (Parts, Hash).
 	Parts []string
 	Hash  string
@@ -194,10 +203,11 @@ func (t *Trust) Warning() string {
 }
 
 // LoadFor finds and loads the config of a session in dir (Find, Load)
-// and applies workspace trust: a workspace's own .mm/agent.yaml loses its
-// untrusted keys unless the user trusted its current contents (recorded
-// in trustFile; "" trusts nothing). This is the one function that loads a
-// config for a workspace: start-up and every later re-read go through it.
+// and applies workspace trust: a workspace's own .mm/agent.yaml is laid
+// over the user's own config (layer) and loses its untrusted keys unless
+// the user trusted its current contents (recorded in trustFile; ""
+// trusts nothing). This is the one function that loads a config for a
+// workspace: start-up and every later re-read go through it.
 func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	path := Find(env, flag, dir)
 	ws := flag == "" && env.Get("MM_CONFIG") == "" && path != "" && sameFile(path, filepath.Join(dir, ".mm", "agent.yaml"))
@@ -205,14 +215,23 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 		c, err := Load(env, path)
 		return c, &Trust{Trusted: true, Path: path, Store: trustFile, Full: c}, err
 	}
+	t := &Trust{Workspace: true, Path: absPath(path), Store: trustFile}
+	// The user's own config is the base the workspace's is laid over.
+	base, err := Load(env, UserFile(env))
+	if err != nil {
+		return nil, t, err
+	}
 	full, err := Load(env, path)
-	t := &Trust{Workspace: true, Path: absPath(path), Store: trustFile, Full: full}
+	t.Full = full
 	if err == nil {
 		t.Parts = full.Parts(dir)
 		t.Hash = Hash(t.Parts)
 		t.Trusted = trusted(trustFile, t.Path, t.Hash)
+		_, t.Relaxes = layer(base, full, false)
 		if t.Trusted {
-			return full, t, nil
+			c, _ := layer(base, full, true)
+			c, err := checkLayered(c)
+			return c, t, err
 		}
 	}
 	// Untrusted (or not loadable as a whole: a planted agent file that
@@ -222,8 +241,23 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	if rerr != nil {
 		return nil, t, rerr
 	}
-	t.Ignored = c.ignored
-	return c, t, nil
+	c, refused := layer(base, c, false)
+	t.Ignored = append(slices.Clone(c.ignored), refused...)
+	c, err = checkLayered(c)
+	return c, t, err
+}
+
+// checkLayered checks a config laid over another as a whole: each file
+// was valid alone, but together they could be two kinds of agent.
+func checkLayered(c *Config) (*Config, error) {
+	if err := c.validate(); err != nil {
+		base := c.Base
+		if base == "" {
+			base = builtIn
+		}
+		return nil, fmt.Errorf("%w: %s laid over %s: %v", ErrInvalid, c.Source, base, err)
+	}
+	return c, nil
 }
 
 // loadRestricted is Load with the untrusted keys cleared before anything
@@ -322,13 +356,22 @@ func (t *Trust) Grant() error {
 func (t *Trust) Summary() string {
 	var b strings.Builder
 	keys := t.Full.Ignorable()
+	var relaxes []string
+	for _, r := range t.Relaxes {
+		if k, _, _ := strings.Cut(r, ":"); !slices.Contains(keys, k) {
+			relaxes = append(relaxes, r)
+		}
+	}
 	fmt.Fprintf(&b, "%s is not trusted.\n", t.Path)
-	if len(keys) == 0 {
+	if len(keys)+len(relaxes) == 0 {
 		b.WriteString("It sets nothing that needs trust; trusting it changes nothing now.\n")
 	} else {
 		b.WriteString("Once trusted, these take effect:\n")
 		for _, k := range keys {
 			fmt.Fprintf(&b, "  %s: %s\n", k, untrustedValue(t.Full, k))
+		}
+		for _, r := range relaxes {
+			fmt.Fprintf(&b, "  %s — relaxes your own config\n", r)
 		}
 	}
 	b.WriteString("The trust covers these files, as they are now:\n")

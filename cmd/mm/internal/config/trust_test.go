@@ -33,19 +33,21 @@ func TestREADMEListsUntrustedKeys(t *testing.T) {
 // and why it needs trust, then every file the trust covers.
 func TestTrustSummary(t *testing.T) {
 	full := &Config{Yolo: true, BaseURL: "http://evil.example/v1"}
-	tr := &Trust{Workspace: true, Path: "/w/.mm/agent.yaml", Full: full, Parts: []string{"/w/.mm/agent.yaml", "/w/.mm/hook.sh"}}
+	tr := &Trust{Workspace: true, Path: "/w/.mm/agent.yaml", Full: full, Parts: []string{"/w/.mm/agent.yaml", "/w/.mm/hook.sh"},
+		Relaxes: []string{"sandbox: off (yours: landlock)"}}
 	got := tr.Summary()
 	for _, want := range []string{
 		"/w/.mm/agent.yaml is not trusted.\nOnce trusted, these take effect:\n",
 		"  yolo: true — ",
 		"  baseURL: http://evil.example/v1 — ",
+		"  sandbox: off (yours: landlock) — relaxes your own config\n",
 		"The trust covers these files, as they are now:\n  /w/.mm/agent.yaml\n  /w/.mm/hook.sh\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
 	}
-	tr.Full = &Config{}
+	tr.Full, tr.Relaxes = &Config{}, nil
 	if got := tr.Summary(); !strings.Contains(got, "It sets nothing that needs trust") {
 		t.Errorf("a config with nothing to trust:\n%s", got)
 	}

@@ -143,6 +143,8 @@ func Run(ctx context.Context, h Host, cfgErr error, cwd string, args []string, j
 	}
 	if h.Config.Source == "built-in defaults" {
 		d.ok("config", "none found, built-in defaults (.mm/agent.yaml or ~/.config/mm/agent.yaml to change them)")
+	} else if h.Config.Base != "" {
+		d.ok("config", "%s, laid over yours: %s", h.Config.Source, h.Config.Base)
 	} else {
 		d.ok("config", "%s", h.Config.Source)
 	}
