@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -58,8 +59,15 @@ type ServerConfig struct {
 	Workspace bool
 	// Venv, when set, makes mm look for a virtual environment (.venv or
 	// venv) in the root and put its interpreter at this dotted path of
-	// Settings ("python.pythonPath") for that root.
+	// Settings ("python.pythonPath") for that root — when it may be run
+	// (Config.RunVenv).
 	Venv string
+	// VenvPaths, when set, is the dotted path of Settings where mm lists
+	// the virtual environment's site-packages directories when it does
+	// not give the server the interpreter ("python.analysis.extraPaths"):
+	// the server reads them without running anything, so the venv's
+	// packages are still found.
+	VenvPaths string
 }
 
 // Config configures a Manager. The zero Config has no servers.
@@ -91,6 +99,17 @@ type Config struct {
 	// model saw. The bridge never opens a file itself, except after a
 	// command (Changed), when the disk is what changed. Nil: the disk.
 	Files Files
+	// RunVenv lets a server run a virtual environment's interpreter that
+	// is a file of the workspace (ServerConfig.Venv). pyright runs the
+	// interpreter it is given, to learn where imports live; a real venv's
+	// bin/python is a link to a Python installed elsewhere, but a
+	// repository can ship its own .venv/bin/python script, which would run
+	// on the first edit of a .py file. False: an interpreter whose real
+	// path (links resolved) lies in the server's root, BaseDir or Warm's
+	// root is not given to the server, which reads the venv's
+	// site-packages instead (ServerConfig.VenvPaths). mm sets it only
+	// when the user trusted the workspace's config.
+	RunVenv bool
 }
 
 // Files reads the current text of a file (an absolute path); a missing
@@ -143,7 +162,8 @@ func DefaultConfig() Config {
 					}},
 					"pyright": map[string]any{},
 				},
-				Venv: "python.pythonPath",
+				Venv:      "python.pythonPath",
+				VenvPaths: "python.analysis.extraPaths",
 			},
 		},
 	}
@@ -236,17 +256,56 @@ func within(root, p string) bool {
 	return strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// venvPython finds the interpreter of a virtual environment in root.
-func venvPython(root string) string {
+// venvPython finds the interpreter of a virtual environment in root; venv
+// is the environment's directory.
+func venvPython(root string) (py, venv string) {
 	for _, v := range []string{".venv", "venv"} {
 		for _, bin := range []string{"bin/python", "Scripts/python.exe"} {
 			p := filepath.Join(root, v, bin)
 			if _, err := os.Stat(p); err == nil {
-				return p
+				return p, filepath.Join(root, v)
 			}
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// runsInside reports whether the program at path is, once links are
+// resolved, a file under one of dirs — or cannot be told, which counts
+// as inside: a link that does not resolve is not run either.
+func runsInside(path string, dirs []string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return true
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if rd, err := filepath.EvalSymlinks(d); err == nil {
+			d = rd
+		}
+		if within(filepath.Clean(d), real) {
+			return true
+		}
+	}
+	return false
+}
+
+// sitePackages lists the site-packages directories of the virtual
+// environment venv (lib/pythonX.Y/site-packages, lib64/…, Windows'
+// Lib/site-packages), found by reading directories only.
+func sitePackages(venv string) []string {
+	var out []string
+	for _, pattern := range []string{"lib/python*/site-packages", "lib64/python*/site-packages", "Lib/site-packages"} {
+		matches, _ := filepath.Glob(filepath.Join(venv, filepath.FromSlash(pattern)))
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && fi.IsDir() && !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // binary reports whether the server's command is on the PATH of the

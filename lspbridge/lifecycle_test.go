@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -153,24 +154,70 @@ func TestCloseWithoutServers(t *testing.T) {
 	}
 }
 
+// TestVenvPythonPath: a venv's interpreter goes to pyright when it is a
+// link to a Python outside the workspace (a real venv) or when nothing is
+// confined (a trusted workspace); a file of the workspace does not, and
+// the venv's site-packages go to extraPaths instead.
 func TestVenvPythonPath(t *testing.T) {
+	cfg := DefaultConfig().Servers["python"]
 	root := t.TempDir()
-	if err := mkfile(filepath.Join(root, ".venv", "bin", "python")); err != nil {
+	py := filepath.Join(root, ".venv", "bin", "python")
+	site := filepath.Join(root, ".venv", "lib", "python3.12", "site-packages")
+	if err := mkfile(py); err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig().Servers["python"]
-	got, _ := lookupPath(settingsFor(cfg, root), "python.pythonPath")
-	if got != filepath.Join(root, ".venv", "bin", "python") {
-		t.Errorf("pythonPath = %v", got)
+	if err := os.MkdirAll(site, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := lookupPath(settingsFor(cfg, t.TempDir()), "python.pythonPath"); ok {
+	pythonPath := func(confine ...string) (any, any) {
+		settings, _ := settingsFor(cfg, root, confine)
+		got, _ := lookupPath(settings, "python.pythonPath")
+		extra, _ := lookupPath(settings, "python.analysis.extraPaths")
+		return got, extra
+	}
+	if got, extra := pythonPath(root); got != nil || !reflect.DeepEqual(extra, []any{site}) {
+		t.Errorf("a file of the workspace: pythonPath = %v, extraPaths = %v", got, extra)
+	}
+	if got, extra := pythonPath(); got != py || extra != nil {
+		t.Errorf("nothing confined: pythonPath = %v, extraPaths = %v", got, extra)
+	}
+	// A real venv: bin/python links to a Python outside the workspace.
+	outside := filepath.Join(t.TempDir(), "python3")
+	if err := mkfile(outside); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(py)
+	if err := os.Symlink(outside, py); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := pythonPath(root); got != py {
+		t.Errorf("a link out of the workspace: pythonPath = %v", got)
+	}
+	// A link to another file of the workspace is the workspace's program.
+	inside := filepath.Join(root, "tools", "run.sh")
+	if err := mkfile(inside); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(py)
+	if err := os.Symlink("../../tools/run.sh", py); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := pythonPath(filepath.Join(root, ".venv"), root); got != nil {
+		t.Errorf("a link into the workspace: pythonPath = %v", got)
+	}
+	if _, ok := lookupPath(mustSettings(settingsFor(cfg, t.TempDir(), nil)), "python.pythonPath"); ok {
 		t.Error("pythonPath set without a venv")
 	}
 	// The default settings are not changed by a root's venv.
 	if _, ok := lookupPath(cfg.Settings, "python.pythonPath"); ok {
 		t.Error("settingsFor changed the shared config")
 	}
+	if _, ok := lookupPath(cfg.Settings, "python.analysis.extraPaths"); ok {
+		t.Error("settingsFor changed the shared config")
+	}
 }
+
+func mustSettings(m map[string]any, _ string) map[string]any { return m }
 
 // TestWarmDoesNotBlock: Warm returns before the server is ready (a server
 // that never answers initialize does not hold it), and the server is

@@ -171,7 +171,11 @@ func (m *Manager) serverFor(path string, start bool) *server {
 	if s := m.servers[k]; s != nil || !start {
 		return s
 	}
-	s := newServer(lang, root, sc, m.log)
+	var confine []string
+	if !m.cfg.RunVenv {
+		confine = []string{root, m.base, m.workspace}
+	}
+	s := newServer(lang, root, sc, confine, m.log)
 	s.files = m.cfg.files()
 	m.servers[k] = s
 	return s

@@ -173,12 +173,15 @@ func (s *server) workEndedLocked(title string, idx int) bool {
 	return i < len(ws) && ws[i].ended
 }
 
-func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
+// newServer makes the server of lang for root; confine are the
+// directories whose programs it may not be given to run (Config.RunVenv).
+func newServer(lang, root string, cfg ServerConfig, confine []string, log *slog.Logger) *server {
+	settings, note := settingsFor(cfg, root, confine)
 	s := &server{
 		lang:     lang,
 		root:     root,
 		cfg:      cfg,
-		settings: settingsFor(cfg, root),
+		settings: settings,
 		log:      log.With("server", lang, "root", root),
 		sig:      make(chan struct{}),
 		docs:     make(map[string]*document),
@@ -186,6 +189,9 @@ func newServer(lang, root string, cfg ServerConfig, log *slog.Logger) *server {
 		uriPaths: make(map[protocol.DocumentURI]string),
 		op:       make(chan struct{}, 1),
 		stop:     make(chan struct{}),
+	}
+	if note != "" {
+		s.log.Info("virtual environment", "interpreter", note)
 	}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	s.resetGenLocked()
@@ -222,21 +228,37 @@ func (s *server) name() string {
 }
 
 // settingsFor copies cfg.Settings and puts the root's virtual environment
-// interpreter at cfg.Venv.
-func settingsFor(cfg ServerConfig, root string) map[string]any {
+// interpreter at cfg.Venv — unless it is a file under one of confine (a
+// program of the repository, which the server would run): then the
+// venv's site-packages go to cfg.VenvPaths, and note says so for the log.
+func settingsFor(cfg ServerConfig, root string, confine []string) (_ map[string]any, note string) {
 	out := deepCopy(cfg.Settings)
 	if cfg.Venv == "" {
-		return out
+		return out, ""
 	}
-	py := venvPython(root)
+	py, venv := venvPython(root)
 	if py == "" {
-		return out
+		return out, ""
 	}
 	if out == nil {
 		out = map[string]any{}
 	}
-	setPath(out, cfg.Venv, py)
-	return out
+	if !runsInside(py, confine) {
+		setPath(out, cfg.Venv, py)
+		return out, ""
+	}
+	site := sitePackages(venv)
+	if cfg.VenvPaths != "" && len(site) > 0 {
+		var paths []any
+		if old, ok := lookupPath(out, cfg.VenvPaths); ok {
+			paths, _ = old.([]any)
+		}
+		for _, p := range site {
+			paths = append(paths, p)
+		}
+		setPath(out, cfg.VenvPaths, paths)
+	}
+	return out, py + " is a file of the workspace, not run until the workspace is trusted; the server reads the venv's site-packages instead"
 }
 
 // broadcastLocked wakes every waiter. mu must be held.

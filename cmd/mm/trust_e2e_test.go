@@ -611,3 +611,40 @@ func TestWorkspaceConfigComesOnTopOfTheUsers(t *testing.T) {
 		})
 	}
 }
+
+// pyright runs the interpreter mm gives it: a repository's own
+// .venv/bin/python script ran on the first edit of a .py file. It is
+// given only once the user trusts the workspace.
+func TestRepositoryVenvPythonIsNotRun(t *testing.T) {
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "pyright-langserver")
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n")
+	writeFile(t, filepath.Join(dir, "calc.py"), "def double(n: int) -> int:\n    return n * 2\n")
+	py := filepath.Join(dir, ".venv", "bin", "python")
+	writeFile(t, py, "#!/bin/sh\necho ran >> "+marker+"\nexec python3 \"$@\"\n")
+	os.Chmod(py, 0o755)
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "maxTurns: 5\n")
+	edit := func(old, new string) []llmtest.Step {
+		return []llmtest.Step{
+			{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "calc.py"}}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", Args: map[string]any{"path": "calc.py", "edits": []any{map[string]any{"old": old, "new": new}}}}}},
+			{Content: "Done."},
+		}
+	}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: append(edit("n * 2", "n + n"), edit("n + n", "2 * n")...)})
+	t.Cleanup(srv.Close)
+	env := mmEnv(t, srv)
+	_, stderr, code := runInProcess(t, dir, env, "", "--yes", "-p", "edit calc.py")
+	if out := srv.Requests()[2].Last().Content; code != 0 || !strings.Contains(out, "pyright") {
+		t.Fatalf("exit %d, the edit was not checked by pyright:\n%s\n%s", code, out, stderr)
+	}
+	if exists(marker) {
+		t.Fatalf("the repository's .venv/bin/python ran before the workspace was trusted")
+	}
+	trusted(t, dir, env)
+	if _, stderr, code = runInProcess(t, dir, env, "", "--yes", "-p", "edit calc.py again"); code != 0 || !exists(marker) {
+		t.Errorf("trusted, the venv's interpreter was not given to pyright (exit %d):\n%s", code, stderr)
+	}
+}

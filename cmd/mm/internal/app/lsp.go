@@ -59,6 +59,10 @@ func (a *App) lspFor(cwd string) *lspbridge.Manager {
 	}
 	cfg.Logger = a.log
 	cfg.Files = a.filesForLocked(cwd)
+	// A .venv/bin/python that is a file of the repository is a program
+	// the repository chose, and pyright runs the interpreter it is given:
+	// it is given only once the user has trusted the workspace.
+	cfg.RunVenv = a.Trust != nil && a.Trust.Workspace && a.Trust.Trusted
 	for name, sc := range cfg.Servers {
 		sc.Env = a.childEnviron()
 		cfg.Servers[name] = sc
