@@ -37,6 +37,9 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 	case t.Trusted:
 		fmt.Fprintf(stdout, "mm: %s is trusted already, as it is now\n", t.Path)
 		return exitOK
+	case t.Unbound != nil:
+		fmt.Fprintln(stderr, "mm: cannot trust it:", t.Unbound)
+		return exitFailed
 	}
 	fmt.Fprint(stdout, t.Summary())
 	if !yes {

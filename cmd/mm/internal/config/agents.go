@@ -308,7 +308,7 @@ func LoadAgent(env Env, path string) (*Config, error) {
 	if err := Parse(data, a); err != nil {
 		return nil, fmt.Errorf("%s %v", path, err)
 	}
-	a.Source = path
+	a.Source, a.data = path, data
 	if a.APIKeyEnv != "" {
 		a.APIKey = env.Get(a.APIKeyEnv)
 	}

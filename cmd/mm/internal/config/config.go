@@ -77,6 +77,9 @@ type Config struct {
 
 	// lines are the top-level keys' lines in the file, for messages.
 	lines map[string]int
+	// data are the bytes the file was parsed from: trust hashes these,
+	// not a second reading (Hash).
+	data []byte
 	// keys are the keys the file sets, as dotted paths (sampling,
 	// sampling.top_p): laying it over the user's config (layer) takes
 	// only what the file wrote, not the zero values of what it did not.
@@ -380,7 +383,7 @@ func Load(env Env, path string) (*Config, error) {
 		if err := Parse(data, c); err != nil {
 			return nil, fmt.Errorf("%w: %s %v", ErrInvalid, path, err)
 		}
-		c.Source = path
+		c.Source, c.data = path, data
 		if c.SkillsDir != "" && !filepath.IsAbs(c.SkillsDir) {
 			// skillsDir is relative to the config file, not to where mm runs.
 			abs, _ := filepath.Abs(path)

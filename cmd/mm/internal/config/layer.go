@@ -118,7 +118,7 @@ func layer(base, ws *Config, trusted bool) (*Config, []string) {
 	if base.Source != builtIn {
 		out.Base = base.Source
 	}
-	out.lines, out.keys, out.ignored = ws.lines, ws.keys, ws.ignored
+	out.lines, out.keys, out.ignored, out.data = ws.lines, ws.keys, ws.ignored, ws.data
 	l := &layering{out: &out, ws: ws, trusted: trusted}
 	l.walk(reflect.ValueOf(&out).Elem(), reflect.ValueOf(ws).Elem(), "")
 	return &out, l.refused

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -150,22 +151,116 @@ func within(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// Hash is the content hash of parts: each file's path and bytes (a
-// missing file counts as missing), so changing, adding or removing any of
-// them changes it.
-func Hash(parts []string) string {
+// trustVersion begins every hash: when what a hash covers changes, the
+// records made before stop matching and the user is asked once more.
+const trustVersion = "mm trust 2\x00"
+
+// Bounds of what trust covers under .mm/: past them mm cannot bind trust
+// to all of it, and says so rather than trusting a part.
+const (
+	maxTrustFiles = 1000
+	maxTrustBytes = 64 << 20
+)
+
+// mmFiles lists every file under the workspace's .mm/ directory: a hook
+// can source a lib.sh the config never names, and a change to it must
+// end the trust too. mm keeps nothing of its own there (sessions and
+// trust live in the state directory), so everything counts. A link is
+// listed, not followed into a directory.
+func mmFiles(dir string) ([]string, error) {
+	root := filepath.Join(dir, ".mm")
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			root = real // .mm itself a link: what it points to is what mm reads
+		}
+	}
+	var out []string
+	var size int64
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		}
+		out = append(out, p)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+		}
+		if len(out) > maxTrustFiles || size > maxTrustBytes {
+			return fmt.Errorf("%s holds more than %d files or %d MiB: mm cannot bind trust to all of it — keep only mm's files there", filepath.Join(dir, ".mm"), maxTrustFiles, maxTrustBytes>>20)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return out, err
+}
+
+// Hash is the content hash of parts: each file's path, where it links to
+// when it is a link, and its bytes (a missing file counts as missing), so
+// changing, adding or removing any of them changes it. known are bytes
+// already read for a part (the config files as they were parsed): they
+// are hashed instead of a second reading, so what is trusted is what was
+// loaded, not what the disk holds a moment later.
+func Hash(parts []string, known map[string][]byte) (string, error) {
 	h := sha256.New()
+	io.WriteString(h, trustVersion)
 	for _, p := range parts {
 		fmt.Fprintf(h, "%s\x00", p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(h, "missing\x00")
+		if target, err := os.Readlink(p); err == nil {
+			fmt.Fprintf(h, "link\x00%s\x00", target)
+		}
+		if b, ok := known[p]; ok {
+			fmt.Fprintf(h, "%d\x00", len(b))
+			h.Write(b)
 			continue
 		}
-		fmt.Fprintf(h, "%d\x00", len(b))
-		h.Write(b)
+		if err := hashFile(h, p); err != nil {
+			return "", fmt.Errorf("hash %s: %w", p, err)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// hashFile writes p's size and bytes to h, streamed (a named program can
+// be large), or "missing"/"not a file" for what has no bytes to hash.
+func hashFile(h io.Writer, p string) error {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(h, "missing\x00")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		fmt.Fprintf(h, "not a file\x00")
+		return nil
+	}
+	fmt.Fprintf(h, "%d\x00", fi.Size())
+	if n, err := io.Copy(h, f); err != nil || n != fi.Size() {
+		return fmt.Errorf("read %d of %d bytes: %v", n, fi.Size(), err)
+	}
+	return nil
+}
+
+// read are the bytes of c's files and of the agent files it names, by
+// absolute path, as they were parsed.
+func (c *Config) read() map[string][]byte {
+	out := map[string][]byte{}
+	c.each(func(a *Config) {
+		if a.data != nil {
+			out[absPath(a.Source)] = a.data
+		}
+	})
+	return out
 }
 
 // Trust is the trust state of the config mm loaded.
@@ -185,6 +280,9 @@ type Trust struct {
 	// Parts and Hash are what trusting records (Parts, Hash).
 	Parts []string
 	Hash  string
+	// Unbound says why trust cannot be bound to the files (too many under
+	// .mm/, one unreadable); Grant refuses with it.
+	Unbound error
 	// Full is the config as it would apply once trusted (nil when the
 	// full config does not load); mm trust shows it.
 	Full *Config
@@ -224,8 +322,7 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	full, err := Load(env, path)
 	t.Full = full
 	if err == nil {
-		t.Parts = full.Parts(dir)
-		t.Hash = Hash(t.Parts)
+		t.Hash, t.Unbound = trustHash(full, dir, &t.Parts)
 		t.Trusted = trusted(trustFile, t.Path, t.Hash)
 		_, t.Relaxes = layer(base, full, false)
 		if t.Trusted {
@@ -245,6 +342,27 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	t.Ignored = append(slices.Clone(c.ignored), refused...)
 	c, err = checkLayered(c)
 	return c, t, err
+}
+
+// trustHash lists in parts what trusting full covers — its files and the
+// programs it names (Parts), and every file under .mm/ — and hashes them
+// with the bytes full was parsed from. An error says why trust cannot be
+// bound (hash "").
+func trustHash(full *Config, dir string, parts *[]string) (string, error) {
+	extra, err := mmFiles(dir)
+	if err != nil {
+		*parts = full.Parts(dir)
+		return "", err
+	}
+	all := full.Parts(dir)
+	for _, p := range extra {
+		if !slices.Contains(all, p) {
+			all = append(all, p)
+		}
+	}
+	sort.Strings(all)
+	*parts = all
+	return Hash(all, full.read())
 }
 
 // checkLayered checks a config laid over another as a whole: each file
@@ -320,7 +438,10 @@ func (t *Trust) Grant() error {
 	if t.Store == "" {
 		return errors.New("no state directory to record trust in (set XDG_STATE_HOME)")
 	}
-	if Hash(t.Parts) != t.Hash {
+	if t.Unbound != nil {
+		return t.Unbound
+	}
+	if now, err := Hash(t.Parts, nil); err != nil || now != t.Hash {
 		return errors.New("the files changed while you were deciding — nothing was trusted; run it again")
 	}
 	recs := readTrust(t.Store)
