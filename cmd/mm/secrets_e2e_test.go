@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +14,52 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
+
+// dumpableProbe tells, run by bash under mm, whether mm's
+// /proc/<pid>/environ can be opened: it cannot when mm is non-dumpable
+// (unless the reader is root). /proc/<pid>/cmdline is no probe: it stays
+// readable by everyone, dumpable or not.
+const dumpableProbe = `cat /proc/$PPID/environ >/dev/null 2>&1 && echo parent-readable || echo parent-closed`
+
+// checkNotDumpableAsNobody runs the probe under the mm binary started as
+// the unprivileged user nobody (uid 65534) by setpriv: root reads any
+// process, so only another user can tell whether mm is non-dumpable.
+func checkNotDumpableAsNobody(t *testing.T) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Log("running as root without setpriv: mm's non-dumpability is not checked, only the scrubbed environment")
+		return
+	}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": dumpableProbe}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	env := mmEnv(t, srv, "MM_API_KEY=sk-held-by-a-non-dumpable-mm")
+	// nobody must reach the binary, and write in the workspace and its
+	// home; the test's temp dirs are root's alone (0700) until then.
+	for p, mode := range map[string]os.FileMode{
+		filepath.Dir(mmBinary): 0o755,
+		filepath.Dir(dir):      0o755, dir: 0o777,
+		filepath.Dir(homeOf(env)): 0o755, homeOf(env): 0o777,
+	} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--", mmBinary, "--yes", "-p", "probe")
+	cmd.Dir, cmd.Env = dir, env
+	b, err := cmd.CombinedOutput()
+	reqs := srv.Requests()
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("mm as nobody: %v, %d requests\n%s", err, len(reqs), b)
+	}
+	if out := reqs[1].Last().Content; !strings.Contains(out, "parent-closed") {
+		t.Errorf("a command of an mm run by nobody could read mm's /proc/<pid>/environ: mm is dumpable\n%s", out)
+	}
+}
 
 func reverse(s string) string {
 	r := []rune(s)
@@ -35,7 +82,7 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 	const key = "sk-mm-chat-key-0123456789abcdef"
 	const openai = "sk-openai-should-not-leak-42"
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `tr '\0' '\n' < /proc/$PPID/environ | rev; echo; env | rev; cat /proc/$PPID/cmdline >/dev/null && echo parent-readable`}}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `tr '\0' '\n' < /proc/$PPID/environ | rev; echo; env | rev; ` + dumpableProbe}}}},
 		{Content: "Done."},
 	}})
 	t.Cleanup(srv.Close)
@@ -67,12 +114,15 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 			t.Errorf("the command read %q:\n%s", leak, out)
 		}
 	}
-	// mm is non-dumpable: its /proc files are closed to the user's other
-	// processes — but not to root, who can read any process.
-	if os.Geteuid() != 0 && strings.Contains(out, "parent-readable") {
-		t.Errorf("the command could read mm's /proc/<pid>/cmdline: mm is dumpable")
-	} else if os.Geteuid() == 0 {
-		t.Log("running as root, who reads any process: only the scrubbed environment is checked")
+	// mm is non-dumpable: its /proc/<pid>/environ is closed to the user's
+	// other processes — but not to root, who can read any process, so as
+	// root the same probe runs under an mm started as another user.
+	if os.Geteuid() != 0 {
+		if !strings.Contains(out, "parent-closed") {
+			t.Errorf("the command could read mm's /proc/<pid>/environ: mm is dumpable\n%s", out)
+		}
+	} else {
+		checkNotDumpableAsNobody(t)
 	}
 	if !strings.Contains(out, reverse("PLAIN_SETTING=plain-value")) || !strings.Contains(out, reverse("GITHUB_TOKEN=ghp-kept-on-purpose")) {
 		t.Errorf("the command lost its ordinary environment:\n%s", out)
