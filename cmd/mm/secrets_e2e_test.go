@@ -141,45 +141,144 @@ func TestChildrenCannotReadSecrets(t *testing.T) {
 	}
 }
 
-// A model server whose error echoes the key: the key appears in no
-// --json event, no ACP error or note, no session file, no log.
+// echoBody is a model server's 400 answer that echoes the key it was
+// sent, as some servers do.
+func echoBody(key string) string {
+	return `{"error":{"code":400,"message":"invalid api key ` + key + ` for this model","type":"invalid_request_error"}}`
+}
+
+// holdsNoKey fails t when one of the files under home — session files,
+// the log — holds key.
+func holdsNoKey(t *testing.T, home, key string) {
+	t.Helper()
+	filepath.Walk(home, func(path string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), key) {
+				t.Errorf("%s holds the key", path)
+			}
+		}
+		return nil
+	})
+}
+
+// A model server that echoes its key in an error answer: the key is
+// masked in line mode's --json events, in what the editor is shown, in
+// what the chat model reads, in the log and in the session files — for
+// the chat model's key, and for the keys of the agents the config names,
+// each on its own server: a decision agent (skill routing), a guard
+// agent (a postToolUse hook) and an asked agent (agents:).
 func TestServerEchoedKeyIsMasked(t *testing.T) {
 	t.Parallel()
 	const key = "sk-mm-echoed-key-0123456789abcdef"
-	echo := func() *llmtest.Server {
-		srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-			{HTTPError: &llmtest.HTTPError{Status: 400, Body: `{"error":{"code":400,"message":"invalid api key ` + key + ` for this model","type":"invalid_request_error"}}`}},
-		}})
-		t.Cleanup(srv.Close)
-		return srv
+	call := func(name string, args map[string]any) llmtest.Step {
+		return llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: name, Args: args}}}
 	}
-	dir := t.TempDir()
-	env := mmEnv(t, echo(), "MM_API_KEY="+key)
-	stdout, stderr, _ := runInProcess(t, dir, env, "", "-p", "hi", "--json")
-	if strings.Contains(stdout+stderr, key) || !strings.Contains(stdout, "[redacted]") {
-		t.Errorf("line mode shows the key:\n%s\n%s", stdout, stderr)
-	}
-	p := startAgent(t, dir, mmEnv(t, echo(), "MM_API_KEY="+key))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	_, err := p.prompt(ctx, id, "hi")
-	updates, _ := p.client.snapshot()
-	shown := strings.Join(describe(updates), "\n") + messageText(updates)
-	if err != nil {
-		shown += err.Error()
-	}
-	if strings.Contains(shown, key) || strings.Contains(p.stdout.String(), key) {
-		t.Errorf("the editor was shown the key:\n%s", p.stdout.String())
-	}
-	for _, e := range [][]string{env} {
-		home := homeOf(e)
-		filepath.Walk(home, func(path string, fi os.FileInfo, err error) error {
-			if err == nil && !fi.IsDir() {
-				if b, _ := os.ReadFile(path); strings.Contains(string(b), key) {
-					t.Errorf("%s holds the key", path)
+	for _, c := range []struct {
+		name string
+		// setup writes the user's own config, naming the agent on srv's
+		// server, and returns the chat model's steps.
+		setup func(t *testing.T, dir, home string, srv *llmtest.Server) []llmtest.Step
+		// echo is the agent's server, echoing the key; nil: the chat model's.
+		echo func() llmtest.Scenario
+	}{
+		{name: "chat model"},
+		{name: "decision agent",
+			setup: func(t *testing.T, dir, home string, srv *llmtest.Server) []llmtest.Step {
+				writeFile(t, filepath.Join(home, ".config", "mm", "router.yaml"), "baseURL: "+srv.URL()+"\napiKeyEnv: AGENT_KEY\ndecision: {}\n")
+				writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
+				return []llmtest.Step{{Content: "Hello."}}
+			},
+			echo: func() llmtest.Scenario {
+				return llmtest.Scenario{Decisions: []llmtest.Decision{{Status: 400, Body: echoBody(key)}}}
+			}},
+		{name: "guard agent",
+			setup: func(t *testing.T, dir, home string, srv *llmtest.Server) []llmtest.Step {
+				writeFile(t, filepath.Join(dir, "README.md"), "# fastcsv\n")
+				writeFile(t, filepath.Join(home, ".config", "mm", "guard.yaml"), "baseURL: "+srv.URL()+"\napiKeyEnv: AGENT_KEY\nguard: {risks: [jailbreak]}\n")
+				writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "hooks: {postToolUse: [{guard: guard.yaml, tools: [read_file]}]}\n")
+				return []llmtest.Step{call("read_file", map[string]any{"path": "README.md"}), {Content: "Done."}}
+			},
+			echo: func() llmtest.Scenario {
+				return llmtest.Scenario{Steps: []llmtest.Step{{HTTPError: &llmtest.HTTPError{Status: 400, Body: echoBody(key), Times: 5}}}}
+			}},
+		{name: "asked agent",
+			setup: func(t *testing.T, dir, home string, srv *llmtest.Server) []llmtest.Step {
+				writeFile(t, filepath.Join(home, ".config", "mm", "historian.yaml"), "baseURL: "+srv.URL()+"\napiKeyEnv: AGENT_KEY\nmodel: historian\n")
+				writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
+				return []llmtest.Step{call("ask_historian", map[string]any{"question": "When did the project start?"}), {Content: "Done."}}
+			},
+			echo: func() llmtest.Scenario {
+				return llmtest.Scenario{Steps: []llmtest.Step{{HTTPError: &llmtest.HTTPError{Status: 400, Body: echoBody(key), Times: 5}}}}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			// start makes the servers and the config of one run: the
+			// agent's server echoes the key, the chat model's answers
+			// (or echoes it, for the chat model's own).
+			start := func() (string, []string, *llmtest.Server, *llmtest.Server) {
+				dir := t.TempDir()
+				if c.echo == nil {
+					chat := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{HTTPError: &llmtest.HTTPError{Status: 400, Body: echoBody(key)}}}})
+					t.Cleanup(chat.Close)
+					return dir, mmEnv(t, chat, "MM_API_KEY="+key), chat, nil
+				}
+				agent := llmtest.NewServer(c.echo())
+				t.Cleanup(agent.Close)
+				chat := llmtest.NewServer(llmtest.Scenario{})
+				t.Cleanup(chat.Close)
+				env := mmEnv(t, chat, "AGENT_KEY="+key)
+				steps := c.setup(t, dir, homeOf(env), agent)
+				chat.Close()
+				chat = llmtest.NewServer(llmtest.Scenario{Steps: steps})
+				t.Cleanup(chat.Close)
+				return dir, append(env, "MM_BASE_URL="+chat.URL()), chat, agent
+			}
+			// asked reports whether the agent's server was asked (and so
+			// had the chance to echo the key).
+			asked := func(agent *llmtest.Server) bool {
+				return agent == nil || len(agent.Requests())+len(agent.DecisionRequests()) > 0
+			}
+			// modelRead fails t when the chat model was sent the key.
+			modelRead := func(chat *llmtest.Server) {
+				for _, r := range chat.Requests() {
+					for _, m := range r.Messages {
+						if strings.Contains(m.Content, key) {
+							t.Errorf("the chat model read the key: %q", m.Content)
+						}
+					}
 				}
 			}
-			return nil
+
+			dir, env, chat, agent := start()
+			stdout, stderr, _ := runInProcess(t, dir, env, "", "-p", "hi", "--json")
+			if !asked(agent) {
+				t.Fatalf("line mode: the agent was not asked:\n%s\n%s", stdout, stderr)
+			}
+			if strings.Contains(stdout+stderr, key) || !strings.Contains(stdout+stderr, "[redacted]") {
+				t.Errorf("line mode shows the key, or not that it was redacted:\n%s\n%s", stdout, stderr)
+			}
+			modelRead(chat)
+			holdsNoKey(t, homeOf(env), key)
+
+			dir, env, chat, agent = start()
+			p := startAgent(t, dir, env)
+			ctx := testenv.Context(t)
+			id := p.session(t, ctx, dir)
+			_, err := p.prompt(ctx, id, "hi")
+			updates, _ := p.client.snapshot()
+			shown := strings.Join(describe(updates), "\n") + messageText(updates) + thoughtText(updates)
+			if err != nil {
+				shown += err.Error()
+			}
+			if !asked(agent) {
+				t.Fatalf("ACP: the agent was not asked:\n%s", shown)
+			}
+			if strings.Contains(shown, key) || strings.Contains(p.stdout.String(), key) {
+				t.Errorf("the editor was shown the key:\n%s", p.stdout.String())
+			}
+			modelRead(chat)
+			holdsNoKey(t, homeOf(env), key)
 		})
 	}
 }
