@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"cmp"
 	"errors"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -128,7 +130,73 @@ func (r *RunLater) Why(abs string) string {
 	if !ok {
 		return ""
 	}
-	return RunsLater(rel)
+	if why := RunsLater(rel); why != "" {
+		return why
+	}
+	return r.linkedFrom(Real(abs))
+}
+
+// maxLinkScan bounds the entries linkedFrom looks at: a write costs one
+// bounded walk, not one of a whole monorepo.
+const maxLinkScan = 20000
+
+// linkedFrom says why writing real writes a file that runs later under
+// another name: a link with such a name points at real, or at a
+// directory above it. A repository can arrive with one (.envrc ->
+// notes.txt, .vscode -> config/editor), and people link git hooks to
+// scripts they track (.git/hooks/pre-commit -> ../../scripts/check.sh):
+// writing the target is writing the hook.
+func (r *RunLater) linkedFrom(real string) string {
+	root := Real(r.Root)
+	why := ""
+	n := 0
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if d != nil && d.IsDir() && p != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n++; n > maxLinkScan {
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if skipLinkScan(filepath.ToSlash(rel), d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		// A link named like a file that runs later, or like such a
+		// directory (.vscode -> config/editor).
+		later := cmp.Or(RunsLater(rel), RunsLater(filepath.Join(rel, "file")))
+		if later == "" {
+			return nil
+		}
+		if target := Real(p); real == target || strings.HasPrefix(real, target+string(filepath.Separator)) {
+			why = filepath.ToSlash(rel) + " is a link to it: " + later
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return why
+}
+
+// skipLinkScan names the directories linkedFrom does not enter: git's
+// object store and logs (large, and never links), and dependencies.
+func skipLinkScan(rel, name string) bool {
+	switch name {
+	case "node_modules", "__pycache__":
+		return true
+	}
+	switch {
+	case strings.HasSuffix(rel, ".git/objects"), strings.HasSuffix(rel, ".git/logs"), strings.HasSuffix(rel, ".git/lfs"):
+		return true
+	}
+	return false
 }
 
 // rel gives abs relative to the root: as the root is written, or as it

@@ -206,3 +206,43 @@ func TestREADMEListsFilesThatRunLater(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLaterLinkedTo: a file that runs later can be a link to an
+// ordinary file — a repository can arrive with .envrc -> notes.txt, and
+// people link git hooks to scripts they track. Writing the target writes
+// the file that runs later, so it runs later too; a file nothing links
+// to does not.
+func TestRunLaterLinkedTo(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{".git/hooks", "scripts", "config/editor", "src"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		".envrc":                "notes.txt",
+		".git/hooks/pre-commit": "../../scripts/check.sh",
+		".vscode":               "config/editor",
+		"src/ordinary-link.txt": "../readme.txt", // not a file that runs later
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	r := &tools.RunLater{Root: dir}
+	for _, c := range []struct {
+		rel, want string
+	}{
+		{"notes.txt", ".envrc is a link to it: direnv"},
+		{"scripts/check.sh", ".git/hooks/pre-commit is a link to it: git's own directory"},
+		{"config/editor/tasks.json", ".vscode is a link to it: editor settings"},
+		{"readme.txt", ""},
+		{"scripts/other.sh", ""},
+		{"config/other.json", ""},
+	} {
+		got := r.Why(filepath.Join(dir, c.rel))
+		if c.want == "" && got != "" || c.want != "" && !strings.HasPrefix(got, c.want) {
+			t.Errorf("Why(%s) = %q, want %q…", c.rel, got, c.want)
+		}
+	}
+}

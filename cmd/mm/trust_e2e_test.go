@@ -239,6 +239,51 @@ func TestFilesThatRunLaterAreAsked(t *testing.T) {
 			}
 		}
 	})
+	// The other way round: a file that runs later is a link to an
+	// ordinary one (.envrc -> notes.txt, a hook linked to a tracked
+	// script). Writing the ordinary file writes it, so it is asked.
+	t.Run("links to them, line --yes", func(t *testing.T) {
+		srv := scenarioText(t, `
+steps:
+  - tool_calls:
+      - name: read_file
+        args: {path: notes.txt}
+      - name: read_file
+        args: {path: scripts/check.sh}
+  - tool_calls:
+      - name: write_file
+        args: {path: notes.txt, content: "touch pwned\n"}
+      - name: write_file
+        args: {path: scripts/check.sh, content: "touch pwned\n"}
+      - name: write_file
+        args: {path: other.txt, content: "ordinary\n"}
+  - content: "Done."
+`)
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "notes.txt"), "notes\n")
+		writeFile(t, filepath.Join(dir, "scripts", "check.sh"), "go vet ./...\n")
+		os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755)
+		for link, target := range map[string]string{".envrc": "notes.txt", ".git/hooks/pre-commit": "../../scripts/check.sh"} {
+			if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+				t.Skip("no symlinks:", err)
+			}
+		}
+		runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "set things up")
+		for rel, was := range map[string]string{"notes.txt": "notes\n", "scripts/check.sh": "go vet ./...\n"} {
+			if got := readFile(t, filepath.Join(dir, rel)); got != was {
+				t.Errorf("%s, which a file that runs later links to, written with --yes: %q", rel, got)
+			}
+		}
+		told := lastToolText(srv)
+		for _, want := range []string{".envrc is a link to it", ".git/hooks/pre-commit is a link to it"} {
+			if !strings.Contains(told, want) {
+				t.Errorf("the model was not told %q:\n%s", want, told)
+			}
+		}
+		if !exists(filepath.Join(dir, "other.txt")) {
+			t.Errorf("an ordinary write did not run:\n%s", told)
+		}
+	})
 	// A cd moves where a command line writes: after `cd .git`, `config`
 	// is .git/config, and a cd to a computed directory makes the write
 	// unknown; neither runs under --yes.
