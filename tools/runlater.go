@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -133,7 +134,63 @@ func (r *RunLater) Why(abs string) string {
 	if why := RunsLater(rel); why != "" {
 		return why
 	}
+	if hooks := hooksDir(r.Root); hooks != "" {
+		if real := Real(abs); strings.HasPrefix(real, Real(hooks)+string(filepath.Separator)) {
+			return "the repository's config points git's hooks here (core.hooksPath): git runs them"
+		}
+	}
 	return r.linkedFrom(Real(abs))
+}
+
+// hooksDir is the directory the repository at root tells git to take its
+// hooks from (core.hooksPath in .git/config), "" when it names none:
+// scripts/hooks is then as much git's hooks as .git/hooks is.
+func hooksDir(root string) string {
+	config := filepath.Join(root, ".git", "config")
+	if data, err := os.ReadFile(filepath.Join(root, ".git")); err == nil {
+		// A worktree or submodule: .git names the repository's directory.
+		gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir: ")
+		if !ok {
+			return ""
+		}
+		if !filepath.IsAbs(gitdir) {
+			gitdir = filepath.Join(root, gitdir)
+		}
+		if common, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+			c := strings.TrimSpace(string(common))
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(gitdir, c)
+			}
+			gitdir = c
+		}
+		config = filepath.Join(gitdir, "config")
+	}
+	data, err := os.ReadFile(config)
+	if err != nil || len(data) > 1<<20 {
+		return ""
+	}
+	section, dir := "", ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.Trim(line, "[] \t"))
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || section != "core" || !strings.EqualFold(strings.TrimSpace(key), "hookspath") {
+			continue
+		}
+		dir = strings.Trim(strings.TrimSpace(value), `"`)
+	}
+	switch {
+	case dir == "":
+		return ""
+	case strings.HasPrefix(dir, "~/"):
+		return "" // outside the workspace: not a file mm writes
+	case !filepath.IsAbs(dir):
+		dir = filepath.Join(root, dir)
+	}
+	return filepath.Clean(dir)
 }
 
 // maxLinkScan bounds the entries linkedFrom looks at: a write costs one

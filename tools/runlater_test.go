@@ -246,3 +246,27 @@ func TestRunLaterLinkedTo(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLaterHooksPath: a repository whose config points git's hooks at
+// a tracked directory (core.hooksPath) makes the files there hooks.
+func TestRunLaterHooksPath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &tools.RunLater{Root: dir}
+	hook := filepath.Join(dir, "scripts", "hooks", "pre-commit")
+	if why := r.Why(hook); why != "" {
+		t.Fatalf("without core.hooksPath: %q, want nothing", why)
+	}
+	config := "[core]\n\trepositoryformatversion = 0\n\thooksPath = scripts/hooks\n[remote \"origin\"]\n\turl = x\n"
+	if err := os.WriteFile(filepath.Join(dir, ".git", "config"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if why := r.Why(hook); !strings.Contains(why, "core.hooksPath") {
+		t.Errorf("Why(scripts/hooks/pre-commit) = %q, want core.hooksPath named", why)
+	}
+	if why := r.Why(filepath.Join(dir, "scripts", "build.sh")); why != "" {
+		t.Errorf("a script beside the hooks: %q, want nothing", why)
+	}
+}
