@@ -128,7 +128,13 @@ func TestACPPythonEditReportsImporter(t *testing.T) {
 	if got := last(2); !strings.Contains(got, `app.py:3:7: Argument missing for parameter "times"`) || !strings.Contains(got, "1 file that imports it checked") || strings.Contains(got, "no problems") {
 		t.Errorf("the edit's result lacks app.py's error:\n%s", got)
 	}
-	if got := last(3); !strings.Contains(got, "fixed: 1") || !strings.Contains(got, "pyright: no problems in greet.py; 1 file that imports it checked") {
+	// The command's check has the session's adaptive wait (at least 2 s):
+	// on a machine busy with other tests pyright may not answer within it,
+	// and the result must then say so rather than claim anything.
+	switch got := last(3); {
+	case strings.Contains(got, "diagnostics incomplete") && !strings.Contains(got, "no problems") && !strings.Contains(got, "app.py:3:7"):
+		t.Logf("pyright did not answer the command's check in time; the result says so")
+	case !strings.Contains(got, "fixed: 1") || !strings.Contains(got, "pyright: no problems in greet.py; 1 file that imports it checked"):
 		t.Errorf("the command's result does not say the break is fixed:\n%s", got)
 	}
 }
