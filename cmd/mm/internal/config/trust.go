@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // A workspace's own .mm/agent.yaml comes with the repository: whoever
@@ -227,7 +228,9 @@ func Hash(parts []string, known map[string][]byte) (string, error) {
 // hashFile writes p's size and bytes to h, streamed (a named program can
 // be large), or "missing"/"not a file" for what has no bytes to hash.
 func hashFile(h io.Writer, p string) error {
-	f, err := os.Open(p)
+	// O_NONBLOCK: a FIFO planted under .mm/ would otherwise block the
+	// open, and mm with it, until something writes to it.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(h, "missing\x00")
 		return nil

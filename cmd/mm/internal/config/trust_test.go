@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The README's table of keys ignored until trusted is this list, row for
@@ -131,5 +133,29 @@ func TestTrustHashesTheBytesLoaded(t *testing.T) {
 	now, _ := Hash([]string{p}, nil)
 	if again, _ := Hash([]string{p}, c.read()); again != loaded || now == loaded {
 		t.Errorf("the hash follows the disk, not the bytes loaded")
+	}
+}
+
+// TestTrustFIFOUnderMM: a FIFO planted under .mm/ is hashed as "not a
+// file" at once; opening it for its bytes would block mm's start until
+// something wrote to it.
+func TestTrustFIFOUnderMM(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(dir, ".mm", "agent.yaml"), "maxTurns: 4\n")
+	if err := syscall.Mkfifo(filepath.Join(dir, ".mm", "pipe"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := LoadFor(Env{"HOME=" + home}, "", dir, filepath.Join(home, "trust.json"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("loading the config blocks on a FIFO under .mm/")
 	}
 }
