@@ -204,8 +204,26 @@ const maxLinkScan = 20000
 // scripts they track (.git/hooks/pre-commit -> ../../scripts/check.sh):
 // writing the target is writing the hook.
 func (r *RunLater) linkedFrom(real string) string {
-	root := Real(r.Root)
-	why := ""
+	for _, l := range runLaterLinks(r.Root, real) {
+		if real == l.target || strings.HasPrefix(real, l.target+string(filepath.Separator)) {
+			return l.name + " is a link to it: " + l.why
+		}
+	}
+	return ""
+}
+
+// runLaterLink is a link named like a file or directory that runs later,
+// and where it leads.
+type runLaterLink struct {
+	name, target, why string
+}
+
+// runLaterLinks finds, in a bounded walk of root, the links named like a
+// file or directory that runs later; stop, when not "", ends the walk at
+// the first whose target is stop or above it.
+func runLaterLinks(root, stop string) []runLaterLink {
+	root = Real(root)
+	var out []runLaterLink
 	n := 0
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -229,17 +247,33 @@ func (r *RunLater) linkedFrom(real string) string {
 		}
 		// A link named like a file that runs later, or like such a
 		// directory (.vscode -> config/editor).
-		later := cmp.Or(RunsLater(rel), RunsLater(filepath.Join(rel, "file")))
-		if later == "" {
+		why := cmp.Or(RunsLater(rel), RunsLater(filepath.Join(rel, "file")))
+		if why == "" {
 			return nil
 		}
-		if target := Real(p); real == target || strings.HasPrefix(real, target+string(filepath.Separator)) {
-			why = filepath.ToSlash(rel) + " is a link to it: " + later
+		l := runLaterLink{name: filepath.ToSlash(rel), target: Real(p), why: why}
+		out = append(out, l)
+		if stop != "" && (stop == l.target || strings.HasPrefix(stop, l.target+string(filepath.Separator))) {
 			return filepath.SkipAll
 		}
 		return nil
 	})
-	return why
+	return out
+}
+
+// Protected lists the files and directories of the workspace at root
+// that run later under another name — what a link named like a file that
+// runs later leads to, and the directory core.hooksPath names — for a
+// sandbox that must not grant them, though their names are ordinary.
+func Protected(root string) []string {
+	var out []string
+	for _, l := range runLaterLinks(root, "") {
+		out = append(out, l.target)
+	}
+	if hooks := hooksDir(root); hooks != "" {
+		out = append(out, Real(hooks))
+	}
+	return out
 }
 
 // skipLinkScan names the directories linkedFrom does not enter: git's

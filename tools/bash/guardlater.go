@@ -29,7 +29,13 @@ var mixedDirs = map[string]bool{".github": true}
 // workspaceGrants are the directories and files under root a confined
 // command may write. Links are left out: Landlock would grant what they
 // point to, which may be outside the workspace.
+//
+// A file or directory that runs later under another name (tools.Protected:
+// what .envrc or a hook links to, the core.hooksPath directory) is not
+// granted either, and a directory that holds one is granted entry by
+// entry down to it.
 func workspaceGrants(root string) (dirs, files []string) {
+	protected, realRoot := tools.Protected(root), tools.Real(root)
 	var walk func(rel string)
 	walk = func(rel string) {
 		entries, err := os.ReadDir(filepath.Join(root, rel))
@@ -38,7 +44,11 @@ func workspaceGrants(root string) (dirs, files []string) {
 		}
 		for _, e := range entries {
 			name := filepath.Join(rel, e.Name())
+			exact, below := holds(protected, filepath.Join(realRoot, name))
 			switch t := e.Type(); {
+			case exact:
+			case t.IsDir() && below:
+				walk(name)
 			case t.IsDir() && (tools.RunsLater(name) != "" || tools.RunsLater(filepath.Join(name, "f")) != ""):
 			case t.IsDir() && rel == "" && mixedDirs[strings.ToLower(e.Name())]:
 				walk(name)
@@ -53,6 +63,15 @@ func workspaceGrants(root string) (dirs, files []string) {
 	return dirs, files
 }
 
+// holds says whether p is one of protected, or a directory above one.
+func holds(protected []string, p string) (exact, below bool) {
+	for _, q := range protected {
+		exact = exact || q == p
+		below = below || strings.HasPrefix(q, p+string(filepath.Separator))
+	}
+	return exact, below
+}
+
 // refusedNote tells the model why a confined command was refused a
 // write in the workspace, when it may have been (it printed "Permission
 // denied" or "Operation not permitted").
@@ -60,5 +79,5 @@ func refusedNote(out string) string {
 	if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "peration not permitted") {
 		return ""
 	}
-	return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root, nor write files that run later (.git, .mm, .vscode, .envrc…), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
+	return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root or beside a file that runs later under another name, nor write files that run later (.git, .mm, .vscode, .envrc…, what they link to), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
 }

@@ -35,3 +35,39 @@ func TestWorkspaceGrants(t *testing.T) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
 }
+
+// TestWorkspaceGrantsLeaveOutLinkTargets: what a file that runs later
+// links to (.envrc -> notes.txt, a hook -> scripts/hooks/check.sh) and
+// the directory core.hooksPath names are not granted, though their names
+// are ordinary; the directories above them are granted entry by entry.
+func TestWorkspaceGrantsLeaveOutLinkTargets(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{".git/hooks", "scripts/hooks", "scripts/lib", "githooks", "src"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	for _, f := range []string{"notes.txt", "README.md", "scripts/hooks/check.sh", "scripts/build.sh", "githooks/pre-push"} {
+		os.WriteFile(filepath.Join(root, f), nil, 0o644)
+	}
+	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\thooksPath = githooks\n"), 0o644)
+	for link, target := range map[string]string{".envrc": "notes.txt", ".git/hooks/pre-commit": "../../scripts/hooks/check.sh"} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Skip("no symlinks:", err)
+		}
+	}
+	dirs, files := workspaceGrants(root)
+	rel := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			r, _ := filepath.Rel(root, p)
+			out = append(out, r)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := rel(dirs), []string{"scripts/lib", "src"}; !slices.Equal(got, want) {
+		t.Errorf("dirs = %q, want %q", got, want)
+	}
+	if got, want := rel(files), []string{"README.md", "scripts/build.sh"}; !slices.Equal(got, want) {
+		t.Errorf("files = %q, want %q", got, want)
+	}
+}
