@@ -19,19 +19,10 @@ func TestWorkspaceGrants(t *testing.T) {
 	}
 	os.Symlink("/etc", filepath.Join(root, "etc-link"))
 	dirs, files := workspaceGrants(root)
-	rel := func(ps []string) []string {
-		var out []string
-		for _, p := range ps {
-			r, _ := filepath.Rel(root, p)
-			out = append(out, r)
-		}
-		slices.Sort(out)
-		return out
-	}
-	if got, want := rel(dirs), []string{".github/ISSUE_TEMPLATE", "docs", "src"}; !slices.Equal(got, want) {
+	if got, want := relSorted(root, dirs), []string{".github/ISSUE_TEMPLATE", "docs", "src"}; !slices.Equal(got, want) {
 		t.Errorf("dirs = %q, want %q", got, want)
 	}
-	if got, want := rel(files), []string{".github/CODEOWNERS", "README.md"}; !slices.Equal(got, want) {
+	if got, want := relSorted(root, files), []string{".github/CODEOWNERS", "README.md"}; !slices.Equal(got, want) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
 }
@@ -55,19 +46,21 @@ func TestWorkspaceGrantsLeaveOutLinkTargets(t *testing.T) {
 		}
 	}
 	dirs, files := workspaceGrants(root)
-	rel := func(ps []string) []string {
-		var out []string
-		for _, p := range ps {
-			r, _ := filepath.Rel(root, p)
-			out = append(out, r)
-		}
-		slices.Sort(out)
-		return out
-	}
-	if got, want := rel(dirs), []string{"scripts/lib", "src"}; !slices.Equal(got, want) {
+	if got, want := relSorted(root, dirs), []string{"scripts/lib", "src"}; !slices.Equal(got, want) {
 		t.Errorf("dirs = %q, want %q", got, want)
 	}
-	if got, want := rel(files), []string{"README.md", "scripts/build.sh"}; !slices.Equal(got, want) {
+	if got, want := relSorted(root, files), []string{"README.md", "scripts/build.sh"}; !slices.Equal(got, want) {
 		t.Errorf("files = %q, want %q", got, want)
 	}
+}
+
+// relSorted is ps relative to root, sorted.
+func relSorted(root string, ps []string) []string {
+	var out []string
+	for _, p := range ps {
+		r, _ := filepath.Rel(root, p)
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }

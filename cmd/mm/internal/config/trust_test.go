@@ -142,7 +142,8 @@ func TestTrustHashesTheBytesLoaded(t *testing.T) {
 func TestTrustFIFOUnderMM(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(dir, ".mm", "agent.yaml"), "maxTurns: 4\n")
-	if err := syscall.Mkfifo(filepath.Join(dir, ".mm", "pipe"), 0o644); err != nil {
+	fifo := filepath.Join(dir, ".mm", "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
 	done := make(chan error, 1)
@@ -156,6 +157,12 @@ func TestTrustFIFOUnderMM(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
+		// Release the blocked open (a writer arrives), so the goroutine
+		// ends before the test does.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		<-done
 		t.Fatal("loading the config blocks on a FIFO under .mm/")
 	}
 }
