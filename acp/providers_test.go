@@ -9,6 +9,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // serveLines serves a on the given input lines until EOF and returns the
@@ -66,9 +67,7 @@ func TestProvidersLocal(t *testing.T) {
 	t.Cleanup(vllm.Close)
 	ollama := llmtest.NewServer(llmtest.Scenario{Models: []string{"llama3.2", "qwen3:4b"}})
 	t.Cleanup(ollama.Close)
-	gone := llmtest.NewServer(llmtest.Scenario{})
-	down := gone.URL()
-	gone.Close()
+	down := testenv.RefusedURL(t) + "/v1"
 	local := []llm.Endpoint{
 		{Provider: llm.ProviderVLLM, BaseURL: vllm.URL()},
 		{Provider: llm.ProviderOllama, BaseURL: ollama.URL()},

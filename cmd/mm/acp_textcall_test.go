@@ -137,6 +137,9 @@ func runTextCallCases(t *testing.T, cases []textCallCase) corpusCount {
 		id := p.session(t, ctx, dir)
 		resp, err := p.prompt(ctx, id, fmt.Sprintf("case %d", i))
 		if err != nil {
+			for j, r := range srv.Requests() {
+				t.Logf("request %d: step %d, last message %q", j+1, r.Step, r.Last().Content)
+			}
 			t.Fatalf("%s: %v", what, err)
 		}
 		if resp.StopReason != sdk.StopReasonEndTurn {

@@ -90,9 +90,7 @@ func TestScript(t *testing.T) {
 					ts.Fatalf("usage: fakellm NAME|-closed")
 				}
 				if args[0] == "-closed" {
-					srv := llmtest.NewServer(llmtest.Scenario{})
-					srv.Close()
-					ts.Setenv("MM_BASE_URL", srv.URL())
+					ts.Setenv("MM_BASE_URL", testenv.RefusedURL(t)+"/v1")
 					return
 				}
 				sc, err := llmtest.Load(filepath.Join(scenarios, args[0]+".yaml"))

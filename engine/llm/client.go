@@ -189,7 +189,7 @@ func (c *Client) withRetries(ctx context.Context, call func(context.Context, *bo
 		if err == nil || delivered || attempt >= len(c.opts.RetryDelays) || !retryable(err) || ctx.Err() != nil {
 			return resp, err
 		}
-		c.log.Debug("llm: retrying", "attempt", attempt+1, "err", err)
+		c.log.Info("llm: retrying", "attempt", attempt+1, "err", err)
 		if c.opts.OnRetry != nil {
 			c.opts.OnRetry(attempt+1, err)
 		}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -423,6 +424,16 @@ func (c *Connector) probeWindow(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
 	defer cancel()
 	n, source, err := cl.ContextWindow(pctx, model)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// A server too busy to answer in time has said nothing about its
+		// window: ask again at the next call rather than in ReprobeEvery,
+		// and do not tell the user the server does not say it.
+		c.log.Info("context window not known yet: the server did not answer in time; asking again", "err", err)
+		c.mu.Lock()
+		c.lastProbe = time.Time{}
+		c.mu.Unlock()
+		return
+	}
 	if err != nil {
 		c.log.Warn("context window unknown; set contextWindow in the config", "err", err)
 		c.mu.Lock()

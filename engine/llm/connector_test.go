@@ -183,3 +183,51 @@ func TestConnectorWaiterOutlivesCancelledConnect(t *testing.T) {
 		t.Fatal("B never connected")
 	}
 }
+
+// A server too busy to answer the window probe in time (a loaded
+// machine, a model still loading) has not said it has no window: mm
+// does not warn that the window is unknown, and asks again at the next
+// call instead of half a minute later — so budgeting by the real window
+// starts as soon as the server answers.
+func TestConnectorSlowWindowProbeAsksAgain(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		props int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/props" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		props++
+		first := props == 1
+		mu.Unlock()
+		if first {
+			<-r.Context().Done() // past the probe's bound
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"default_generation_settings":{"n_ctx":8192}}`))
+	}))
+	defer srv.Close()
+	c := llm.NewConnector(llm.ConnectorOptions{BaseURL: srv.URL + "/v1", Provider: llm.ProviderLlamaCpp, Model: "m", ProbeTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	c.Window()
+	<-c.Probed()
+	if c.WindowUnknown() {
+		t.Fatal("a probe that timed out made the window unknown: the user is told the server does not say it")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if n, src := c.Window(); n == 8192 && src == "llama.cpp /props" {
+			break
+		}
+		if time.Now().After(deadline) {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("window still unknown 10 s after a slow probe (%d probes): not asked again before ReprobeEvery", props)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

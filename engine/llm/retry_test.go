@@ -3,13 +3,13 @@ package llm_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 func TestRetries(t *testing.T) {
@@ -143,19 +143,14 @@ func TestNoRetryDelaysMeansNoRetry(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	addr := strings.TrimPrefix(testenv.RefusedURL(t), "http://")
 	retries := 0
 	c := llm.New(llm.Options{
 		BaseURL:     "http://" + addr + "/v1",
 		RetryDelays: []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond},
 		OnRetry:     func(int, error) { retries++ },
 	})
-	_, err = c.Stream(context.Background(), hello(), nil)
+	_, err := c.Stream(context.Background(), hello(), nil)
 	if err == nil {
 		t.Fatal("no error")
 	}

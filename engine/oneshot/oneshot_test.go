@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/oneshot"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // Each server's error shape gives its message (and type where it has one).
@@ -53,9 +53,7 @@ func TestPost(t *testing.T) {
 	if err != nil || status != http.StatusTeapot || string(raw) != `{"error":"short and stout"}` {
 		t.Errorf("answer: %d %q %v", status, raw, err)
 	}
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	dead := "http://" + l.Addr().String()
-	l.Close()
+	dead := testenv.RefusedURL(t)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
