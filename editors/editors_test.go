@@ -26,21 +26,13 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mm-editors-")
+	bin, err := testenv.Build("../cmd/mm", "mm")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "mm"), "github.com/mm-agent/mm/cmd/mm")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building mm:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	binDir = filepath.Dir(bin)
+	os.Exit(m.Run())
 }
 
 // launch is what a client starts: the command, its arguments and the

@@ -163,7 +163,7 @@ func answersBeforeEOF(t *testing.T) {
 	b, _ := json.Marshal(dir)
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
 		`{"jsonrpc":"2.0","id":"two","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}` + "\n"
-	cmd := exec.Command(mmBinary, "acp")
+	cmd := exec.Command(mmBin(t), "acp")
 	cmd.Dir = dir
 	cmd.Env = mmEnv(t, nil)
 	cmd.Stdin = strings.NewReader(in)

@@ -29,17 +29,7 @@ var (
 func mcpServer(t *testing.T) string {
 	t.Helper()
 	mcpServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mm-mcpserver-")
-		if err != nil {
-			mcpServerErr = err
-			return
-		}
-		mcpServerBin = filepath.Join(dir, "mcpserver")
-		out, err := exec.Command("go", "build", "-o", mcpServerBin, "../../tools/mcp/testdata/mcpserver").CombinedOutput()
-		if err != nil {
-			mcpServerErr = err
-			t.Logf("%s", out)
-		}
+		mcpServerBin, mcpServerErr = testenv.Build("../../tools/mcp/testdata/mcpserver", "mcpserver")
 	})
 	if mcpServerErr != nil {
 		t.Fatal("building the MCP server:", mcpServerErr)

@@ -27,7 +27,7 @@ func TestACPXReadEditAnswer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, acpx, "--cwd", dir, "--approve-all", "--format", "json",
-		"--agent", mmBinary+" acp", "exec", "Change hello to goodbye in hello.txt")
+		"--agent", mmBin(t)+" acp", "exec", "Change hello to goodbye in hello.txt")
 	cmd.Dir = dir
 	cmd.Env = mmEnv(t, srv)
 	var stdout, stderr bytes.Buffer

@@ -38,7 +38,7 @@ func TestACPXSessionSurvivesRestart(t *testing.T) {
 		for attempt := 0; ; attempt++ {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			cmd := exec.CommandContext(ctx, acpx, append([]string{"--cwd", dir, "--approve-all", "--format", "json", "--ttl", "1",
-				"--agent", mmBinary + " acp"}, args...)...)
+				"--agent", mmBin(t) + " acp"}, args...)...)
 			cmd.Dir, cmd.Env = dir, env
 			out, err := cmd.CombinedOutput()
 			cancel()

@@ -39,7 +39,7 @@ type rpc struct {
 
 func startRPC(tb testing.TB, dir string, env []string) *rpc {
 	tb.Helper()
-	cmd := exec.Command(mmBinary, "acp")
+	cmd := exec.Command(mmBin(tb), "acp")
 	cmd.Dir, cmd.Env = dir, env
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -153,7 +153,7 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 			} else {
 				testenv.ReadOnlyDir(t, dir)
 			}
-			cmd := exec.Command("bash", "-c", script, mmBinary, "-p", "rewrite f.txt", "--yes")
+			cmd := exec.Command("bash", "-c", script, mmBin(t), "-p", "rewrite f.txt", "--yes")
 			cmd.Dir, cmd.Env = dir, mmEnv(t, srv)
 			out, err := cmd.CombinedOutput()
 			if err != nil {

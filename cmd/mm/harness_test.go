@@ -25,8 +25,39 @@ import (
 	"github.com/mm-agent/mm/tools/bash"
 )
 
-// mmBinary is the real mm, built once for the end-to-end tests.
-var mmBinary string
+// mmBuild builds the real mm for the tests that run it as a process,
+// once, from TestMain on in the background: the in-process tests — most
+// of them — start at once, and those that run the binary wait for it.
+// With -race the binary is race-built too.
+var mmBuild = sync.OnceValues(func() (string, error) {
+	var flags []string
+	if raceBuild {
+		flags = append(flags, "-race")
+	}
+	return testenv.Build(".", "mm", flags...)
+})
+
+// mmBin is the path of the real mm, built.
+func mmBin(t testing.TB) string {
+	t.Helper()
+	bin, err := mmBuild()
+	if err != nil {
+		t.Fatalf("building mm: %v", err)
+	}
+	return bin
+}
+
+// copyFile copies src to dst with mode perm.
+func copyFile(t testing.TB, src, dst string, perm os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, perm); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__sandbox" {
@@ -34,24 +65,13 @@ func TestMain(m *testing.M) {
 		// executable — this test binary — as the sandbox helper.
 		os.Exit(bash.SandboxMain(os.Args[2:], os.Stderr))
 	}
-	dir, err := os.MkdirTemp("", "mm-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	mmBinary = filepath.Join(dir, "mm")
-	args := []string{"build", "-o", mmBinary}
-	if raceBuild {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building mm:", err)
-		os.Exit(1)
-	}
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		mmBuild()
+	}()
 	code := m.Run()
-	os.RemoveAll(dir)
+	<-built
 	os.Exit(code)
 }
 
@@ -168,7 +188,7 @@ func serve(ctx context.Context, env environment, stdin io.Reader, stdout, stderr
 // acp-go-sdk client side: for what only a process shows.
 func startAgentProcess(t *testing.T, dir string, env []string) *agentProc {
 	t.Helper()
-	cmd := exec.Command(mmBinary, "acp")
+	cmd := exec.Command(mmBin(t), "acp")
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stderr = os.Stderr

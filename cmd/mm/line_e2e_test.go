@@ -31,7 +31,7 @@ func runInProcess(t *testing.T, dir string, env []string, stdin string, args ...
 // test: main's secret hiding (a re-exec) or the process's own stderr.
 func runMM(t *testing.T, dir string, env []string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(mmBinary, args...)
+	cmd := exec.Command(mmBin(t), args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)

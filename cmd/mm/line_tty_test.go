@@ -35,7 +35,7 @@ func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
 		testenv.Unavailable(t, "no pseudo-terminal here: %v", err)
 	}
 	r := &ttyRun{master: master, grew: make(chan struct{}, 1), done: make(chan struct{})}
-	r.cmd = exec.Command(mmBinary, args...)
+	r.cmd = exec.Command(mmBin(t), args...)
 	r.cmd.Dir, r.cmd.Env = dir, env
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, slave
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2}

@@ -103,7 +103,7 @@ func startRaw(t *testing.T, dir string, env []string) *rawAgent {
 // process shows.
 func startRawProcess(t *testing.T, dir string, env []string) *rawAgent {
 	t.Helper()
-	cmd := exec.Command(mmBinary, "acp")
+	cmd := exec.Command(mmBin(t), "acp")
 	cmd.Dir = dir
 	cmd.Env = env
 	r := newRawAgent(t)

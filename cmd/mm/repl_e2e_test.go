@@ -31,7 +31,7 @@ type term struct {
 
 func startTerm(t *testing.T, dir string, env []string) *term {
 	t.Helper()
-	cmd := exec.Command(mmBinary)
+	cmd := exec.Command(mmBin(t))
 	cmd.Dir, cmd.Env = dir, append(env, "TERM=xterm")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {

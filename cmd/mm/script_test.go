@@ -31,6 +31,7 @@ import (
 //	[!] asked TEXT   the first request to the model ended with a message containing TEXT
 func TestScript(t *testing.T) {
 	t.Parallel()
+	mmBinary := mmBin(t)
 	scenarios, err := filepath.Abs(filepath.Join("testdata", "scenarios"))
 	if err != nil {
 		t.Fatal(err)

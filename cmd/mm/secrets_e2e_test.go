@@ -40,9 +40,11 @@ func checkNotDumpableAsNobody(t *testing.T) {
 	env := mmEnv(t, srv, "MM_API_KEY=sk-held-by-a-non-dumpable-mm")
 	// nobody must reach the binary, and write in the workspace and its
 	// home; the test's temp dirs are root's alone (0700) until then.
+	mmBinary := filepath.Join(t.TempDir(), "mm")
+	copyFile(t, mmBin(t), mmBinary, 0o755)
 	for p, mode := range map[string]os.FileMode{
-		filepath.Dir(mmBinary): 0o755,
-		filepath.Dir(dir):      0o755, dir: 0o777,
+		filepath.Dir(mmBinary): 0o755, filepath.Dir(filepath.Dir(mmBinary)): 0o755,
+		filepath.Dir(dir): 0o755, dir: 0o777,
 		filepath.Dir(homeOf(env)): 0o755, homeOf(env): 0o777,
 	} {
 		if err := os.Chmod(p, mode); err != nil {

@@ -66,7 +66,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 	}
 	id := sessionIDOf(t, stderr)
 
-	first := exec.Command(mmBinary, "-p", "--resume", id, "Which number?")
+	first := exec.Command(mmBin(t), "-p", "--resume", id, "Which number?")
 	first.Dir, first.Env = dir, env
 	var out1, err1 bytes.Buffer
 	first.Stdout, first.Stderr = &out1, &err1
@@ -160,7 +160,7 @@ func TestDiskFullMidSave(t *testing.T) {
 	// Files may grow to the old session's size and a little more: the
 	// new session file (10 KiB bigger) cannot be written whole.
 	limit := len(before) + 2048
-	cmd := exec.Command(prlimit, "--fsize="+strconv.Itoa(limit), mmBinary, "-p", "--resume", id, "Which number?")
+	cmd := exec.Command(prlimit, "--fsize="+strconv.Itoa(limit), mmBin(t), "-p", "--resume", id, "Which number?")
 	cmd.Dir, cmd.Env = dir, env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

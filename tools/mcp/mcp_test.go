@@ -7,39 +7,30 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/mcp/mcptest"
 	"github.com/mm-agent/mm/tools/workspace"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // serverBin is testdata/mcpserver, built once.
 var serverBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpserver-")
+	bin, err := testenv.Build("./testdata/mcpserver", "mcpserver")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	serverBin = filepath.Join(dir, "mcpserver")
-	build := exec.Command("go", "build", "-o", serverBin, "./testdata/mcpserver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the test MCP server:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	serverBin = bin
+	os.Exit(m.Run())
 }
 
 // env is a disk workspace whose policy allows everything, or asks ask.
