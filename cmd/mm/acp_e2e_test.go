@@ -21,9 +21,14 @@ func TestACPReadEditAnswer(t *testing.T) {
 	file := filepath.Join(dir, "hello.txt")
 	writeFile(t, file, "hello world\nsecond line\n")
 
-	p := startAgent(t, dir, mmEnv(t, srv))
+	env := mmEnv(t, srv)
+	p := startAgent(t, dir, env)
 	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
+	// The window is probed in the background and a turn never waits for
+	// it; a usage_update needs the window's size, so a turn that beats
+	// the probe (a loaded machine, a fast build) has none to send.
+	waitLogged(t, ctx, env, `msg="context window"`)
 	resp, err := p.prompt(ctx, id, "Change hello to goodbye in hello.txt")
 	if err != nil {
 		t.Fatalf("prompt: %v", err)

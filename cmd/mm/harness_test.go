@@ -607,3 +607,29 @@ func waitForProcessesOf(t *testing.T, home string, d time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// waitLogged waits until mm's log (MM_LOG in env) has a line containing
+// text: the way a test knows that something mm does in the background
+// (the window probe, say) has ended before it goes on.
+func waitLogged(t *testing.T, ctx context.Context, env []string, text string) {
+	t.Helper()
+	var path string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "MM_LOG="); ok {
+			path = v
+		}
+	}
+	if path == "" {
+		t.Fatal("waitLogged: no MM_LOG in the environment")
+	}
+	for {
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(text)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("mm never logged %q", text)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
