@@ -155,6 +155,18 @@ func TestRewrite(t *testing.T) {
 			t.Errorf("Rewrite(%q) = %q / answer %q / notes %q\nwant %q / %q / %q", c.in, got.Prompt, got.Answer, note, c.prompt, c.answer, c.note)
 		}
 	}
+	// With no skill at all (a nil set: no folder, nothing shipped), the
+	// user is told where skills come from rather than "see /skills".
+	var none *skills.Set
+	if got := none.Rewrite("/zzz", reserved); got.Answer != `no skill named "zzz" — no skills are installed (see the README: Skills)` {
+		t.Errorf("Rewrite(/zzz) without skills = %+v", got)
+	}
+	if got := none.Rewrite("/skills", reserved); !strings.HasPrefix(got.Answer, "No skills found. Put one in .mm/skills/NAME/SKILL.md") {
+		t.Errorf("/skills without skills = %+v", got)
+	}
+	if _, ok := none.Lookup("greetings"); ok || none.All() != nil {
+		t.Error("a nil set has skills")
+	}
 	if l := line("release-notes", "v1.2"); l != "[skill: release-notes — load it with read_skill and carry out its steps now; parameters: v1.2]" {
 		t.Errorf("Line = %s", l)
 	}

@@ -436,3 +436,27 @@ func TestTextCallFencedJSONStreams(t *testing.T) {
 		t.Fatalf("held back: %q %+v", show, call)
 	}
 }
+
+// FindTextCall reads a whole answer (what `mm doctor` does with a probe's
+// reply): a call written in the reasoning is set aside, the one in the
+// answer found, with the syntax's name and the server setting to fix.
+func TestFindTextCall(t *testing.T) {
+	answer := "<think>I could write <tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call> here.</think>" +
+		"<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n</tool_call>"
+	c := FindTextCall(answer, "read_file", "bash")
+	if c == nil {
+		t.Fatal("no call found in the answer")
+	}
+	if c.Name() != "read_file" || compactJSON(t, args0(c)) != `{"path":"a.go"}` {
+		t.Errorf("found %s %s, want read_file from the answer, not bash from the reasoning", c.Name(), args0(c))
+	}
+	if !strings.Contains(c.Syntax(), "<tool_call>") || !strings.Contains(c.ServerFix(), "--jinja") {
+		t.Errorf("syntax %q, fix %q", c.Syntax(), c.ServerFix())
+	}
+	if c := FindTextCall("<think><tool_call>{\"name\":\"bash\",\"arguments\":{}}</tool_call></think>Nothing to run.", "bash"); c != nil {
+		t.Errorf("a call only in the reasoning was found: %+v", c)
+	}
+	if c := FindTextCall("The file says hello.", "read_file"); c != nil {
+		t.Errorf("plain text read as a call: %+v", c)
+	}
+}

@@ -81,3 +81,48 @@ func TestPost(t *testing.T) {
 		t.Error("a wrapped cancel is not IsCancelled")
 	}
 }
+
+// The user's line of a failure: a classifier's own words when it is one,
+// else the error's text; a server's words fold onto one line and stop at
+// 160 characters.
+func TestLineAndShort(t *testing.T) {
+	wrapped := fmt.Errorf("routing: %w", &oneshot.Error{Kind: oneshot.Busy, Line: "the decision server is busy (429)"})
+	if got := oneshot.Line(wrapped); got != "the decision server is busy (429)" {
+		t.Errorf("Line(wrapped classifier error) = %q", got)
+	}
+	if got := oneshot.Line(errors.New("plain")); got != "plain" {
+		t.Errorf("Line(plain error) = %q", got)
+	}
+	if got := oneshot.Short("  a\n\tb  c "); got != "a b c" {
+		t.Errorf("Short folds whitespace: %q", got)
+	}
+	long := strings.Repeat("é", 200)
+	if got := oneshot.Short(long); got != strings.Repeat("é", 160)+"…" {
+		t.Errorf("Short(200 runes) = %d runes, want 160 and an ellipsis", len([]rune(got)))
+	}
+}
+
+// A server that echoes the key in its answer does not hand it on, and an
+// answer is read only up to the limit.
+func TestPostRedactsAndBounds(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"bad key %s"}%s`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), strings.Repeat(" ", 4096))
+	}))
+	defer srv.Close()
+	_, raw, err := oneshot.Post(context.Background(), oneshot.Request{URL: srv.URL, APIKey: "sk-secret", Limit: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "sk-secret") || !strings.Contains(string(raw), "[redacted]") {
+		t.Errorf("answer = %q: the key is not redacted", raw)
+	}
+	if len(raw) > 64+len("[redacted]") { // the limit is on what is read, before redaction
+		t.Errorf("read %d bytes of a 4 KB answer past a 64-byte limit", len(raw))
+	}
+	_, _, err = oneshot.Post(context.Background(), oneshot.Request{URL: "http://bad host/", Name: "guard"})
+	var e *oneshot.Error
+	if !errors.As(err, &e) || e.Kind != oneshot.Unreachable || !strings.Contains(e.Line, `bad guard server URL "http://bad host/"`) {
+		t.Errorf("a bad URL: %v", err)
+	}
+}

@@ -203,3 +203,85 @@ func TestLoadRefusesBadIDs(t *testing.T) {
 		}
 	}
 }
+
+// A message the session keeps on disk (a masked tool output, its stub in
+// memory) is saved whole: a session loaded later has the output itself.
+func TestSaveWritesSpilledContent(t *testing.T) {
+	s := store.Open(t.TempDir(), nil)
+	r := record("sess_spill", "/w", time.Now())
+	r.History = append(r.History, llm.Message{Role: llm.RoleTool, ToolCallID: "call_1", Content: "[output masked]"})
+	r.Spilled = func(i int) (string, bool, error) {
+		if i == 2 {
+			return "the whole 200 KB output", true, nil
+		}
+		return "", false, nil
+	}
+	if err := s.Save(r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load("sess_spill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.History) != 3 || got.History[2].Content != "the whole 200 KB output" || got.History[0].Content != "hi" {
+		t.Errorf("loaded history = %+v", got.History)
+	}
+	// A spilled output that cannot be read back fails the save, naming
+	// the session, rather than saving the stub as if it were the output.
+	r.History = append(r.History, llm.Message{Role: llm.RoleTool, ToolCallID: "call_2", Content: "[output masked]"})
+	r.Spilled = func(i int) (string, bool, error) {
+		if i == 3 {
+			return "", false, errors.New("spill file gone")
+		}
+		return "", false, nil
+	}
+	if err := s.Save(r); err == nil || !strings.Contains(err.Error(), "sess_spill") || !strings.Contains(err.Error(), "spill file gone") {
+		t.Errorf("save with an unreadable spilled output: %v", err)
+	}
+}
+
+// The replay a session hands out is its own: changing a copy's tool call
+// leaves the session's entries as they were.
+func TestCloneEntriesSharesNothing(t *testing.T) {
+	orig := record("sess_x", "/w", time.Now()).Replay
+	orig[1].Tool.Input = []byte(`{"path":"a"}`)
+	orig[1].Tool.Locations = []tools.Location{{Path: "/w/a"}}
+	cp := store.CloneEntries(orig)
+	cp[1].Tool.Title = "changed"
+	cp[1].Tool.Input[2] = 'X'
+	cp[1].Tool.Locations[0].Path = "/elsewhere"
+	cp[1].Tool.Diffs[0].New = "changed\n"
+	if orig[1].Tool.Title != "Edit a" || string(orig[1].Tool.Input) != `{"path":"a"}` ||
+		orig[1].Tool.Locations[0].Path != "/w/a" || orig[1].Tool.Diffs[0].New != "b\n" {
+		t.Errorf("the copy shares the original's tool call: %+v", orig[1].Tool)
+	}
+	if cp[0] != orig[0] {
+		t.Errorf("an entry without a tool call changed in the copy: %+v", cp[0])
+	}
+}
+
+// Session ids are fresh each time and of the one form the store accepts
+// (anything else could name a path outside it).
+func TestNewIDIsValid(t *testing.T) {
+	s := store.Open(t.TempDir(), nil)
+	seen := map[string]bool{}
+	for range 100 {
+		id := store.NewID()
+		if seen[id] || !strings.HasPrefix(id, "sess_") || len(id) != len("sess_")+24 {
+			t.Fatalf("NewID = %q (seen before: %v)", id, seen[id])
+		}
+		seen[id] = true
+	}
+	id := store.NewID()
+	r := record(id, "/w", time.Now())
+	if err := s.Save(r); err != nil {
+		t.Fatalf("a NewID is refused by Save: %v", err)
+	}
+	if _, err := s.Load(id); err != nil {
+		t.Fatalf("a NewID is refused by Load: %v", err)
+	}
+	var we error = &store.WorkspaceError{ID: id, Cwd: "/w"}
+	if !strings.Contains(we.Error(), "belongs to the workspace /w") {
+		t.Errorf("WorkspaceError = %q", we.Error())
+	}
+}

@@ -275,3 +275,57 @@ func findTool(ts []tools.Tool, name string) tools.Tool {
 	}
 	return nil
 }
+
+// The permission card of a call names the operation, the symbol, the new
+// name and the file with its line — the file only when it is inside the
+// workspace.
+func TestDescribe(t *testing.T) {
+	e := &env{dir: t.TempDir(), reads: tools.NewReadTracker()}
+	tool := New(Options{})
+	c := tool.Describe(e, json.RawMessage(`{"operation":"rename","path":"greet/greet.go","symbol":"Hello","new_name":"Greet","line":5}`))
+	if c.Title != "lsp rename Hello → Greet (greet/greet.go)" {
+		t.Errorf("title = %q", c.Title)
+	}
+	if len(c.Locations) != 1 || c.Locations[0].Path != filepath.Join(e.dir, "greet", "greet.go") || c.Locations[0].Line != 5 {
+		t.Errorf("locations = %+v", c.Locations)
+	}
+	if c := tool.Describe(e, json.RawMessage(`{"operation":"hover","path":"../../etc/passwd","symbol":"root"}`)); len(c.Locations) != 0 {
+		t.Errorf("a path outside the workspace is shown as a location: %+v", c.Locations)
+	}
+	if c := tool.Describe(e, json.RawMessage(`{"operation":"diagnostics"}`)); c.Title != "lsp diagnostics" || len(c.Locations) != 0 {
+		t.Errorf("diagnostics of the workspace: %+v", c)
+	}
+}
+
+// A command that changes a Go file behind the editor's back (bash, here a
+// tool that writes the file itself) gets the errors it introduced
+// appended to its result, as an edit does.
+func TestCommandHookReportsWhatACommandBroke(t *testing.T) {
+	_, e, m := setup(t)
+	greet := filepath.Join(e.dir, "greet", "greet.go")
+	// The copied fixture is dated back, as an old checkout: only what the
+	// command writes is newer than its start.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(e.dir, func(p string, _ fs.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
+	// main.go checked first: gopls has loaded the module (greet.go itself
+	// stays unopened, as a file only a command touched).
+	if r := call(t, New(Options{Manager: m}), e, `{"operation":"diagnostics","path":"main.go"}`); r.Text != "no problems in main.go" {
+		t.Fatalf("main.go before the command:\n%s", r.Text)
+	}
+	command := tools.New(tools.Spec[struct{}]{
+		Name: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms,
+		Run: func(context.Context, tools.Env, struct{}) (tools.Result, error) {
+			data, _ := os.ReadFile(greet)
+			err := os.WriteFile(greet, []byte(strings.Replace(string(data), `return "hello " + name`, "return 42", 1)), 0o644)
+			return tools.Result{Text: "[exit code: 0]\n"}, err
+		},
+	})
+	res, err := CommandHook{Tool: command, Manager: m}.Run(context.Background(), e, json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("command result:\n%s", res.Text)
+	if !strings.HasPrefix(res.Text, "[exit code: 0]\ngopls: this command introduced 1 error:") || !strings.Contains(res.Text, "greet/greet.go:6:9: cannot use 42") {
+		t.Errorf("the command's result lacks the error it made:\n%s", res.Text)
+	}
+}

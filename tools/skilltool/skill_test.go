@@ -43,6 +43,24 @@ func TestReadSkill(t *testing.T) {
 		t.Errorf("unknown = %q", text)
 	}
 
+	// The editor's card names the skill's file, which it can open; a
+	// shipped skill has no file on disk to point at.
+	describe := func(name string) (string, []string) {
+		args, _ := json.Marshal(map[string]string{"name": name})
+		c := tool.Describe(nil, args)
+		var paths []string
+		for _, l := range c.Locations {
+			paths = append(paths, l.Path)
+		}
+		return c.Title, paths
+	}
+	if title, paths := describe("release-notes"); title != "read skill release-notes" || len(paths) != 1 || filepath.Base(filepath.Dir(paths[0])) != "release-notes" {
+		t.Errorf("describe release-notes = %q %v, want its SKILL.md as the location", title, paths)
+	}
+	if _, paths := describe("run-tests"); len(paths) != 0 {
+		t.Errorf("a shipped skill points the editor at %v", paths)
+	}
+
 	// A skill added later is readable although the catalog stays as it was.
 	before := tool.Description()
 	os.WriteFile(filepath.Join(dir, "late.md"), []byte("---\ndescription: Late.\n---\nlate steps\n"), 0o644)

@@ -463,3 +463,54 @@ func TestReplies(t *testing.T) {
 		t.Fatalf("recorded steps %d %d %d", r[0].Step, r[1].Step, r[2].Step)
 	}
 }
+
+// POST /v1/systemone is served only from a scenario's decisions: without
+// them the route is llama-server's 404; with them each request takes the
+// next, an error body is sent as is, and one past the end is refused
+// naming the scenario.
+func TestDecisions(t *testing.T) {
+	postDecision := func(srv *llmtest.Server, body string) (int, string) {
+		resp, err := http.Post(srv.URL()+"/systemone", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	plain := llmtest.NewServer(mustParse(t, "steps:\n  - content: hi\n"))
+	defer plain.Close()
+	if code, body := postDecision(plain, `{}`); code != 404 || !strings.Contains(body, "File Not Found") {
+		t.Errorf("no decisions: %d %s", code, body)
+	}
+
+	srv := llmtest.NewServer(mustParse(t, `decisions:
+  - answers: {route: {choice: run-tests, confidence: 0.9}}
+  - status: 501
+    body: '{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}'
+`))
+	defer srv.Close()
+	code, body := postDecision(srv, `{"model":"d1","state":"the user asks to run the tests","questions":{"route":{"type":"choice"}}}`)
+	var got struct {
+		Model   string
+		Answers map[string]map[string]any
+		Usage   map[string]int
+	}
+	if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || got.Model != "d1" ||
+		got.Answers["route"]["choice"] != "run-tests" || got.Usage["input_tokens"] < 1 {
+		t.Errorf("first decision: %d %s", code, body)
+	}
+	if code, body := postDecision(srv, `{"questions":{}}`); code != 501 || !strings.Contains(body, "not a decision model") {
+		t.Errorf("second decision (an error): %d %s", code, body)
+	}
+	if code, body := postDecision(srv, `{"questions":{}}`); code != 500 || !strings.Contains(body, "scenario exhausted: decision request 3") {
+		t.Errorf("past the end: %d %s", code, body)
+	}
+	if code, _ := postDecision(srv, `not json`); code != 400 {
+		t.Errorf("a body that is not JSON: %d", code)
+	}
+	reqs := srv.DecisionRequests()
+	if len(reqs) != 3 || reqs[0].Model != "d1" || string(reqs[0].State) != `"the user asks to run the tests"` || reqs[0].Questions["route"] == nil {
+		t.Errorf("recorded decision requests: %+v", reqs)
+	}
+}
