@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +105,9 @@ func TestSessionBelongsToItsWorkspace(t *testing.T) {
 	var we *store.WorkspaceError
 	if !errors.Is(err, store.ErrOtherWorkspace) || !errors.As(err, &we) || we.Cwd != "/home/u/a" {
 		t.Errorf("LoadIn from another workspace: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "sess_ws belongs to the workspace /home/u/a") {
+		t.Errorf("the refusal does not name the session's workspace: %v", err)
 	}
 	if got, err := s.LoadIn("/home/u/a/", "sess_ws"); err != nil || got.ID != "sess_ws" {
 		t.Errorf("LoadIn from its workspace: %v", err)

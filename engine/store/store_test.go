@@ -280,8 +280,4 @@ func TestNewIDIsValid(t *testing.T) {
 	if _, err := s.Load(id); err != nil {
 		t.Fatalf("a NewID is refused by Load: %v", err)
 	}
-	var we error = &store.WorkspaceError{ID: id, Cwd: "/w"}
-	if !strings.Contains(we.Error(), "belongs to the workspace /w") {
-		t.Errorf("WorkspaceError = %q", we.Error())
-	}
 }
