@@ -163,6 +163,7 @@ type resolver struct {
 	repairs  bool               // try the first-try repairs (F9)
 	seen     map[int][]*reading // slips an edit's old showed, for its refusal
 	folded   *foldedText        // the text with typographic characters read as ASCII
+	has      map[string]bool    // what fileHas found
 }
 
 func (r *resolver) problem(edit int, kind error, text string) {
@@ -279,11 +280,8 @@ func (r *resolver) checkOverlaps() {
 
 // lineRange renders "line 4" or "lines 4–6" for a region.
 func (r *resolver) lineRange(start, end int) string {
-	a := r.doc.lineNo(start)
-	b := a
-	if end > start {
-		b = r.doc.lineNo(end - 1)
-	}
+	span := r.lineSpan(start, end)
+	a, b := span[0]+1, span[1]+1
 	if a == b {
 		return "line " + strconv.Itoa(a)
 	}

@@ -274,7 +274,7 @@ func alignLines(old, new []string) []int {
 	}
 	if (n+1)*(m+1) > maxAlignCells {
 		for k := range pairs {
-			if k < n && strings.TrimSpace(old[k]) == strings.TrimSpace(new[k]) {
+			if k < n && trimSpace(old[k]) == trimSpace(new[k]) {
 				pairs[k] = k
 			}
 		}
@@ -282,11 +282,11 @@ func alignLines(old, new []string) []int {
 	}
 	ot := make([]string, n)
 	for i := range old {
-		ot[i] = strings.TrimSpace(old[i])
+		ot[i] = trimSpace(old[i])
 	}
 	nt := make([]string, m)
 	for i := range new {
-		nt[i] = strings.TrimSpace(new[i])
+		nt[i] = trimSpace(new[i])
 	}
 	// lcs[i][k] = LCS length of ot[i:] and nt[k:]
 	lcs := make([]int32, (n+1)*(m+1))

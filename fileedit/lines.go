@@ -68,7 +68,25 @@ func (d *doc) lineOf(off int) int {
 func (d *doc) lineNo(off int) int { return d.lineOf(off) + 1 }
 
 // isBlank reports whether s holds only whitespace.
-func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+func isBlank(s string) bool { return trimSpace(s) == "" }
+
+// asciiSpace is the whitespace the loose passes forgive. Other space
+// characters (NBSP, thin spaces) are not indentation: a model that writes
+// them slipped, and the typographic repair reads them, so that they are
+// never written where the file has plain spaces.
+var asciiSpace = [256]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
+
+// trimSpace removes the ASCII whitespace around s.
+func trimSpace(s string) string {
+	i, j := 0, len(s)
+	for i < j && asciiSpace[s[i]] {
+		i++
+	}
+	for j > i && asciiSpace[s[j-1]] {
+		j--
+	}
+	return s[i:j]
+}
 
 // indentOf returns the leading spaces and tabs of s.
 func indentOf(s string) string {

@@ -182,16 +182,16 @@ func (d *doc) findLine(s *search) {
 func (d *doc) findBlock(s *search) {
 	want := strings.Split(s.core, "\n")
 	for i := range want {
-		want[i] = strings.TrimSpace(want[i])
+		want[i] = trimSpace(want[i])
 	}
 	n := d.numLines()
 	for i := 0; i+len(want) <= n && !s.full(); i++ {
-		if strings.TrimSpace(d.line(i)) != want[0] {
+		if trimSpace(d.line(i)) != want[0] {
 			continue
 		}
 		ok := true
 		for j := 1; j < len(want); j++ {
-			if strings.TrimSpace(d.line(i+j)) != want[j] {
+			if trimSpace(d.line(i+j)) != want[j] {
 				ok = false
 				break
 			}

@@ -23,6 +23,7 @@ var typographic = &slip{
 	did:    "matching quotes, dashes, ellipses and non-breaking spaces to the file's characters and writing new with them",
 	advice: "copy the file's characters exactly",
 	hint:   "old's quotes, dashes or spaces differ from the file's (typographic or ASCII): copy the file's characters exactly.",
+	marks:  typographicMarks,
 }
 
 // reading is old and new read through one slip, and where the repaired old
@@ -91,14 +92,27 @@ func (r *resolver) repair(i int, old, new string) (res resolved, ok, refused boo
 	res = r.replacement(i, first.s, first.new)
 	for _, rd := range found[1:] {
 		if other := r.replacement(i, rd.s, rd.new); other.start != res.start || other.end != res.end || other.repl != res.repl {
-			r.problem(i, ErrAmbiguous, fmt.Sprintf("old text not found in %s as written, and it reads two ways: after %s it matches %s, after %s it matches %s. Copy the exact lines from the file into old.",
-				r.path, first.slip.did, r.lineRange(res.start, res.end), rd.slip.did, r.lineRange(other.start, other.end)))
+			r.twoWays(i, first.slip.did, res.start, res.end, rd.slip.did, other.start, other.end)
 			return resolved{}, false, true
 		}
+	}
+	if did, m, ok := r.nearReading(old, res, seen); ok {
+		r.twoWays(i, first.slip.did, res.start, res.end, did, m.start, m.end)
+		return resolved{}, false, true
+	}
+	if why := r.ownCharacters(first, old, res); why != "" {
+		first.blocked = why
+		return resolved{}, false, false
 	}
 	res.repair = first.slip
 	res.old, res.new = first.old, first.new
 	return res, true, false
+}
+
+// twoWays refuses an edit whose old reads two ways, naming both places.
+func (r *resolver) twoWays(i int, did1 string, s1, e1 int, did2 string, s2, e2 int) {
+	r.problem(i, ErrAmbiguous, fmt.Sprintf("old text not found in %s as written, and it reads two ways: after %s it matches %s, after %s it matches %s. Copy the exact lines from the file into old.",
+		r.path, did1, r.lineRange(s1, e1), did2, r.lineRange(s2, e2)))
 }
 
 // trustListing checks line numbers removed from old against the file:

@@ -31,6 +31,10 @@ type slip struct {
 	// (entities in an HTML page, fences in a Markdown file): it may then be
 	// content the model meant, not a slip. nil when that cannot matter.
 	inFile func(text string) bool
+	// marks counts the slip's marks in a text: what its reading takes out
+	// of old, which the written text must not bring back where the file
+	// has none (marks.go).
+	marks markCounter
 }
 
 // listing describes the line-number prefixes removed from old: the number
@@ -50,36 +54,42 @@ var slips = []*slip{
 		advice: "send the file's text without them",
 		hint:   "old must not contain the line numbers shown by read_file: copy only the text after them.",
 		fix:    fixNumbers,
+		marks:  linesLike("line numbers", numberedLine),
 	},
 	{
 		name: `literal \n`, did: `turning the two characters \n and \t into line breaks and tabs in old and new`,
 		advice: "write real line breaks and tabs",
 		hint:   `old contains the two characters \n: write real line breaks instead.`,
 		fix:    fixNewlines,
+		marks:  substrings(`\n`, `\t`),
 	},
 	{
 		name: `literal \t`, did: `turning the \t that start lines into tabs in old and new`,
 		advice: "write a real tab",
 		hint:   `old starts a line with the two characters \t: write a real tab instead.`,
 		fix:    fixLeadingTabs,
+		marks:  linesLike(`\t`, func(l string) bool { return strings.HasPrefix(l, `\t`) }),
 	},
 	{
 		name: "doubled backslashes", did: "halving the doubled backslashes in old and new",
 		advice: "write each backslash once, as the file has it",
 		hint:   `old has every backslash doubled (\\): write them as the file has them.`,
 		fix:    fixBackslashes,
+		marks:  substrings(`\\`),
 	},
 	{
 		name: `\"`, did: `turning \" into " in old and new`,
 		advice: "write quotes without a backslash",
 		hint:   `old writes \" for ": write the quotes as the file has them.`,
 		fix:    fixQuotes,
+		marks:  substrings(`\"`),
 	},
 	{
 		name: "JSON escapes", did: `decoding old and new, which were escaped twice (\n, \", \\)`,
 		advice: "send the file's text as it is, escaped once",
 		hint:   `old looks escaped twice (\n, \", \\): send the file's text as it is.`,
 		fix:    fixJSON,
+		marks:  substrings(`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u`),
 	},
 	{
 		name: "HTML entities", did: "decoding the HTML entities (&lt; &gt; &amp; &quot;) in old and new",
@@ -87,6 +97,7 @@ var slips = []*slip{
 		hint:   "old holds HTML entities (&lt; &amp; …): write the characters themselves.",
 		fix:    fixEntities,
 		inFile: hasEntity,
+		marks:  substrings(entityNames...),
 	},
 	{
 		name: "a Markdown code fence", did: "removing the Markdown code fence around old and new",
@@ -94,6 +105,7 @@ var slips = []*slip{
 		hint:   "old is wrapped in a Markdown code fence (```): send only the file's lines.",
 		fix:    fixFence,
 		inFile: hasFenceLine,
+		marks:  linesLike("```", fenceLine),
 	},
 }
 
@@ -359,8 +371,11 @@ func jsonBody(s string) (string, bool) {
 var entities = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`,
 	"&#39;", "'", "&#x27;", "'", "&apos;", "'", "&#34;", `"`)
 
+// entityNames are the entities entities decodes.
+var entityNames = []string{"&lt;", "&gt;", "&amp;", "&quot;", "&#39;", "&#x27;", "&apos;", "&#34;"}
+
 func hasEntity(s string) bool {
-	for _, e := range []string{"&lt;", "&gt;", "&amp;", "&quot;", "&#39;", "&#x27;", "&apos;", "&#34;"} {
+	for _, e := range entityNames {
 		if strings.Contains(s, e) {
 			return true
 		}

@@ -131,11 +131,38 @@ type sub struct {
 // alignTypographic lists the replacements that turn old into the file's
 // characters, old and region differing only in whitespace and in the
 // characters foldRune reads alike; ok is false when they differ otherwise.
-// learned maps each of old's characters that differ to the file's ones.
+// learned maps each of old's characters that differ to the file's ones, and
+// each typographic space of old to the file's character at its place.
 func alignTypographic(old, region string) (subs []sub, learned map[string]map[string]bool, ok bool) {
 	a, ga := units(old)
 	b, gb := units(region)
 	learned = map[string]map[string]bool{}
+	learn := func(from, to string) {
+		if learned[from] == nil {
+			learned[from] = map[string]bool{}
+		}
+		learned[from][to] = true
+	}
+	// gap reads the blank run of old that starts at start against the
+	// file's one at its place
+	gap := func(start int, g1, g2 string) {
+		if g1 == g2 {
+			learnSpaces(g1, g2, learn)
+			return
+		}
+		switch f1 := fold(g1).text; {
+		case f1 == fold(g2).text:
+			// an NBSP where the file has a space: the file's characters
+			subs = append(subs, sub{start, start + len(g1), g2})
+			learnSpaces(g1, g2, learn)
+		case f1 != g1:
+			// typographic spaces in a run the file writes otherwise (its
+			// own indentation): read as ASCII, and the passes forgive the
+			// rest as they forgive any indentation
+			subs = append(subs, sub{start, start + len(g1), f1})
+			learnSpaces(g1, f1, learn)
+		}
+	}
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		gi, gj := i, j
@@ -164,25 +191,38 @@ func alignTypographic(old, region string) (subs []sub, learned map[string]map[st
 		}
 		os, oe := a[gi].start, a[i-1].end
 		rs, re := b[gj].start, b[j-1].end
-		if gi > 0 && gj > 0 {
-			// the blank run before this group: an NBSP where old has a space
-			g1, g2 := ga[gi], gb[gj]
-			if g1 != g2 && fold(g1).text == fold(g2).text {
-				subs = append(subs, sub{a[gi-1].end, os, g2})
-			}
+		gs := 0
+		if gi > 0 {
+			gs = a[gi-1].end
 		}
+		gap(gs, ga[gi], gb[gj])
 		if old[os:oe] != region[rs:re] {
 			subs = append(subs, sub{os, oe, region[rs:re]})
-			if learned[old[os:oe]] == nil {
-				learned[old[os:oe]] = map[string]bool{}
-			}
-			learned[old[os:oe]][region[rs:re]] = true
+			learn(old[os:oe], region[rs:re])
 		}
 	}
 	if i != len(a) || j != len(b) {
 		return nil, nil, false
 	}
+	if len(a) > 0 {
+		end := a[len(a)-1].end
+		gap(end, old[end:], region[b[len(b)-1].end:])
+	}
 	return subs, learned, true
+}
+
+// learnSpaces records, for each typographic space of g1, the character at
+// its place in g2 (the same count of characters: each folds to one space).
+func learnSpaces(g1, g2 string, learn func(from, to string)) {
+	if !hasTypographic(g1) {
+		return
+	}
+	r2 := []rune(g2)
+	for k, r := range []rune(g1) {
+		if k < len(r2) && foldRune(r) != "" {
+			learn(string(r), string(r2[k]))
+		}
+	}
 }
 
 // applySubs applies sorted, disjoint replacements to s.
@@ -241,22 +281,35 @@ func typographicNew(old, fixed, new string, subs []sub, learned map[string]map[s
 	var b strings.Builder
 	b.WriteString(head)
 	prev, _ := utf8.DecodeLastRuneInString(head)
+	// indent is set while mid is in the indentation of a line
+	indent := trimSpace(head[strings.LastIndexByte(head, '\n')+1:]) == ""
 	for i := 0; i < len(mid); {
 		if strings.HasPrefix(mid[i:], "...") {
 			if t := only(learned["..."]); t != "" {
 				b.WriteString(t)
 				i += 3
-				prev = '.'
+				prev, indent = '.', false
 				continue
 			}
 		}
 		r, w := utf8.DecodeRuneInString(mid[i:])
 		c := mid[i : i+w]
 		out := c
-		if ts := learned[c]; len(ts) == 1 {
+		ts := learned[c]
+		switch space := isSpaceFold(foldRune(r)); {
+		case len(ts) == 1:
 			out = only(ts)
-		} else if len(ts) == 2 {
+		case space && indent:
+			// indentation is the file's: plain spaces, which the
+			// re-indentation converts to its own
+			out = foldRune(r)
+		case len(ts) == 2:
 			out = quoteFor(ts, prev, c)
+		}
+		if r == '\n' {
+			indent = true
+		} else if !isSpaceFold(out) {
+			indent = false
 		}
 		b.WriteString(out)
 		prev = r
