@@ -104,6 +104,7 @@ func checkApplied(t *testing.T, content []byte, edits []Edit, o Outcome) {
 	for i, a := range o.Edits {
 		if a.Repair != "" {
 			checkRepaired(t, content, edits[i], o.regions[i])
+			checkWritten(t, content, a.Repair, edits[i], o.regions[i])
 		}
 	}
 	if repaired(o) {
@@ -193,6 +194,44 @@ func checkRepaired(t *testing.T, content []byte, e Edit, r region) {
 	if got, want := squeezeAll(fuzzNorm(r.repl)), squeezeAll(r.new); got != want {
 		t.Fatalf("repaired edit wrote %q, not the repaired new %q", got, want)
 	}
+}
+
+// checkWritten checks that a repaired edit wrote the file's own
+// characters: no kind of mark the repair took out of old where the lines
+// it replaced have none, and no indentation character those lines do not
+// use (spaces and tabs aside).
+func checkWritten(t *testing.T, content []byte, repair string, e Edit, r region) {
+	t.Helper()
+	ls := bytes.LastIndexByte(content[:r.start], '\n') + 1
+	le := len(content)
+	if k := bytes.IndexByte(content[max(r.end-1, r.start):], '\n'); k >= 0 {
+		le = max(r.end-1, r.start) + k
+	}
+	place := fuzzNorm(string(content[ls:le]))
+	repl := fuzzNorm(r.repl)
+	sl := typographic
+	for _, s := range slips {
+		if s.name == repair {
+			sl = s
+		}
+	}
+	if bad := foreignMarks(sl.marks, normalizeArg(e.Old), r.old, repl, place); len(bad) > 0 {
+		t.Fatalf("repair %q wrote %v, which the file does not have there:\nwrote %q\nover  %q", repair, bad, repl, place)
+	}
+	own := map[rune]bool{' ': true, '\t': true}
+	indents := func(s string, f func(rune)) {
+		for _, l := range strings.Split(s, "\n") {
+			for _, c := range strings.TrimSuffix(l, strings.TrimLeftFunc(l, unicode.IsSpace)) {
+				f(c)
+			}
+		}
+	}
+	indents(place, func(c rune) { own[c] = true })
+	indents(repl, func(c rune) {
+		if !own[c] {
+			t.Fatalf("repair %q indented with %U, which the file does not use there:\nwrote %q\nover  %q", repair, c, repl, place)
+		}
+	})
 }
 
 // fuzzNorm is the view of the file the matcher has: no BOM, LF endings.

@@ -20,19 +20,34 @@ import (
 // reading; a repair that fails it is not applied.
 
 // markCounter counts the marks of a slip in a text, by kind; a kind is
-// what the refusal shows ("\\\"", "&lt;", "U+00A0").
+// what the refusal shows ("\\\"", "HTML entities", "curly quotes").
 type markCounter func(s string) map[string]int
 
-// substrings counts each of kinds as a substring.
-func substrings(kinds ...string) markCounter {
+// substrings counts each of needles as a substring, each its own kind.
+func substrings(needles ...string) markCounter {
 	return func(s string) map[string]int {
 		m := map[string]int{}
-		for _, k := range kinds {
+		for _, k := range needles {
 			if n := strings.Count(s, k); n > 0 {
 				m[k] = n
 			}
 		}
 		return m
+	}
+}
+
+// class counts all of needles as one kind: a file that has none of them
+// (the entities of an HTML reading) must not get any.
+func class(kind string, needles ...string) markCounter {
+	return func(s string) map[string]int {
+		n := 0
+		for _, k := range needles {
+			n += strings.Count(s, k)
+		}
+		if n == 0 {
+			return nil
+		}
+		return map[string]int{kind: n}
 	}
 }
 
@@ -60,20 +75,32 @@ func numberedLine(l string) bool {
 
 func fenceLine(l string) bool { return fenceOpen().MatchString(l) || fenceClose().MatchString(l) }
 
-// typographicMarks counts the characters the typographic reading exchanges:
-// the typographic ones and their ASCII readings, for the reading goes both
-// ways. Plain spaces are left out: no text is written without them.
+// typographicMarks counts the characters the typographic reading
+// exchanges, by class: the typographic ones and their ASCII readings, for
+// the reading goes both ways. A class, not a character: old's “ read as "
+// forbids „ in what is written as much as “. Plain spaces are left out: no
+// text is written without them.
 func typographicMarks(s string) map[string]int {
 	m := map[string]int{}
 	for _, r := range s {
-		if r >= 0x80 && foldRune(r) != "" {
-			m[string(r)]++
+		switch {
+		case r == '"' || r == '\'':
+			m["straight quotes"]++
+		case r == '-':
+			m["hyphens"]++
+		case r < 0x80:
+		case foldRune(r) == `"` || foldRune(r) == "'":
+			m["curly quotes"]++
+		case foldRune(r) == "-":
+			m["typographic dashes"]++
+		case foldRune(r) == " ":
+			m["non-breaking spaces"]++
+		case foldRune(r) == "...":
+			m["ellipses"]++
 		}
 	}
-	for _, k := range []string{`"`, "'", "-", "..."} {
-		if n := strings.Count(s, k); n > 0 {
-			m[k] = n
-		}
+	if n := strings.Count(s, "..."); n > 0 {
+		m["three dots"] = n
 	}
 	return m
 }
@@ -122,7 +149,7 @@ func foreignIndent(repl, place string) (rune, bool) {
 func eachIndent(s string, f func(rune) bool) {
 	for _, l := range strings.Split(s, "\n") {
 		for _, r := range l {
-			if r == '\r' || !unicode.IsSpace(r) {
+			if !unicode.IsSpace(r) {
 				break
 			}
 			if !f(r) {

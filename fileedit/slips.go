@@ -97,7 +97,7 @@ var slips = []*slip{
 		hint:   "old holds HTML entities (&lt; &amp; …): write the characters themselves.",
 		fix:    fixEntities,
 		inFile: hasEntity,
-		marks:  substrings(entityNames...),
+		marks:  class("HTML entities", entityNames...),
 	},
 	{
 		name: "a Markdown code fence", did: "removing the Markdown code fence around old and new",
