@@ -55,7 +55,7 @@ func class(kind string, needles ...string) markCounter {
 func linesLike(kind string, is func(line string) bool) markCounter {
 	return func(s string) map[string]int {
 		n := 0
-		for _, l := range strings.Split(s, "\n") {
+		for l := range strings.SplitSeq(s, "\n") {
 			if is(l) {
 				n++
 			}
@@ -147,7 +147,7 @@ func foreignIndent(repl, place string) (rune, bool) {
 // eachIndent calls f with every character of the indentation of every line
 // of s (Unicode spaces, NBSP included), until f returns false.
 func eachIndent(s string, f func(rune) bool) {
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		for _, r := range l {
 			if !unicode.IsSpace(r) {
 				break

@@ -27,8 +27,6 @@ type inverse struct {
 	needs string
 	// read gives old read that way; false when it would not change old.
 	read func(old string) (string, bool)
-	// find, when set, replaces read: the reading is not one text.
-	find func(d *doc, old string) search
 }
 
 // inverses are the slips undone the other way.
@@ -42,8 +40,11 @@ var inverses = []inverse{
 	{did: "escaping old as the body of a JSON string", needs: `\`, read: jsonEscape},
 	{did: "writing the <, > and & of old as HTML entities", needs: "&", read: encodeEntities(false)},
 	{did: `writing the <, >, & and " of old as HTML entities`, needs: "&", read: encodeEntities(true)},
-	{did: "reading old as lines of a numbered listing in the file", find: (*doc).findListed},
 }
+
+// listedDid is the inverse of the line-number slip, which is not one text
+// to look for: old as the text of numbered lines of the file (findListed).
+const listedDid = "reading old as lines of a numbered listing in the file"
 
 // nearReading looks for a reading of old, other than the one about to be
 // applied at res, that matches somewhere else: one of the readings already
@@ -69,15 +70,17 @@ func (r *resolver) nearReading(old string, res resolved, seen []*reading) (did s
 		if inv.needs != "" && !r.fileHas(inv.needs) {
 			continue
 		}
-		var s search
-		if inv.find != nil {
-			s = inv.find(&r.doc, old)
-		} else if o, ok := inv.read(old); ok && o != old {
-			s = r.doc.find(o)
+		if o, ok := inv.read(old); ok && o != old {
+			if m, ok := elsewhere(r.doc.find(o)); ok {
+				return inv.did, m, true
+			}
 		}
-		if m, ok := elsewhere(s); ok {
-			return inv.did, m, true
-		}
+	}
+	if numbered(old) {
+		return "", match{}, false // its numbers are read the other way already
+	}
+	if m, ok := elsewhere(r.doc.findListed(old)); ok {
+		return listedDid, m, true
 	}
 	return "", match{}, false
 }
@@ -91,7 +94,9 @@ func (r *resolver) fileHas(s string) bool {
 	if r.has == nil {
 		r.has = map[string]bool{}
 	}
-	v := strings.Contains(r.doc.text, s)
+	// most files have no backslash at all: one fast scan answers for all
+	// the escapes
+	v := (len(s) == 1 || r.fileHas(s[:1])) && strings.Contains(r.doc.text, s)
 	r.has[s] = v
 	return v
 }
