@@ -19,8 +19,10 @@
 //     text present verbatim is never matched another way (F1).
 //   - A match is used only when it is the only one of its pass; two loose
 //     matches are refused like two exact ones (F2).
-//   - Loose matching forgives only whitespace: the content of every line
-//     of old, whitespace aside, is what the file holds at that place.
+//   - Loose matching forgives only ASCII whitespace (spaces, tabs): the
+//     content of every line of old, whitespace aside, is what the file
+//     holds at that place. Other spaces (NBSP, thin spaces) are not
+//     indentation but a typographic slip, read by the repairs below.
 //   - When the match ignored indentation, new is re-indented into the
 //     file's indentation — its base level and its unit, tabs or spaces
 //     (F3) — and the summary counts it (F4).
@@ -45,6 +47,18 @@
 //     where that would make the "slip" content. The summary names the
 //     repair and what to send next time; anything less is refused, naming
 //     the slip seen.
+//   - Near readings refuse: before a repair is applied, the other readings
+//     one transform away are looked for — the other slips, and each slip
+//     undone the other way (escapes and entities added to old, the file's
+//     own line numbers); typographic characters are compared both ways,
+//     curled and straightened. One that matches somewhere else refuses the
+//     edit, naming both places with their lines.
+//   - A repair writes the file's own characters: a kind of mark it took
+//     out of old (escapes, entities, a fence, line numbers, typographic
+//     quotes, dashes or spaces) is written only where the file's lines at
+//     that place have it, and indentation only with the characters those
+//     lines use, re-derived from the repaired text; otherwise the repair
+//     is refused.
 //   - Bytes outside the replaced regions are kept byte for byte: the BOM,
 //     CRLF endings (mixed ones too) and the rest of the file (F6). New text
 //     gets the file's dominant line ending.
