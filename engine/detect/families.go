@@ -14,8 +14,10 @@ type family struct {
 	title  string // the syntax, as the notes name it
 	opens  []string
 	// whole: counts only when nothing but whitespace came before (a
-	// syntax with no marker of its own); bol: the opener starts a line.
-	whole, bol bool
+	// syntax with no marker of its own); bol: the opener starts a line;
+	// fallback: a family with no reader (markup.go), which commits only
+	// when no family with one may still claim the text.
+	whole, bol, fallback bool
 	// probe decides on what follows an opener while it streams: wait for
 	// more, reject (it is text), or commit (it is a call; hold it all).
 	// final: the stream ended.
@@ -63,6 +65,8 @@ const (
 	kimiCallBegin = "<|tool_call_begin|>"
 	kimiCallEnd   = "<|tool_call_end|>"
 	kimiArgs      = "<|tool_call_argument_begin|>"
+	startAction   = "<|START_ACTION|>"
+	endAction     = "<|END_ACTION|>"
 	fence         = "```"
 )
 
@@ -165,7 +169,9 @@ var families = []*family{
 	},
 	{
 		format: "harmony", title: "gpt-oss harmony <|channel|>commentary to=functions.…",
-		opens: []string{"<|channel|>commentary to=functions.", "<|start|>assistant<|channel|>commentary to=functions.", "<|start|>assistant to=functions."},
+		// "assistantcommentary": the tokens stripped between an analysis
+		// message and the call; glued so, it is never prose.
+		opens: []string{"<|channel|>commentary to=functions.", "<|start|>assistant<|channel|>commentary to=functions.", "<|start|>assistant to=functions.", "assistantcommentary to=functions."},
 		probe: probeHarmony,
 		end:   harmonyEnd,
 		parse: parseHarmony,
@@ -218,6 +224,58 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser kimi_k2",
 	},
 	{
+		format: "gemma4", title: "Gemma 4 <|tool_call>call:name{…}<tool_call|>",
+		opens: []string{gemmaOpen},
+		probe: probeGemma4,
+		end:   gemma4End,
+		parse: parseGemma4,
+		fix:   "llama-server: add --jinja (a build that knows Gemma 4); vLLM: --enable-auto-tool-choice --tool-call-parser gemma4",
+	},
+	{
+		format: "dsml", title: "DeepSeek-V3.2 DSML <｜DSML｜function_calls><｜DSML｜invoke name=…>",
+		opens: []string{dsmlCalls, dsmlCallsV4, dsASCII(dsmlCalls), dsASCII(dsmlCallsV4)},
+		probe: func(string, string, *Toolset, bool) int { return commit },
+		end:   dsmlEnd,
+		parse: parseDSML,
+		fix:   "vLLM: --tool-call-parser deepseek_v32 (DeepSeek-V4: deepseek_v4); llama-server: add --jinja (a build with DeepSeek-V3.2's template)",
+	},
+	{
+		// DeepSeek-V4 on the hosted API falls back, now and then, to a
+		// tag with the call's id and name as attributes (reported in
+		// felinics/Memoh#435).
+		format: "deepseek_v4", title: "DeepSeek-V4 <tool_call id=… name=…>{…}</tool_call>",
+		opens: []string{"<tool_call "},
+		probe: probeAttrCall,
+		end:   attrCallEnd,
+		parse: parseAttrCall,
+		fix:   "self-hosted: vLLM --tool-call-parser deepseek_v4 (llama-server: --jinja with the model's template); on DeepSeek's API nothing is to change — mm asks the model again",
+	},
+	{
+		// Anthropic's XML function calls, which models trained on its
+		// transcripts write: <function_calls><invoke name="f"><parameter
+		// name="k">v</parameter></invoke></function_calls> (its legacy
+		// tool-use prompt; MiniMax and DeepSeek-V3.2 took the same form).
+		format: "invoke_xml", title: "<function_calls><invoke name=…><parameter name=…>",
+		opens: []string{"<function_calls>", "<invoke name="},
+		probe: func(open, rest string, _ *Toolset, final bool) int {
+			if open == "<function_calls>" {
+				return startsWithAfterSpace(rest, "<invoke name=")
+			}
+			return probeAttrCall("", " name="+rest, nil, final)
+		},
+		end: func(s string, final bool) int {
+			if strings.HasPrefix(s, "<function_calls>") {
+				return markerEnd("</function_calls>")(s, final)
+			}
+			return markerEnd("</invoke>")(s, final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) {
+			body, _, _ := strings.Cut(s, "</function_calls>")
+			return invokeCalls(body, "", ts)
+		},
+		fix: "the model writes XML calls its server does not parse: serve it with its own chat template and tool-call parser (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
 		format: "minimax", title: "MiniMax <minimax:tool_call><invoke name=…>",
 		opens: []string{"<minimax:tool_call>"},
 		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "<invoke name=") },
@@ -226,15 +284,32 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser minimax_m2",
 	},
 	{
+		// Command-R+ writes "Action:" then a fenced JSON list ending the
+		// answer (its tool_use template); Command-R7B and Command-A wrap
+		// the list in <|START_ACTION|>…<|END_ACTION|> (their templates).
 		format: "command_r", title: "Command-R Action: ```json […]```",
-		opens: []string{"Action: ```json"},
+		opens: []string{"Action:"},
 		bol:   true,
-		probe: func(_, rest string, _ *Toolset, final bool) int { return probeFenced(rest, "[", final) },
-		end: func(s string, final bool) int {
-			return closeAfter(s, jsonEnd(s, skipSpace(s, len("Action: ```json"))), final, fence)
-		},
-		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("Action: ```json"):], false) },
-		fix:   "llama-server: add --jinja (Command-R's tool_use template); vLLM/Ollama: a template that declares tools",
+		probe: probeCommandR,
+		end:   commandREnd,
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(commandRBody(s), false) },
+		fix:   "llama-server: add --jinja (Command-R's tool_use template); vLLM: --tool-call-parser cohere_command3; Ollama: a template that declares tools",
+	},
+	{
+		format: "command_r", title: "Command-R <|START_ACTION|>[…]<|END_ACTION|>",
+		opens: []string{startAction},
+		probe: probeCommandR,
+		end:   commandREnd,
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(commandRBody(s), false) },
+	},
+	{
+		format: "react", title: "ReAct Action: name / Action Input: {…}",
+		opens: []string{"Action:"},
+		bol:   true,
+		probe: probeReAct,
+		end:   reactEnd,
+		parse: parseReAct,
+		fix:   "ReAct (Action / Action Input) is a prompt style, not a tool-call syntax: use the model's own chat template with tools (llama-server --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
 		format: "lfm2", title: "LFM2 <|tool_call_start|>[…]<|tool_call_end|>",
@@ -296,6 +371,17 @@ var families = []*family{
 		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
+		format: "openai_json", title: "an OpenAI message as JSON {\"tool_calls\": […]}",
+		opens: []string{"{"},
+		whole: true,
+		probe: probeMessageJSON,
+		end: func(s string, final bool) int {
+			return jsonOrPyEnd(s, 0, final, ";")
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
+		fix:   "llama-server: add --jinja (GLM-4.5's template); vLLM: --tool-call-parser glm45",
+	},
+	{
 		format: "json", title: "a bare JSON object",
 		opens: []string{"{"},
 		whole: true,
@@ -305,6 +391,48 @@ var families = []*family{
 		},
 		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
 		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser, e.g. llama3_json)",
+	},
+	{
+		// What the family above turns down: a list of calls, a tool that
+		// is not offered, OpenAI's nested "function" — to run, or to note.
+		format: "json", title: "a bare JSON object",
+		opens:    []string{"{", "["},
+		whole:    true,
+		fallback: true,
+		probe:    probeJSONLine,
+		end: func(s string, final bool) int {
+			return jsonOrPyEnd(s, 0, final, ";")
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
+	},
+	{
+		format: "invented_tag", title: "tags named after a tool or a call (<read_file>…</read_file>)",
+		opens:    []string{"<"},
+		fallback: true,
+		probe:    probeTag,
+		end:      tagEnd,
+		parse:    parseTag,
+		fix:      "the model is not using its tool-call syntax: serve it with its own chat template and parser (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		// Qwen-Agent's function-calling prompt (✿FUNCTION✿: name /
+		// ✿ARGS✿: {…}), which no server parses.
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{"✿FUNCTION✿"},
+		bol:      true,
+		fallback: true,
+		probe:    func(string, string, *Toolset, bool) int { return commit },
+		end:      markupEnd,
+		parse:    parseUnknown,
+	},
+	{
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{"<|", "<｜", "<", "["},
+		fallback: true,
+		probe:    probeSpecial,
+		end:      markupEnd,
+		parse:    parseUnknown,
+		fix:      "the server returns the model's tool-call tokens as text: use a build and template that parse them (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 }
 
@@ -726,13 +854,20 @@ func harmonyArgs(s string) int {
 	return -1
 }
 
-func parseHarmony(s string, _ *Toolset) ([]Call, string) {
+func parseHarmony(s string, ts *Toolset) ([]Call, string) {
 	_, after, _ := strings.Cut(s, "to=functions.")
 	n := 0
 	for n < len(after) && isName(after[n:n+1]) {
 		n++
 	}
 	name := after[:n]
+	// With its tokens stripped, the recipient runs into the channel that
+	// follows it: to=functions.read_file<|channel|>commentary.
+	for _, ch := range []string{"commentary", "analysis"} {
+		if base, ok := strings.CutSuffix(name, ch); ok && !ts.Known(name) && ts.Known(base) {
+			name = base
+		}
+	}
 	i := harmonyArgs(s)
 	j := jsonEnd(s, i)
 	if j < 0 {
@@ -740,6 +875,108 @@ func parseHarmony(s string, _ *Toolset) ([]Call, string) {
 	}
 	args := argsObject(json.RawMessage(s[i:j]))
 	if args == nil || !json.Valid(args) {
+		return nil, "the arguments are not a JSON object"
+	}
+	return one(name, args), ""
+}
+
+// probeCommandR: <|START_ACTION|> then a JSON list; "Action:" then a
+// fenced JSON list (```json or ```) that ends the answer.
+func probeCommandR(open, rest string, _ *Toolset, final bool) int {
+	if open == startAction {
+		return either(startsWithAfterSpace(rest, "["), startsWithAfterSpace(rest, "{"))
+	}
+	t := strings.TrimLeft(rest, " \t\r\n")
+	switch {
+	case len(rest)-len(t) > maxTagSlack:
+		return reject
+	case t == "" || isPrefixOf(t, fence):
+		return waitOrReject(final)
+	case !strings.HasPrefix(t, fence):
+		return reject
+	}
+	info, body, nl := strings.Cut(t[len(fence):], "\n")
+	switch info = strings.TrimSpace(info); {
+	case !nl && (info == "" || isPrefixOf(info, "json") || info == "json"):
+		return waitOrReject(final)
+	case info != "" && info != "json":
+		return reject
+	}
+	return either(probeFenced(body, "[", final), probeFenced(body, "{", final))
+}
+
+// commandREnd ends the JSON list and the marker or fence closing it.
+func commandREnd(s string, final bool) int {
+	if strings.HasPrefix(s, startAction) {
+		return closeAfter(s, jsonEnd(s, skipSpace(s, len(startAction))), final, endAction)
+	}
+	i := strings.Index(s, fence)
+	if i < 0 {
+		return -1
+	}
+	nl := strings.IndexByte(s[i:], '\n')
+	if nl < 0 {
+		return -1
+	}
+	return closeAfter(s, jsonEnd(s, skipSpace(s, i+nl)), final, fence)
+}
+
+// commandRBody is the JSON list of a Command-R call.
+func commandRBody(s string) string {
+	if b, ok := strings.CutPrefix(s, startAction); ok {
+		return b
+	}
+	i := strings.Index(s, fence)
+	if i < 0 {
+		return s
+	}
+	_, b, _ := strings.Cut(s[i:], "\n")
+	return b
+}
+
+// probeAttrCall: <tool_call, attributes naming the tool, >.
+func probeAttrCall(_, rest string, _ *Toolset, final bool) int {
+	gt := strings.IndexByte(rest, '>')
+	if gt < 0 {
+		if len(rest) > maxHeader {
+			return reject
+		}
+		return waitOrReject(final)
+	}
+	if name := attr(" "+rest[:gt], "name"); name != "" && isName(name) {
+		return commit
+	}
+	return reject
+}
+
+// attrCallEnd: the JSON object after the tag, then </tool_call>.
+func attrCallEnd(s string, final bool) int {
+	gt := strings.IndexByte(s, '>')
+	if gt < 0 {
+		return -1
+	}
+	if j := skipSpace(s, gt+1); j < len(s) && s[j] == '{' {
+		return closeAfter(s, jsonEnd(s, j), final, tagToolEnd)
+	}
+	if k := indexOutsideStrings(s[gt:], tagToolEnd); k >= 0 {
+		return gt + k + len(tagToolEnd)
+	}
+	return -1
+}
+
+func parseAttrCall(s string, _ *Toolset) ([]Call, string) {
+	head, body, _ := strings.Cut(s, ">")
+	name := attr(head, "name")
+	body, _, _ = strings.Cut(body, tagToolEnd)
+	body = strings.TrimSpace(body)
+	switch {
+	case body == "":
+		return nil, "the call has no arguments object"
+	case body[0] == '{' && jsonEnd(body, 0) < 0:
+		return nil, "the call is unfinished"
+	}
+	args := argsObject(json.RawMessage(body))
+	if args == nil {
 		return nil, "the arguments are not a JSON object"
 	}
 	return one(name, args), ""

@@ -408,6 +408,9 @@ func (d *TextCallDetector) decide(final bool) *family {
 			}
 			switch f.probe(o, h[len(o):], d.ts, final) {
 			case commit:
+				if f.fallback && d.pending {
+					continue // a family with a reader may still claim it
+				}
 				return f
 			case wait:
 				d.pending = d.pending || !final
@@ -463,8 +466,18 @@ func (d *TextCallDetector) finish(final bool, cut int) *TextCall {
 		}
 	}
 	for _, call := range c.Calls {
-		if problem == "" && !d.ts.Known(call.Name) {
+		if problem != "" {
+			break
+		}
+		if !d.ts.Known(call.Name) {
 			problem = fmt.Sprintf("there is no tool named %q; your tools are: %s", clip(call.Name, 40), list(d.ts.Names()))
+			break
+		}
+		// A call written as text is run only whole: an argument left out
+		// is not guessed.
+		r := d.ts.Resolve(call.Name, call.Arguments)
+		if m := d.ts.Missing(r.Name, r.Args); m != "" {
+			problem = fmt.Sprintf("the call to %s has no %q argument, which it requires", clip(call.Name, 40), m)
 		}
 	}
 	c.Problem = problem

@@ -266,7 +266,6 @@ func TestTextCallNoFalsePositive(t *testing.T) {
 		"json naming a tool without args":            "{\"name\": \"bash\"}",
 		"json with another key":                      "{\"name\": \"bash\", \"description\": \"runs a command\", \"arguments\": {}}",
 		"json config answer":                         "{\n  \"compilerOptions\": {\"strict\": true}\n}",
-		"json array answer":                          "[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]",
 		"empty object":                               "{}",
 		"code comparisons and generics":              "If a < b and x<y, use Vec<T> or map[string]<-chan int; <div>ok</div> <function> <tool>",
 		"undeclared function tag without parameters": "In PHP-like templates, <function=render> is a directive.",
