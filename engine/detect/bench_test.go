@@ -177,3 +177,29 @@ func BenchmarkHoldLatency(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTextCallLongHold: calls and candidates of 15 KB held back until
+// decided — a JSON list of calls, a message object, a tag block, markup
+// no reader knows — in 4-byte deltas: what is held is read again at
+// every byte, so this stays linear only if the probes do.
+func BenchmarkTextCallLongHold(b *testing.B) {
+	big := strings.Repeat("line of text with words\\n", 600)
+	inputs := []string{
+		`[{"name": "write_file", "arguments": {"path": "a", "content": "` + big + `"}}]`,
+		`{"role": "assistant", "content": "` + big + `"}`,
+		"<write_file>\n<path>a</path>\n<content>" + big + "</content>\n</write_file>",
+		"<|tool_use|>" + big,
+	}
+	ts := testTools()
+	for b.Loop() {
+		for _, in := range inputs {
+			d := NewTextCallDetector(ts, TextCallOptions{})
+			for _, c := range chunked(in, 4) {
+				if _, call := d.Write(c); call != nil {
+					break
+				}
+			}
+			d.Flush()
+		}
+	}
+}

@@ -169,9 +169,7 @@ var families = []*family{
 	},
 	{
 		format: "harmony", title: "gpt-oss harmony <|channel|>commentary to=functions.…",
-		// "assistantcommentary": the tokens stripped between an analysis
-		// message and the call; glued so, it is never prose.
-		opens: []string{"<|channel|>commentary to=functions.", "<|start|>assistant<|channel|>commentary to=functions.", "<|start|>assistant to=functions.", "assistantcommentary to=functions."},
+		opens: []string{"<|channel|>commentary to=functions.", "<|start|>assistant<|channel|>commentary to=functions.", "<|start|>assistant to=functions."},
 		probe: probeHarmony,
 		end:   harmonyEnd,
 		parse: parseHarmony,
@@ -184,6 +182,17 @@ var families = []*family{
 		opens: []string{"commentary to=functions.", "assistantcommentary to=functions.", "to=functions."},
 		whole: true,
 		probe: probeHarmony,
+		end:   harmonyEnd,
+		parse: parseHarmony,
+	},
+	{
+		// Stripped too, an analysis message before the call:
+		// "analysisThe user wants…assistantcommentary to=functions.f json{…}".
+		// The analysis is reasoning, never shown; the call runs.
+		format: "harmony", title: "gpt-oss harmony",
+		opens: []string{"analysis"},
+		whole: true,
+		probe: probeStrippedAnalysis,
 		end:   harmonyEnd,
 		parse: parseHarmony,
 	},
@@ -415,6 +424,15 @@ var families = []*family{
 		fix:      "the model is not using its tool-call syntax: serve it with its own chat template and parser (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{"<|", "<｜", "<", "["},
+		fallback: true,
+		probe:    probeSpecial,
+		end:      markupEnd,
+		parse:    parseUnknown,
+		fix:      "the server returns the model's tool-call tokens as text: use a build and template that parse them (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
 		// Qwen-Agent's function-calling prompt (✿FUNCTION✿: name /
 		// ✿ARGS✿: {…}), which no server parses.
 		format: "unknown", title: "tool-call markup mm has no reader for",
@@ -424,15 +442,6 @@ var families = []*family{
 		probe:    func(string, string, *Toolset, bool) int { return commit },
 		end:      markupEnd,
 		parse:    parseUnknown,
-	},
-	{
-		format: "unknown", title: "tool-call markup mm has no reader for",
-		opens:    []string{"<|", "<｜", "<", "["},
-		fallback: true,
-		probe:    probeSpecial,
-		end:      markupEnd,
-		parse:    parseUnknown,
-		fix:      "the server returns the model's tool-call tokens as text: use a build and template that parse them (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 }
 
@@ -452,6 +461,24 @@ var firstBytes = func() (b [256]struct{ any, bol, whole bool }) {
 		}
 	}
 	return b
+}()
+
+// opener is one opening marker of a family.
+type opener struct {
+	f    *family
+	open string
+}
+
+// openers lists, for each byte, the openers that start with it, in table
+// order: the detector tries only those. At most 64 share a byte (the
+// detector's dead mask; TestOpenersFit).
+var openers = func() (o [256][]opener) {
+	for _, f := range families {
+		for _, op := range f.opens {
+			o[op[0]] = append(o[op[0]], opener{f, op})
+		}
+	}
+	return o
 }()
 
 // familyOf is the table entry of a format (the first, for a format that
@@ -834,6 +861,24 @@ func probeHarmony(_, rest string, _ *Toolset, _ bool) int {
 	return reject
 }
 
+// probeStrippedAnalysis: "analysis" glued to its first word, then the
+// call's header; an answer ("assistantfinal") is left to flow as text.
+func probeStrippedAnalysis(_, rest string, ts *Toolset, final bool) int {
+	const call = "assistantcommentary to=functions."
+	switch {
+	case rest == "":
+		return waitOrReject(final)
+	case rest[0] < 'A' || rest[0] > 'Z':
+		return reject // "analysis of…": prose
+	case strings.Contains(rest, "assistantfinal"):
+		return reject
+	}
+	if i := strings.Index(rest, call); i >= 0 {
+		return probeHarmony(call, rest[i+len(call):], ts, final)
+	}
+	return waitOrReject(final)
+}
+
 func harmonyEnd(s string, final bool) int {
 	if i := strings.Index(s, "<|call|>"); i >= 0 {
 		return i + len("<|call|>")
@@ -844,9 +889,12 @@ func harmonyEnd(s string, final bool) int {
 // harmonyArgs is where the arguments object starts: after <|message|>,
 // else the first { after the recipient.
 func harmonyArgs(s string) int {
-	from := 0
-	if i := strings.Index(s, "<|message|>"); i >= 0 {
-		from = i
+	from := strings.Index(s, "to=functions.")
+	if from < 0 {
+		return -1
+	}
+	if i := strings.Index(s[from:], "<|message|>"); i >= 0 {
+		from += i
 	}
 	if k := strings.IndexByte(s[from:], '{'); k >= 0 {
 		return from + k

@@ -128,7 +128,7 @@ func proseAfter(after string, final bool) int {
 		case isWordStart(t[0]):
 			return reject
 		}
-	case strings.IndexByte(".,;:!?)", c) >= 0:
+	case strings.IndexByte(".,;:!?)\"'`*", c) >= 0:
 		switch {
 		case len(after) == 1:
 			return waitOrReject(final)
@@ -165,6 +165,8 @@ func probeTag(_, rest string, ts *Toolset, final bool) int {
 	r, closing := strings.CutPrefix(rest, "/")
 	n := tagNameLen(r)
 	switch {
+	case r == "":
+		return waitOrReject(final)
 	case n == 0 || n > maxTokenLen:
 		return reject
 	case n == len(r):
@@ -194,7 +196,9 @@ func probeTag(_, rest string, ts *Toolset, final bool) int {
 	if closing || strings.HasSuffix(attrs, "/") {
 		return proseAfter(content, final) // a stray closing tag, a self-closing one
 	}
-	if isName(attr(attrs, "name")) && attr(attrs, "name") != "" || strings.Contains(content, "</"+name+">") {
+	// The closing tag can only have come with the last byte: earlier, it
+	// would have been decided then.
+	if isName(attr(attrs, "name")) && attr(attrs, "name") != "" || strings.HasSuffix(content, "</"+name+">") {
 		return commit
 	}
 	line, _, nl := strings.Cut(content, "\n")
@@ -283,35 +287,39 @@ var jsonLineKeys = []string{"name", "tool_name", "function", "tool", "tool_calls
 // a call's, that reads as calls and ends the answer. Followed by more
 // text, it was an example: shown.
 func probeJSONLine(open, rest string, _ *Toolset, final bool) int {
-	h := open + rest
+	head, cut := jsonHead(open, rest)
 	i := 0
-	if h[0] == '[' {
-		if i = skipSpace(h, 1); i == len(h) {
-			return waitOrReject(final)
+	if head[0] == '[' {
+		if i = skipSpace(head, 1); i == len(head) {
+			return waitForHead(cut, final)
 		}
-		if h[i] != '{' {
+		if head[i] != '{' {
 			return reject
 		}
 	}
-	if i = skipSpace(h, i+1); i == len(h) {
-		return waitOrReject(final)
+	if i = skipSpace(head, i+1); i == len(head) {
+		return waitForHead(cut, final)
 	}
-	if h[i] != '"' {
+	if head[i] != '"' {
 		return reject
 	}
-	key, n := readString([]byte(h[i:]))
+	key, n := readString([]byte(head[i:]))
 	switch {
-	case n < 0 && len(h)-i > 40:
+	case n < 0 && (len(head)-i > 40 || cut):
 		return reject
 	case n < 0:
 		return waitOrReject(final)
 	case !oneOf(key, jsonLineKeys):
 		return reject
 	}
+	if !final && !mayHaveClosed(rest) {
+		return wait
+	}
+	h := open + rest
 	for from := 0; ; {
 		j := jsonEnd(h, from)
 		if j < 0 {
-			if final && from == 0 && strings.Contains(h, `"`) {
+			if final && from == 0 {
 				return commit // a call cut off: unfinished
 			}
 			return waitOrReject(final)
@@ -332,6 +340,37 @@ func probeJSONLine(open, rest string, _ *Toolset, final bool) int {
 			return reject // prose follows: an example
 		}
 	}
+}
+
+// jsonHead is the start of a JSON value, enough to read its first key;
+// cut: there is more. Probes read the head at every byte, the whole
+// value only where it may have closed, so that holding a long value
+// stays linear.
+func jsonHead(open, rest string) (head string, cut bool) {
+	const n = 96
+	if len(rest) > n {
+		return open + rest[:n], true
+	}
+	return open + rest, false
+}
+
+// waitForHead: the head is all whitespace so far.
+func waitForHead(cut, final bool) int {
+	if cut {
+		return reject
+	}
+	return waitOrReject(final)
+}
+
+// mayHaveClosed reports whether a JSON value in h may just have closed:
+// h ends, whitespace aside, with a closing bracket, or with one byte after
+// one. Elsewhere the decision cannot change (the value is open, or what
+// followed it was decided at its first byte), so probes look for the end
+// only there, and stay linear.
+func mayHaveClosed(h string) bool {
+	t := strings.TrimRight(h, " \t\r\n")
+	closed := func(t string) bool { return strings.HasSuffix(t, "}") || strings.HasSuffix(t, "]") }
+	return closed(t) || t != "" && closed(strings.TrimRight(t[:len(t)-1], " \t\r\n"))
 }
 
 func waitOrReject(final bool) int {
@@ -406,35 +445,39 @@ func expandToolCalls(items []any) []any {
 // {"tool_calls": [{"name": …, "arguments": {…}}]}, sometimes with its
 // "role" and "content" first.
 func probeMessageJSON(open, rest string, _ *Toolset, final bool) int {
-	h := open + rest
-	i := skipSpace(h, 1)
-	if i == len(h) {
-		return waitOrReject(final)
+	head, cut := jsonHead(open, rest)
+	i := skipSpace(head, 1)
+	if i == len(head) {
+		return waitForHead(cut, final)
 	}
-	if h[i] != '"' {
+	if head[i] != '"' {
 		return reject
 	}
-	key, n := readString([]byte(h[i:]))
+	key, n := readString([]byte(head[i:]))
 	switch {
-	case n < 0 && len(h)-i > 20:
+	case n < 0 && (len(head)-i > 20 || cut):
 		return reject
 	case n < 0:
 		return waitOrReject(final)
 	case key == "tool_calls":
-		k := skipSpace(h, i+n)
-		if k < len(h) && h[k] == ':' {
-			k = skipSpace(h, k+1)
+		k := skipSpace(head, i+n)
+		if k < len(head) && head[k] == ':' {
+			k = skipSpace(head, k+1)
 		}
 		switch {
-		case k == len(h):
-			return waitOrReject(final)
-		case h[k] == '[':
+		case k == len(head):
+			return waitForHead(cut, final)
+		case head[k] == '[':
 			return commit
 		}
 		return reject
 	case key != "role" && key != "content":
 		return reject
 	}
+	if !final && !strings.HasSuffix(rest, "}") {
+		return wait // the object is open: decided when it closes
+	}
+	h := open + rest
 	j := jsonEnd(h, 0)
 	if j < 0 {
 		return waitOrReject(final)
