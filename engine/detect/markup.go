@@ -153,7 +153,7 @@ func markupEnd(s string, final bool) int {
 }
 
 func parseUnknown(string, *Toolset) ([]Call, string) {
-	return nil, "it is not a tool-call syntax mm reads"
+	return nil, "mm reads no call in this markup"
 }
 
 // probeTag decides on a tag named after a tool or a call (<read_file>,
