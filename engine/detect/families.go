@@ -65,6 +65,8 @@ const (
 	kimiCallBegin = "<|tool_call_begin|>"
 	kimiCallEnd   = "<|tool_call_end|>"
 	kimiArgs      = "<|tool_call_argument_begin|>"
+	seedToolCall  = "<seed:tool_call>"
+	seedToolEnd   = "</seed:tool_call>"
 	startAction   = "<|START_ACTION|>"
 	endAction     = "<|END_ACTION|>"
 	fence         = "```"
@@ -91,15 +93,19 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser hermes; Ollama/LM Studio: a model whose template declares tools",
 	},
 	{
+		// Seed-OSS wraps the same function in <seed:tool_call> (its chat
+		// template, llama.cpp's ByteDance-Seed-OSS.jinja).
 		format: "qwen_xml", title: "Qwen3-Coder <function=…><parameter=…>",
-		opens: []string{tagToolCall, tagFunction},
+		opens: []string{tagToolCall, seedToolCall, tagFunction},
 		probe: probeQwen,
 		end: func(s string, final bool) int {
 			if i := strings.Index(s, tagFuncEnd); i >= 0 {
-				return closeAfter(s, i+len(tagFuncEnd), final, tagToolEnd)
+				return closeAfter(s, i+len(tagFuncEnd), final, tagToolEnd, seedToolEnd)
 			}
-			if i := strings.Index(s, tagToolEnd); i >= 0 {
-				return i + len(tagToolEnd)
+			for _, c := range []string{tagToolEnd, seedToolEnd} {
+				if i := strings.Index(s, c); i >= 0 {
+					return i + len(c)
+				}
 			}
 			return -1
 		},
@@ -210,6 +216,18 @@ var families = []*family{
 		},
 		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("<|tool_call|>"):], false) },
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser granite (Granite) or phi4_mini_json (Phi-4-mini)",
+	},
+	{
+		// granite-20b-functioncalling: <function_call> before each JSON
+		// call, no closing tag (vLLM's granite-20b-fc parser).
+		format: "granite_fc", title: "Granite-20B-FC <function_call> {…}",
+		opens: []string{"<function_call>"},
+		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "{") },
+		end: func(s string, final bool) int {
+			return closeAfter(s, jsonEnd(s, skipSpace(s, len("<function_call>"))), final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("<function_call>"):], false) },
+		fix:   "vLLM: --tool-call-parser granite-20b-fc (with its chat template); llama-server: add --jinja",
 	},
 	{
 		format: "phi4_mini", title: "Phi-4-mini functools[…]",
@@ -332,6 +350,19 @@ var families = []*family{
 		fix: "llama-server: add --jinja (a build that knows LFM2); vLLM: --tool-call-parser pythonic",
 	},
 	{
+		// A Python list of calls as the whole answer: [f(a=1), g(b="x")]
+		// (vLLM's pythonic parser: Llama 3.2, ToolACE).
+		format: "pythonic", title: "a Python list of calls [f(a=…)]",
+		opens: []string{"["},
+		whole: true,
+		probe: probePythonic,
+		end: func(s string, final bool) int {
+			return closeAfter(s, balancedEnd(s, 0, true, false), final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonOrPyCalls(s) },
+		fix:   "vLLM: --tool-call-parser pythonic (Llama 3.2: llama3_json or pythonic, with the model's template); llama-server: add --jinja",
+	},
+	{
 		format: "lmstudio", title: "LM Studio [TOOL_REQUEST]…[END_TOOL_REQUEST]",
 		opens: []string{"[TOOL_REQUEST]"},
 		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "{") },
@@ -431,6 +462,26 @@ var families = []*family{
 		end:      markupEnd,
 		parse:    parseUnknown,
 		fix:      "the server returns the model's tool-call tokens as text: use a build and template that parse them (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		// Functionary v3: >>>name, then the arguments on the next line
+		// (MeetKai's functionary prompt template).
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{">>>"},
+		bol:      true,
+		fallback: true,
+		probe: func(_, rest string, _ *Toolset, final bool) int {
+			line, _, nl := strings.Cut(rest, "\n")
+			switch {
+			case line == "" && !nl || !nl && isName(line) && len(line) <= maxTagSlack:
+				return waitOrReject(final)
+			case nl && line != "" && isName(line):
+				return commit
+			}
+			return reject
+		},
+		end:   markupEnd,
+		parse: parseUnknown,
 	},
 	{
 		// Qwen-Agent's function-calling prompt (✿FUNCTION✿: name /
@@ -702,7 +753,7 @@ func balancedEnd(s string, i int, py, call bool) int {
 // probeQwen: <tool_call> then <function=, or <function=name> naming an
 // offered tool or followed by <parameter=.
 func probeQwen(open, rest string, ts *Toolset, _ bool) int {
-	if open == tagToolCall {
+	if open != tagFunction {
 		return startsWithAfterSpace(rest, tagFunction)
 	}
 	name, after, closed := strings.Cut(rest, ">")
@@ -1137,6 +1188,38 @@ func probeBareJSON(open, rest string, ts *Toolset, _ bool) int {
 	}
 	if len(h) > maxHeader && jsonHeader([]byte(h), ts) != headerArgsFirst {
 		return reject
+	}
+	return wait
+}
+
+// probePythonic: "[", a name and "(": then the list must close the
+// answer.
+func probePythonic(_, rest string, _ *Toolset, final bool) int {
+	t := strings.TrimLeft(rest, " \t\r\n")
+	if t == "" {
+		return waitOrReject(final)
+	}
+	if v := probePyCall(t); v != commit {
+		if v == wait {
+			return waitOrReject(final)
+		}
+		return v
+	}
+	h := "[" + rest
+	if !final && !strings.HasSuffix(strings.TrimRight(h, " \t\r\n"), "]") && !mayHaveClosed(h) {
+		return wait
+	}
+	j := balancedEnd(h, 0, true, false)
+	switch {
+	case j < 0:
+		if final {
+			return commit // cut off: noted as unfinished
+		}
+		return wait
+	case strings.TrimSpace(h[j:]) != "":
+		return reject // text follows: not a call
+	case final:
+		return commit
 	}
 	return wait
 }

@@ -206,7 +206,7 @@ func probeTag(_, rest string, ts *Toolset, final bool) int {
 	switch {
 	case t == "" && !nl:
 		return waitOrReject(final) // nothing after the tag yet
-	case t == "" || strings.IndexByte("{[<", line[0]) >= 0:
+	case t == "" || t[0] == '{' || t[0] == '[' || line[0] == '<':
 		// A block that starts on the next line, or a value: markup when
 		// its closing tag comes, or when the stream ends inside it.
 		if final && strings.TrimSpace(content) != "" {
