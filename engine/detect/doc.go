@@ -14,6 +14,8 @@
 //	parsers.go   E18 the readers of those syntaxes (JSON, XML-ish, Python calls)
 //	gemma4.go        Gemma 4's own value syntax (<|"|> strings, bare keys)
 //	invoke.go        <invoke name=…><parameter name=…> (MiniMax, DSML, Anthropic)
+//	readers.go       the probes of the newer families (Command-R, ReAct,
+//	                 GLM's message JSON, DeepSeek-V4's attributes…)
 //	markup.go        what looks like a call in a syntax no reader knows:
 //	                 held, then noted, never run
 //	runaway.go   E10 arguments that repeat or never end (RunawayDetector)

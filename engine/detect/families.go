@@ -30,6 +30,9 @@ type family struct {
 	// parse reads the calls of one complete segment; problem says why
 	// they cannot run.
 	parse func(seg string, ts *Toolset) (calls []Call, problem string)
+	// inner: the segment wraps an answer of its own (a fence), whose
+	// content the detector reads again, with every family (fencedCalls).
+	inner bool
 	// fix is what to change on the server so that this syntax comes back
 	// as real tool calls.
 	fix string
@@ -77,7 +80,9 @@ var families = []*family{
 	{
 		format: "hermes", title: "Hermes <tool_call>{…}</tool_call>",
 		opens: []string{tagToolCall},
-		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "{") },
+		probe: func(_, rest string, _ *Toolset, _ bool) int {
+			return either(startsWithAfterSpace(rest, "{"), startsWithAfterSpace(rest, "["))
+		},
 		end: func(s string, final bool) int {
 			if j := jsonEnd(s, skipSpace(s, len(tagToolCall))); j >= 0 {
 				return closeAfter(s, j, final, tagToolEnd)
@@ -408,6 +413,23 @@ var families = []*family{
 			return closeAfter(s, jsonEnd(s, skipSpace(s, len("```json"))), final, fence)
 		},
 		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("```json"):], false) },
+		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		// Any other fence whose first line opens a call (```xml then
+		// <tool_call>, ``` then <|tool_call>…), as the whole answer: read
+		// by the families above, inside the fence.
+		format: "fenced", title: "a call in a Markdown fence",
+		opens: []string{fence},
+		whole: true,
+		probe: probeFencedCall,
+		end: func(s string, final bool) int {
+			if k := strings.Index(s[len(fence):], "\n"+fence); k >= 0 {
+				return len(fence) + k + 1 + len(fence)
+			}
+			return -1
+		},
+		inner: true,
 		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
@@ -912,24 +934,6 @@ func probeHarmony(_, rest string, _ *Toolset, _ bool) int {
 	return reject
 }
 
-// probeStrippedAnalysis: "analysis" glued to its first word, then the
-// call's header; an answer ("assistantfinal") is left to flow as text.
-func probeStrippedAnalysis(_, rest string, ts *Toolset, final bool) int {
-	const call = "assistantcommentary to=functions."
-	switch {
-	case rest == "":
-		return waitOrReject(final)
-	case rest[0] < 'A' || rest[0] > 'Z':
-		return reject // "analysis of…": prose
-	case strings.Contains(rest, "assistantfinal"):
-		return reject
-	}
-	if i := strings.Index(rest, call); i >= 0 {
-		return probeHarmony(call, rest[i+len(call):], ts, final)
-	}
-	return waitOrReject(final)
-}
-
 func harmonyEnd(s string, final bool) int {
 	if i := strings.Index(s, "<|call|>"); i >= 0 {
 		return i + len("<|call|>")
@@ -974,108 +978,6 @@ func parseHarmony(s string, ts *Toolset) ([]Call, string) {
 	}
 	args := argsObject(json.RawMessage(s[i:j]))
 	if args == nil || !json.Valid(args) {
-		return nil, "the arguments are not a JSON object"
-	}
-	return one(name, args), ""
-}
-
-// probeCommandR: <|START_ACTION|> then a JSON list; "Action:" then a
-// fenced JSON list (```json or ```) that ends the answer.
-func probeCommandR(open, rest string, _ *Toolset, final bool) int {
-	if open == startAction {
-		return either(startsWithAfterSpace(rest, "["), startsWithAfterSpace(rest, "{"))
-	}
-	t := strings.TrimLeft(rest, " \t\r\n")
-	switch {
-	case len(rest)-len(t) > maxTagSlack:
-		return reject
-	case t == "" || isPrefixOf(t, fence):
-		return waitOrReject(final)
-	case !strings.HasPrefix(t, fence):
-		return reject
-	}
-	info, body, nl := strings.Cut(t[len(fence):], "\n")
-	switch info = strings.TrimSpace(info); {
-	case !nl && (info == "" || isPrefixOf(info, "json") || info == "json"):
-		return waitOrReject(final)
-	case info != "" && info != "json":
-		return reject
-	}
-	return either(probeFenced(body, "[", final), probeFenced(body, "{", final))
-}
-
-// commandREnd ends the JSON list and the marker or fence closing it.
-func commandREnd(s string, final bool) int {
-	if strings.HasPrefix(s, startAction) {
-		return closeAfter(s, jsonEnd(s, skipSpace(s, len(startAction))), final, endAction)
-	}
-	i := strings.Index(s, fence)
-	if i < 0 {
-		return -1
-	}
-	nl := strings.IndexByte(s[i:], '\n')
-	if nl < 0 {
-		return -1
-	}
-	return closeAfter(s, jsonEnd(s, skipSpace(s, i+nl)), final, fence)
-}
-
-// commandRBody is the JSON list of a Command-R call.
-func commandRBody(s string) string {
-	if b, ok := strings.CutPrefix(s, startAction); ok {
-		return b
-	}
-	i := strings.Index(s, fence)
-	if i < 0 {
-		return s
-	}
-	_, b, _ := strings.Cut(s[i:], "\n")
-	return b
-}
-
-// probeAttrCall: <tool_call, attributes naming the tool, >.
-func probeAttrCall(_, rest string, _ *Toolset, final bool) int {
-	gt := strings.IndexByte(rest, '>')
-	if gt < 0 {
-		if len(rest) > maxHeader {
-			return reject
-		}
-		return waitOrReject(final)
-	}
-	if name := attr(" "+rest[:gt], "name"); name != "" && isName(name) {
-		return commit
-	}
-	return reject
-}
-
-// attrCallEnd: the JSON object after the tag, then </tool_call>.
-func attrCallEnd(s string, final bool) int {
-	gt := strings.IndexByte(s, '>')
-	if gt < 0 {
-		return -1
-	}
-	if j := skipSpace(s, gt+1); j < len(s) && s[j] == '{' {
-		return closeAfter(s, jsonEnd(s, j), final, tagToolEnd)
-	}
-	if k := indexOutsideStrings(s[gt:], tagToolEnd); k >= 0 {
-		return gt + k + len(tagToolEnd)
-	}
-	return -1
-}
-
-func parseAttrCall(s string, _ *Toolset) ([]Call, string) {
-	head, body, _ := strings.Cut(s, ">")
-	name := attr(head, "name")
-	body, _, _ = strings.Cut(body, tagToolEnd)
-	body = strings.TrimSpace(body)
-	switch {
-	case body == "":
-		return nil, "the call has no arguments object"
-	case body[0] == '{' && jsonEnd(body, 0) < 0:
-		return nil, "the call is unfinished"
-	}
-	args := argsObject(json.RawMessage(body))
-	if args == nil {
 		return nil, "the arguments are not a JSON object"
 	}
 	return one(name, args), ""
@@ -1188,38 +1090,6 @@ func probeBareJSON(open, rest string, ts *Toolset, _ bool) int {
 	}
 	if len(h) > maxHeader && jsonHeader([]byte(h), ts) != headerArgsFirst {
 		return reject
-	}
-	return wait
-}
-
-// probePythonic: "[", a name and "(": then the list must close the
-// answer.
-func probePythonic(_, rest string, _ *Toolset, final bool) int {
-	t := strings.TrimLeft(rest, " \t\r\n")
-	if t == "" {
-		return waitOrReject(final)
-	}
-	if v := probePyCall(t); v != commit {
-		if v == wait {
-			return waitOrReject(final)
-		}
-		return v
-	}
-	h := "[" + rest
-	if !final && !strings.HasSuffix(strings.TrimRight(h, " \t\r\n"), "]") && !mayHaveClosed(h) {
-		return wait
-	}
-	j := balancedEnd(h, 0, true, false)
-	switch {
-	case j < 0:
-		if final {
-			return commit // cut off: noted as unfinished
-		}
-		return wait
-	case strings.TrimSpace(h[j:]) != "":
-		return reject // text follows: not a call
-	case final:
-		return commit
 	}
 	return wait
 }

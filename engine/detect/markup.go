@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-// The families of this file have no definition to follow: they catch what
-// looks like a tool call in a syntax mm has no reader for — special
-// tokens, tags named after a tool, a JSON call on a line of its own, a
-// ReAct "Action:" — so that it is held back, never shown as the answer,
-// and never run on a guess: the model is told to call the tool properly.
-// They are tried last, and only win when no family with a reader may
-// still claim the text.
+// The fallback families of this file have no definition to follow: they
+// catch what looks like a tool call in a syntax mm has no reader for —
+// call-ish special tokens, tags named after a tool or a call, a JSON call
+// no other family runs — so that it is held back, never shown as the
+// answer, and never run on a guess: the model is told to call the tool
+// properly. They are tried last, and only win when no family with a
+// reader may still claim the text.
 
 // callishWords: a special token whose name holds one of these opens or
 // closes a tool call in some syntax (<|tool_call>, <|python_tag|>,
@@ -438,117 +438,4 @@ func expandToolCalls(items []any) []any {
 		out = append(out, it)
 	}
 	return out
-}
-
-// probeMessageJSON: GLM-4.5 (llama.cpp's GLM support, ggml-org/llama.cpp
-// pull 15186) answers with an OpenAI assistant message as JSON:
-// {"tool_calls": [{"name": …, "arguments": {…}}]}, sometimes with its
-// "role" and "content" first.
-func probeMessageJSON(open, rest string, _ *Toolset, final bool) int {
-	head, cut := jsonHead(open, rest)
-	i := skipSpace(head, 1)
-	if i == len(head) {
-		return waitForHead(cut, final)
-	}
-	if head[i] != '"' {
-		return reject
-	}
-	key, n := readString([]byte(head[i:]))
-	switch {
-	case n < 0 && (len(head)-i > 20 || cut):
-		return reject
-	case n < 0:
-		return waitOrReject(final)
-	case key == "tool_calls":
-		k := skipSpace(head, i+n)
-		if k < len(head) && head[k] == ':' {
-			k = skipSpace(head, k+1)
-		}
-		switch {
-		case k == len(head):
-			return waitForHead(cut, final)
-		case head[k] == '[':
-			return commit
-		}
-		return reject
-	case key != "role" && key != "content":
-		return reject
-	}
-	if !final && !strings.HasSuffix(rest, "}") {
-		return wait // the object is open: decided when it closes
-	}
-	h := open + rest
-	j := jsonEnd(h, 0)
-	if j < 0 {
-		return waitOrReject(final)
-	}
-	var m struct {
-		Role      string            `json:"role"`
-		ToolCalls []json.RawMessage `json:"tool_calls"`
-	}
-	if json.Unmarshal([]byte(h[:j]), &m) != nil || len(m.ToolCalls) == 0 || m.Role != "" && m.Role != "assistant" {
-		return reject
-	}
-	return commit
-}
-
-// probeReAct: the ReAct prompt's "Action: name" line (LangChain's
-// hwchase17/react prompt: Thought / Action / Action Input / Observation),
-// followed by "Action Input:".
-func probeReAct(_, rest string, _ *Toolset, final bool) int {
-	line, after, nl := strings.Cut(rest, "\n")
-	name := strings.Trim(strings.TrimSpace(line), "`\"'")
-	switch {
-	case len(line) > maxTagSlack || !isName(name):
-		return reject
-	case !nl:
-		return waitOrReject(final)
-	case name == "":
-		return reject
-	}
-	t := strings.TrimLeft(after, " \t")
-	switch {
-	case strings.HasPrefix(t, "Action Input:"):
-		return commit
-	case isPrefixOf(t, "Action Input:"):
-		return waitOrReject(final)
-	}
-	return reject
-}
-
-// reactEnd: the Action Input is a JSON object, or the rest of its line.
-func reactEnd(s string, final bool) int {
-	k := strings.Index(s, "Action Input:")
-	if k < 0 {
-		return -1
-	}
-	i := k + len("Action Input:")
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	if i < len(s) && s[i] == '{' {
-		return closeAfter(s, jsonEnd(s, i), final)
-	}
-	if nl := strings.IndexByte(s[i:], '\n'); nl >= 0 {
-		return i + nl
-	}
-	if final {
-		return len(s)
-	}
-	return -1
-}
-
-func parseReAct(s string, _ *Toolset) ([]Call, string) {
-	line, _, _ := strings.Cut(strings.TrimPrefix(s, "Action:"), "\n")
-	name := strings.Trim(strings.TrimSpace(line), "`\"'")
-	_, input, _ := strings.Cut(s, "Action Input:")
-	input = strings.TrimSpace(input)
-	if j := jsonEnd(input, 0); j > 0 {
-		input = input[:j]
-	}
-	args := argsObject(json.RawMessage(input))
-	if args == nil {
-		return nil, "the Action Input is not a JSON object of named arguments"
-	}
-	return one(name, args), ""
 }

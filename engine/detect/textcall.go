@@ -461,7 +461,11 @@ func (d *TextCallDetector) finish(final bool, cut int) *TextCall {
 		}
 		seg := strings.TrimLeft(text[start:end], " \t\r\n")
 		start = end
-		calls, p := d.fam.parse(seg, d.ts)
+		parse := d.fam.parse
+		if d.fam.inner {
+			parse = fencedCalls
+		}
+		calls, p := parse(seg, d.ts)
 		if p != "" {
 			problem = p
 			if unfinished && end == segs[len(segs)-1] && strings.Contains(p, "not valid") {
