@@ -90,13 +90,21 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 	for _, tc := range []struct{ content, syntax, fix string }{
 		{`[TOOL_CALLS]mm_doctor_echo[ARGS]{"word": "ready"}`, "syntax: Mistral", "--tool-call-parser mistral"},
 		{`<|channel|>commentary to=functions.mm_doctor_echo <|constrain|>json<|message|>{"word": "ready"}<|call|>`, "syntax: gpt-oss harmony", "harmony"},
+		{`<|tool_call>call:mm_doctor_echo{word:<|"|>ready<|"|>}<tool_call|>`, "syntax: Gemma 4", "--tool-call-parser gemma4"},
+		{`<｜DSML｜function_calls><｜DSML｜invoke name="mm_doctor_echo"><｜DSML｜parameter name="word" string="true">ready</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>`, "syntax: DeepSeek-V3.2 DSML", "deepseek_v32"},
+		// A syntax mm has no reader for is still named as markup, with the
+		// general fix.
+		{`<|tool_use|>{"name": "mm_doctor_echo", "input": {"word": "ready"}}<|/tool_use|>`, "syntax: tool-call markup mm has no reader for", "--tool-call-parser"},
 	} {
-		srv := scenarioText(t, "steps:\n  - content: '"+tc.content+"'\n")
-		lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-		if code != 1 {
-			t.Errorf("exit %d, want 1:\n%s", code, out)
-		}
-		wantLine(t, lines, out, "tool calls", "✗", "as text", tc.syntax, tc.fix)
+		t.Run(tc.syntax, func(t *testing.T) {
+			t.Parallel()
+			srv := scenarioText(t, "steps:\n  - content: '"+tc.content+"'\n")
+			lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+			if code != 1 {
+				t.Errorf("exit %d, want 1:\n%s", code, out)
+			}
+			wantLine(t, lines, out, "tool calls", "✗", "as text", tc.syntax, tc.fix)
+		})
 	}
 }
 

@@ -12,6 +12,12 @@
 //	textcall.go  E18 tool calls written as text (TextCallDetector), streaming
 //	families.go  E18 the table of syntaxes models leak (one entry per family)
 //	parsers.go   E18 the readers of those syntaxes (JSON, XML-ish, Python calls)
+//	gemma4.go        Gemma 4's own value syntax (<|"|> strings, bare keys)
+//	invoke.go        <invoke name=…><parameter name=…> (MiniMax, DSML, Anthropic)
+//	readers.go       the probes of the newer families (Command-R, ReAct,
+//	                 GLM's message JSON, DeepSeek-V4's attributes…)
+//	markup.go        what looks like a call in a syntax no reader knows:
+//	                 held, then noted, never run
 //	runaway.go   E10 arguments that repeat or never end (RunawayDetector)
 //	args.go      E15 truncated / malformed arguments (CheckArgs, BrokenCall, Retries)
 //	toolset.go   E17 invented tools and aliases (Toolset.Resolve)
@@ -67,6 +73,11 @@
 //     through at once.
 //   - Strict before clever: when unsure whether text is a tool call, it is
 //     text. A false positive hijacks a user's answer; a miss costs a retry.
+//     But markup is never the answer: call-ish special tokens, tags named
+//     after a tool, a whole-answer JSON call no family runs are held and
+//     noted (markup.go) unless prose follows them on their line — and
+//     what no reader claims is never run on a guess, nor a call that lacks
+//     an argument its tool requires.
 //   - Texts for the model are short repair instructions a 4B model can
 //     follow; struggle texts are one short human line. Both are pinned in
 //     testdata/notes.golden.

@@ -14,8 +14,10 @@ type family struct {
 	title  string // the syntax, as the notes name it
 	opens  []string
 	// whole: counts only when nothing but whitespace came before (a
-	// syntax with no marker of its own); bol: the opener starts a line.
-	whole, bol bool
+	// syntax with no marker of its own); bol: the opener starts a line;
+	// fallback: a family with no reader (markup.go), which commits only
+	// when no family with one may still claim the text.
+	whole, bol, fallback bool
 	// probe decides on what follows an opener while it streams: wait for
 	// more, reject (it is text), or commit (it is a call; hold it all).
 	// final: the stream ended.
@@ -28,6 +30,9 @@ type family struct {
 	// parse reads the calls of one complete segment; problem says why
 	// they cannot run.
 	parse func(seg string, ts *Toolset) (calls []Call, problem string)
+	// inner: the segment wraps an answer of its own (a fence), whose
+	// content the detector reads again, with every family (fencedCalls).
+	inner bool
 	// fix is what to change on the server so that this syntax comes back
 	// as real tool calls.
 	fix string
@@ -63,6 +68,10 @@ const (
 	kimiCallBegin = "<|tool_call_begin|>"
 	kimiCallEnd   = "<|tool_call_end|>"
 	kimiArgs      = "<|tool_call_argument_begin|>"
+	seedToolCall  = "<seed:tool_call>"
+	seedToolEnd   = "</seed:tool_call>"
+	startAction   = "<|START_ACTION|>"
+	endAction     = "<|END_ACTION|>"
 	fence         = "```"
 )
 
@@ -71,7 +80,9 @@ var families = []*family{
 	{
 		format: "hermes", title: "Hermes <tool_call>{…}</tool_call>",
 		opens: []string{tagToolCall},
-		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "{") },
+		probe: func(_, rest string, _ *Toolset, _ bool) int {
+			return either(startsWithAfterSpace(rest, "{"), startsWithAfterSpace(rest, "["))
+		},
 		end: func(s string, final bool) int {
 			if j := jsonEnd(s, skipSpace(s, len(tagToolCall))); j >= 0 {
 				return closeAfter(s, j, final, tagToolEnd)
@@ -87,15 +98,19 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser hermes; Ollama/LM Studio: a model whose template declares tools",
 	},
 	{
+		// Seed-OSS wraps the same function in <seed:tool_call> (its chat
+		// template, llama.cpp's ByteDance-Seed-OSS.jinja).
 		format: "qwen_xml", title: "Qwen3-Coder <function=…><parameter=…>",
-		opens: []string{tagToolCall, tagFunction},
+		opens: []string{tagToolCall, seedToolCall, tagFunction},
 		probe: probeQwen,
 		end: func(s string, final bool) int {
 			if i := strings.Index(s, tagFuncEnd); i >= 0 {
-				return closeAfter(s, i+len(tagFuncEnd), final, tagToolEnd)
+				return closeAfter(s, i+len(tagFuncEnd), final, tagToolEnd, seedToolEnd)
 			}
-			if i := strings.Index(s, tagToolEnd); i >= 0 {
-				return i + len(tagToolEnd)
+			for _, c := range []string{tagToolEnd, seedToolEnd} {
+				if i := strings.Index(s, c); i >= 0 {
+					return i + len(c)
+				}
 			}
 			return -1
 		},
@@ -182,6 +197,17 @@ var families = []*family{
 		parse: parseHarmony,
 	},
 	{
+		// Stripped too, an analysis message before the call:
+		// "analysisThe user wants…assistantcommentary to=functions.f json{…}".
+		// The analysis is reasoning, never shown; the call runs.
+		format: "harmony", title: "gpt-oss harmony",
+		opens: []string{"analysis"},
+		whole: true,
+		probe: probeStrippedAnalysis,
+		end:   harmonyEnd,
+		parse: parseHarmony,
+	},
+	{
 		format: "granite", title: "Granite/Phi-4-mini <|tool_call|>[…]",
 		opens: []string{"<|tool_call|>"},
 		probe: func(_, rest string, _ *Toolset, _ bool) int {
@@ -195,6 +221,18 @@ var families = []*family{
 		},
 		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("<|tool_call|>"):], false) },
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser granite (Granite) or phi4_mini_json (Phi-4-mini)",
+	},
+	{
+		// granite-20b-functioncalling: <function_call> before each JSON
+		// call, no closing tag (vLLM's granite-20b-fc parser).
+		format: "granite_fc", title: "Granite-20B-FC <function_call> {…}",
+		opens: []string{"<function_call>"},
+		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "{") },
+		end: func(s string, final bool) int {
+			return closeAfter(s, jsonEnd(s, skipSpace(s, len("<function_call>"))), final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("<function_call>"):], false) },
+		fix:   "vLLM: --tool-call-parser granite-20b-fc (with its chat template); llama-server: add --jinja",
 	},
 	{
 		format: "phi4_mini", title: "Phi-4-mini functools[…]",
@@ -218,6 +256,58 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser kimi_k2",
 	},
 	{
+		format: "gemma4", title: "Gemma 4 <|tool_call>call:name{…}<tool_call|>",
+		opens: []string{gemmaOpen},
+		probe: probeGemma4,
+		end:   gemma4End,
+		parse: parseGemma4,
+		fix:   "llama-server: add --jinja (a build that knows Gemma 4); vLLM: --enable-auto-tool-choice --tool-call-parser gemma4",
+	},
+	{
+		format: "dsml", title: "DeepSeek-V3.2 DSML <｜DSML｜function_calls><｜DSML｜invoke name=…>",
+		opens: []string{dsmlCalls, dsmlCallsV4, dsASCII(dsmlCalls), dsASCII(dsmlCallsV4)},
+		probe: func(string, string, *Toolset, bool) int { return commit },
+		end:   dsmlEnd,
+		parse: parseDSML,
+		fix:   "vLLM: --tool-call-parser deepseek_v32 (DeepSeek-V4: deepseek_v4); llama-server: add --jinja (a build with DeepSeek-V3.2's template)",
+	},
+	{
+		// DeepSeek-V4 on the hosted API falls back, now and then, to a
+		// tag with the call's id and name as attributes (reported in
+		// felinics/Memoh#435).
+		format: "deepseek_v4", title: "DeepSeek-V4 <tool_call id=… name=…>{…}</tool_call>",
+		opens: []string{"<tool_call "},
+		probe: probeAttrCall,
+		end:   attrCallEnd,
+		parse: parseAttrCall,
+		fix:   "self-hosted: vLLM --tool-call-parser deepseek_v4 (llama-server: --jinja with the model's template); on DeepSeek's API nothing is to change — mm asks the model again",
+	},
+	{
+		// Anthropic's XML function calls, which models trained on its
+		// transcripts write: <function_calls><invoke name="f"><parameter
+		// name="k">v</parameter></invoke></function_calls> (its legacy
+		// tool-use prompt; MiniMax and DeepSeek-V3.2 took the same form).
+		format: "invoke_xml", title: "<function_calls><invoke name=…><parameter name=…>",
+		opens: []string{"<function_calls>", "<invoke name="},
+		probe: func(open, rest string, _ *Toolset, final bool) int {
+			if open == "<function_calls>" {
+				return startsWithAfterSpace(rest, "<invoke name=")
+			}
+			return probeAttrCall("", " name="+rest, nil, final)
+		},
+		end: func(s string, final bool) int {
+			if strings.HasPrefix(s, "<function_calls>") {
+				return markerEnd("</function_calls>")(s, final)
+			}
+			return markerEnd("</invoke>")(s, final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) {
+			body, _, _ := strings.Cut(s, "</function_calls>")
+			return invokeCalls(body, "", ts)
+		},
+		fix: "the model writes XML calls its server does not parse: serve it with its own chat template and tool-call parser (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
 		format: "minimax", title: "MiniMax <minimax:tool_call><invoke name=…>",
 		opens: []string{"<minimax:tool_call>"},
 		probe: func(_, rest string, _ *Toolset, _ bool) int { return startsWithAfterSpace(rest, "<invoke name=") },
@@ -226,15 +316,32 @@ var families = []*family{
 		fix:   "llama-server: add --jinja; vLLM: --tool-call-parser minimax_m2",
 	},
 	{
+		// Command-R+ writes "Action:" then a fenced JSON list ending the
+		// answer (its tool_use template); Command-R7B and Command-A wrap
+		// the list in <|START_ACTION|>…<|END_ACTION|> (their templates).
 		format: "command_r", title: "Command-R Action: ```json […]```",
-		opens: []string{"Action: ```json"},
+		opens: []string{"Action:"},
 		bol:   true,
-		probe: func(_, rest string, _ *Toolset, final bool) int { return probeFenced(rest, "[", final) },
-		end: func(s string, final bool) int {
-			return closeAfter(s, jsonEnd(s, skipSpace(s, len("Action: ```json"))), final, fence)
-		},
-		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s[len("Action: ```json"):], false) },
-		fix:   "llama-server: add --jinja (Command-R's tool_use template); vLLM/Ollama: a template that declares tools",
+		probe: probeCommandR,
+		end:   commandREnd,
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(commandRBody(s), false) },
+		fix:   "llama-server: add --jinja (Command-R's tool_use template); vLLM: --tool-call-parser cohere_command3; Ollama: a template that declares tools",
+	},
+	{
+		format: "command_r", title: "Command-R <|START_ACTION|>[…]<|END_ACTION|>",
+		opens: []string{startAction},
+		probe: probeCommandR,
+		end:   commandREnd,
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(commandRBody(s), false) },
+	},
+	{
+		format: "react", title: "ReAct Action: name / Action Input: {…}",
+		opens: []string{"Action:"},
+		bol:   true,
+		probe: probeReAct,
+		end:   reactEnd,
+		parse: parseReAct,
+		fix:   "ReAct (Action / Action Input) is a prompt style, not a tool-call syntax: use the model's own chat template with tools (llama-server --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
 		format: "lfm2", title: "LFM2 <|tool_call_start|>[…]<|tool_call_end|>",
@@ -246,6 +353,19 @@ var families = []*family{
 			return jsonOrPyCalls(body)
 		},
 		fix: "llama-server: add --jinja (a build that knows LFM2); vLLM: --tool-call-parser pythonic",
+	},
+	{
+		// A Python list of calls as the whole answer: [f(a=1), g(b="x")]
+		// (vLLM's pythonic parser: Llama 3.2, ToolACE).
+		format: "pythonic", title: "a Python list of calls [f(a=…)]",
+		opens: []string{"["},
+		whole: true,
+		probe: probePythonic,
+		end: func(s string, final bool) int {
+			return closeAfter(s, balancedEnd(s, 0, true, false), final)
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonOrPyCalls(s) },
+		fix:   "vLLM: --tool-call-parser pythonic (Llama 3.2: llama3_json or pythonic, with the model's template); llama-server: add --jinja",
 	},
 	{
 		format: "lmstudio", title: "LM Studio [TOOL_REQUEST]…[END_TOOL_REQUEST]",
@@ -296,6 +416,34 @@ var families = []*family{
 		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
 	},
 	{
+		// Any other fence whose first line opens a call (```xml then
+		// <tool_call>, ``` then <|tool_call>…), as the whole answer: read
+		// by the families above, inside the fence.
+		format: "fenced", title: "a call in a Markdown fence",
+		opens: []string{fence},
+		whole: true,
+		probe: probeFencedCall,
+		end: func(s string, final bool) int {
+			if k := strings.Index(s[len(fence):], "\n"+fence); k >= 0 {
+				return len(fence) + k + 1 + len(fence)
+			}
+			return -1
+		},
+		inner: true,
+		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		format: "openai_json", title: "an OpenAI message as JSON {\"tool_calls\": […]}",
+		opens: []string{"{"},
+		whole: true,
+		probe: probeMessageJSON,
+		end: func(s string, final bool) int {
+			return jsonOrPyEnd(s, 0, final, ";")
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
+		fix:   "llama-server: add --jinja (GLM-4.5's template); vLLM: --tool-call-parser glm45",
+	},
+	{
 		format: "json", title: "a bare JSON object",
 		opens: []string{"{"},
 		whole: true,
@@ -305,6 +453,68 @@ var families = []*family{
 		},
 		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
 		fix:   "the server does not apply the model's tool-call template (llama-server: --jinja; vLLM: the model's --tool-call-parser, e.g. llama3_json)",
+	},
+	{
+		// What the family above turns down: a list of calls, a tool that
+		// is not offered, OpenAI's nested "function" — to run, or to note.
+		format: "json", title: "a bare JSON object",
+		opens:    []string{"{", "["},
+		whole:    true,
+		fallback: true,
+		probe:    probeJSONLine,
+		end: func(s string, final bool) int {
+			return jsonOrPyEnd(s, 0, final, ";")
+		},
+		parse: func(s string, ts *Toolset) ([]Call, string) { return jsonCalls(s, false) },
+	},
+	{
+		format: "invented_tag", title: "tags named after a tool or a call (<read_file>…</read_file>)",
+		opens:    []string{"<"},
+		fallback: true,
+		probe:    probeTag,
+		end:      tagEnd,
+		parse:    parseTag,
+		fix:      "the model is not using its tool-call syntax: serve it with its own chat template and parser (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{"<|", "<｜", "<", "["},
+		fallback: true,
+		probe:    probeSpecial,
+		end:      markupEnd,
+		parse:    parseUnknown,
+		fix:      "the server returns the model's tool-call tokens as text: use a build and template that parse them (llama-server: --jinja; vLLM: the model's --tool-call-parser)",
+	},
+	{
+		// Functionary v3: >>>name, then the arguments on the next line
+		// (MeetKai's functionary prompt template).
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{">>>"},
+		bol:      true,
+		fallback: true,
+		probe: func(_, rest string, _ *Toolset, final bool) int {
+			line, _, nl := strings.Cut(rest, "\n")
+			switch {
+			case line == "" && !nl || !nl && isName(line) && len(line) <= maxTagSlack:
+				return waitOrReject(final)
+			case nl && line != "" && isName(line):
+				return commit
+			}
+			return reject
+		},
+		end:   markupEnd,
+		parse: parseUnknown,
+	},
+	{
+		// Qwen-Agent's function-calling prompt (✿FUNCTION✿: name /
+		// ✿ARGS✿: {…}), which no server parses.
+		format: "unknown", title: "tool-call markup mm has no reader for",
+		opens:    []string{"✿FUNCTION✿"},
+		bol:      true,
+		fallback: true,
+		probe:    func(string, string, *Toolset, bool) int { return commit },
+		end:      markupEnd,
+		parse:    parseUnknown,
 	},
 }
 
@@ -324,6 +534,24 @@ var firstBytes = func() (b [256]struct{ any, bol, whole bool }) {
 		}
 	}
 	return b
+}()
+
+// opener is one opening marker of a family.
+type opener struct {
+	f    *family
+	open string
+}
+
+// openers lists, for each byte, the openers that start with it, in table
+// order: the detector tries only those. At most 64 share a byte (the
+// detector's dead mask; TestOpenersFit).
+var openers = func() (o [256][]opener) {
+	for _, f := range families {
+		for _, op := range f.opens {
+			o[op[0]] = append(o[op[0]], opener{f, op})
+		}
+	}
+	return o
 }()
 
 // familyOf is the table entry of a format (the first, for a format that
@@ -547,7 +775,7 @@ func balancedEnd(s string, i int, py, call bool) int {
 // probeQwen: <tool_call> then <function=, or <function=name> naming an
 // offered tool or followed by <parameter=.
 func probeQwen(open, rest string, ts *Toolset, _ bool) int {
-	if open == tagToolCall {
+	if open != tagFunction {
 		return startsWithAfterSpace(rest, tagFunction)
 	}
 	name, after, closed := strings.Cut(rest, ">")
@@ -716,9 +944,12 @@ func harmonyEnd(s string, final bool) int {
 // harmonyArgs is where the arguments object starts: after <|message|>,
 // else the first { after the recipient.
 func harmonyArgs(s string) int {
-	from := 0
-	if i := strings.Index(s, "<|message|>"); i >= 0 {
-		from = i
+	from := strings.Index(s, "to=functions.")
+	if from < 0 {
+		return -1
+	}
+	if i := strings.Index(s[from:], "<|message|>"); i >= 0 {
+		from += i
 	}
 	if k := strings.IndexByte(s[from:], '{'); k >= 0 {
 		return from + k
@@ -726,13 +957,20 @@ func harmonyArgs(s string) int {
 	return -1
 }
 
-func parseHarmony(s string, _ *Toolset) ([]Call, string) {
+func parseHarmony(s string, ts *Toolset) ([]Call, string) {
 	_, after, _ := strings.Cut(s, "to=functions.")
 	n := 0
 	for n < len(after) && isName(after[n:n+1]) {
 		n++
 	}
 	name := after[:n]
+	// With its tokens stripped, the recipient runs into the channel that
+	// follows it: to=functions.read_file<|channel|>commentary.
+	for _, ch := range []string{"commentary", "analysis"} {
+		if base, ok := strings.CutSuffix(name, ch); ok && !ts.Known(name) && ts.Known(base) {
+			name = base
+		}
+	}
 	i := harmonyArgs(s)
 	j := jsonEnd(s, i)
 	if j < 0 {

@@ -57,6 +57,15 @@ func TestNotesGolden(t *testing.T) {
 	_, call = textAll(ts, "{\"name\": \"write_file\", \"arguments\": {\"path\": \"big.txt\", \"content\": \""+strings.Repeat("line of text\\n", 100)+"\"}}")
 	line(call.Note())
 	line(call.Struggle(true))
+	_, call = textAll(ts, "<|tool_use|>{\"name\": \"bash\", \"input\": {\"command\": \"ls\"}}<|/tool_use|>")
+	line(call.Note())
+	line(call.Struggle(false))
+	line(call.ServerFix())
+	_, call = textAll(ts, "<bash>\nls\n</bash>")
+	line(call.Note())
+	_, call = textAll(ts, "<function=bash>\n</function>")
+	line(call.Note())
+	line(call.Struggle(false))
 
 	section("E20 loops")
 	var rec recorder

@@ -229,6 +229,7 @@ func jsonCalls(s string, strict bool) ([]Call, string) {
 		} else {
 			items = []json.RawMessage{v}
 		}
+		items = rawToolCalls(items)
 		for _, it := range items {
 			var m map[string]json.RawMessage
 			if json.Unmarshal(it, &m) != nil || m == nil {
@@ -261,6 +262,23 @@ func jsonCalls(s string, strict bool) ([]Call, string) {
 			return calls, ""
 		}
 	}
+}
+
+// rawToolCalls replaces an OpenAI message ({"tool_calls": […]}, as
+// GLM-4.5 writes one) by the calls it holds.
+func rawToolCalls(items []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	for _, it := range items {
+		var m struct {
+			ToolCalls []json.RawMessage `json:"tool_calls"`
+		}
+		if json.Unmarshal(it, &m) == nil && len(m.ToolCalls) > 0 {
+			out = append(out, m.ToolCalls...)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // argsObject returns v if it is a JSON object, the object inside if v is a
@@ -335,38 +353,6 @@ func parseGLM(s string, ts *Toolset) ([]Call, string) {
 		args.typed(key, value)
 	}
 	return one(name, args.json()), ""
-}
-
-// parseMiniMax reads <minimax:tool_call><invoke name="f"><parameter name="k">v</parameter></invoke>…
-func parseMiniMax(s string, ts *Toolset) ([]Call, string) {
-	body, _, _ := strings.Cut(s, "</minimax:tool_call>")
-	var calls []Call
-	for _, part := range strings.Split(body, "<invoke name=")[1:] {
-		name, rest, ok := strings.Cut(part, ">")
-		if !ok {
-			return nil, "an <invoke> is unfinished"
-		}
-		name = strings.Trim(strings.TrimSpace(name), `"'`)
-		rest, _, closed := strings.Cut(rest, "</invoke>")
-		if !closed {
-			return nil, "the call is unfinished: </invoke> is missing"
-		}
-		args := newArgObject(name, ts)
-		for _, p := range strings.Split(rest, "<parameter name=")[1:] {
-			key, v, ok := strings.Cut(p, ">")
-			if !ok {
-				return nil, "a <parameter> is unfinished"
-			}
-			key = strings.Trim(strings.TrimSpace(key), `"'`)
-			v, _, _ = strings.Cut(v, "</parameter>")
-			args.typed(key, strings.TrimPrefix(strings.TrimSuffix(v, "\n"), "\n"))
-		}
-		calls = append(calls, Call{Name: name, Arguments: args.json()})
-	}
-	if len(calls) == 0 {
-		return nil, "no <invoke> was read"
-	}
-	return calls, ""
 }
 
 // parseDeepSeek reads the calls of a DeepSeek section: each

@@ -40,6 +40,14 @@ func parseQwen(text string, ts *Toolset, unfinished bool) (name string, args jso
 		body, unfinished = body[:j], false
 	}
 
+	if t := strings.TrimSpace(body); strings.HasPrefix(t, "{") && !strings.Contains(t, tagParameter) {
+		// Llama 3.1's own custom-tool form: <function=name>{json}</function>
+		// (its model card's prompt format).
+		if args := argsObject(json.RawMessage(t)); args != nil {
+			return name, args, ""
+		}
+		return name, nil, "the arguments are not a JSON object"
+	}
 	obj := newArgObject(name, ts)
 	lastClosed := true
 	for {
@@ -51,6 +59,9 @@ func parseQwen(text string, ts *Toolset, unfinished bool) (name string, args jso
 		pname, after, ok := strings.Cut(body, ">")
 		if !ok {
 			return name, nil, "a <parameter=…> tag is unfinished"
+		}
+		if strings.TrimSpace(pname) == "" {
+			return name, nil, "a <parameter=…> has no name: name every argument"
 		}
 		value, next, closed := cutValue(after)
 		body, lastClosed = next, closed

@@ -149,8 +149,10 @@ type TextCallDetector struct {
 	onlySpace bool // every released byte so far was whitespace
 	prev      byte // the last released byte
 
-	// held is everything since the first byte that may open a call.
-	held  []byte
+	// held is everything since the first byte that may open a call. A
+	// Builder, so that the probes read it as a string without a copy
+	// (what it wrote is never changed, and Reset drops the buffer).
+	held  strings.Builder
 	whole bool    // only whitespace was released before held
 	fam   *family // the family committed to; nil while a candidate
 	// seg is where the call being composed starts in held, -1 between
@@ -159,6 +161,10 @@ type TextCallDetector struct {
 	ends []int
 	// pending: the candidate may still become a call with more bytes.
 	pending bool
+	// dead marks the openers (of openers[first held byte]) already turned
+	// down for what is held: a probe's reject is final, so it is not
+	// asked again at every byte.
+	dead uint64
 	// awaiting: the call is complete but for closing markers that may
 	// follow; every byte is looked at until decided.
 	awaiting bool
@@ -197,7 +203,7 @@ func (d *TextCallDetector) State() TextCallState { return d.state }
 func (d *TextCallDetector) Write(delta string) (show string, call *TextCall) {
 	// Fast path: plain text with nothing held passes through as is.
 	i := 0
-	if d.state == TextScanning && len(d.held) == 0 {
+	if d.state == TextScanning && d.held.Len() == 0 {
 		for ; i < len(delta) && !d.starts(delta[i]); i++ {
 			d.note(delta[i])
 		}
@@ -216,7 +222,7 @@ func (d *TextCallDetector) Write(delta string) (show string, call *TextCall) {
 // only lacked their closing markers.
 func (d *TextCallDetector) Flush() (show string, call *TextCall) {
 	var out strings.Builder
-	for d.state != TextDone && len(d.held) > 0 {
+	for d.state != TextDone && d.held.Len() > 0 {
 		if d.structured {
 			d.drop()
 			break
@@ -231,7 +237,7 @@ func (d *TextCallDetector) Flush() (show string, call *TextCall) {
 			}
 			continue
 		}
-		call = d.finish(true, len(d.held))
+		call = d.finish(true, d.held.Len())
 		break
 	}
 	return out.String(), call
@@ -243,9 +249,11 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 			return nil
 		}
 		c := s[i]
-		if len(d.held) == 0 {
+		if d.held.Len() == 0 {
 			if d.starts(c) {
-				d.held = append(d.held[:0], c)
+				d.held.Reset()
+				d.held.WriteByte(c)
+				d.dead = 0
 				d.whole, d.fam, d.seg, d.ends = d.onlySpace, nil, 0, d.ends[:0]
 				if call := d.step(out); call != nil {
 					return call
@@ -255,7 +263,7 @@ func (d *TextCallDetector) feed(s string, out *strings.Builder) *TextCall {
 			d.release(c, out)
 			continue
 		}
-		d.held = append(d.held, c)
+		d.held.WriteByte(c)
 		if call := d.step(out); call != nil {
 			return call
 		}
@@ -270,14 +278,14 @@ func (d *TextCallDetector) step(out *strings.Builder) *TextCall {
 			d.commit(f)
 			return d.advance(out)
 		}
-		if d.pending && len(d.held) <= d.maxHold {
+		if d.pending && d.held.Len() <= d.maxHold {
 			return nil
 		}
 		return d.reject(out)
 	}
-	if d.seg >= 0 && !d.awaiting && !trigger(d.held[len(d.held)-1]) {
-		if len(d.held) > d.maxCall {
-			return d.finish(false, len(d.held))
+	if h := d.held.String(); d.seg >= 0 && !d.awaiting && !trigger(h[len(h)-1]) {
+		if len(h) > d.maxCall {
+			return d.finish(false, len(h))
 		}
 		return nil
 	}
@@ -295,11 +303,11 @@ func (d *TextCallDetector) commit(f *family) {
 func (d *TextCallDetector) advance(out *strings.Builder) *TextCall {
 	for {
 		if d.seg >= 0 {
-			n := d.fam.end(string(d.held[d.seg:]), false)
+			n := d.fam.end(d.held.String()[d.seg:], false)
 			d.awaiting = n == awaitNext
 			if n < 0 {
-				if len(d.held) > d.maxCall {
-					return d.finish(false, len(d.held))
+				if d.held.Len() > d.maxCall {
+					return d.finish(false, d.held.Len())
 				}
 				return nil
 			}
@@ -307,13 +315,13 @@ func (d *TextCallDetector) advance(out *strings.Builder) *TextCall {
 			d.seg = -1
 			if d.structured {
 				// The leak of a real call: dropped; what follows is text.
-				rest := string(d.held[d.ends[len(d.ends)-1]:])
+				rest := d.held.String()[d.ends[len(d.ends)-1]:]
 				d.drop()
 				return d.feed(rest, out)
 			}
 		}
 		last := d.ends[len(d.ends)-1]
-		tail := string(d.held[last:])
+		tail := d.held.String()[last:]
 		t := strings.TrimLeft(tail, " \t\r\n")
 		if t == "" {
 			return nil
@@ -330,7 +338,7 @@ func (d *TextCallDetector) advance(out *strings.Builder) *TextCall {
 		if next < 0 {
 			// Text after the calls: they are decided; the generation can
 			// be cut here.
-			return d.finish(false, len(d.held))
+			return d.finish(false, d.held.Len())
 		}
 		d.seg = next
 	}
@@ -338,15 +346,17 @@ func (d *TextCallDetector) advance(out *strings.Builder) *TextCall {
 
 // drop forgets what is held (a structured call's leak) and scans on.
 func (d *TextCallDetector) drop() {
-	d.held, d.fam, d.seg, d.ends, d.state, d.awaiting = d.held[:0], nil, -1, d.ends[:0], TextScanning, false
+	d.held.Reset()
+	d.fam, d.seg, d.ends, d.state, d.awaiting = nil, -1, d.ends[:0], TextScanning, false
 }
 
 // reject releases the first held byte as text and feeds the rest again
 // (it may hold the start of a real call: "<<tool_call>").
 func (d *TextCallDetector) reject(out *strings.Builder) *TextCall {
-	rest := string(d.held[1:])
-	first := d.held[0]
-	d.held, d.fam, d.seg, d.state, d.pending, d.awaiting = d.held[:0], nil, -1, TextScanning, false, false
+	h := d.held.String()
+	rest, first := h[1:], h[0]
+	d.held.Reset()
+	d.fam, d.seg, d.state, d.pending, d.awaiting = nil, -1, TextScanning, false, false
 	d.release(first, out)
 	return d.feed(rest, out)
 }
@@ -392,26 +402,33 @@ func (d *TextCallDetector) atLineStart() bool {
 // family whose probe commits wins. pending is set when some family may
 // still commit with more bytes. final: the stream ended.
 func (d *TextCallDetector) decide(final bool) *family {
-	h := string(d.held)
+	h := d.held.String()
 	d.pending = false
-	for _, f := range families {
-		if f.whole && !d.whole || f.bol && !d.atLineStart() {
+	for i, op := range openers[h[0]] {
+		f, o := op.f, op.open
+		switch {
+		case d.dead&(1<<i) != 0:
+			continue
+		case f.whole && !d.whole || f.bol && !d.atLineStart():
+			d.dead |= 1 << i
+			continue
+		case isPrefixOf(h, o):
+			d.pending = d.pending || !final
+			continue
+		case !strings.HasPrefix(h, o):
+			d.dead |= 1 << i
 			continue
 		}
-		for _, o := range f.opens {
-			if isPrefixOf(h, o) {
-				d.pending = d.pending || !final
-				continue
+		switch f.probe(o, h[len(o):], d.ts, final) {
+		case commit:
+			if f.fallback && d.pending {
+				continue // a family with a reader may still claim it
 			}
-			if !strings.HasPrefix(h, o) {
-				continue
-			}
-			switch f.probe(o, h[len(o):], d.ts, final) {
-			case commit:
-				return f
-			case wait:
-				d.pending = d.pending || !final
-			}
+			return f
+		case wait:
+			d.pending = d.pending || !final
+		case reject:
+			d.dead |= 1 << i
 		}
 	}
 	return nil
@@ -419,13 +436,13 @@ func (d *TextCallDetector) decide(final bool) *family {
 
 // finish reads the held calls, up to cut, and ends the detector.
 func (d *TextCallDetector) finish(final bool, cut int) *TextCall {
-	text := string(d.held[:cut])
+	text := d.held.String()[:cut]
 	c := &TextCall{Format: d.fam.format, Text: text, Whole: d.whole}
 	start, problem := 0, ""
 	segs := append([]int(nil), d.ends...)
 	trailing, unfinished := false, false
 	switch {
-	case d.seg >= 0 && len(d.held) > d.maxCall:
+	case d.seg >= 0 && d.held.Len() > d.maxCall:
 		problem = fmt.Sprintf("the call passed %s bytes and was stopped", thousands(d.maxCall))
 	case d.seg >= 0:
 		// The stream ended inside a call: its end may only lack a marker.
@@ -444,7 +461,11 @@ func (d *TextCallDetector) finish(final bool, cut int) *TextCall {
 		}
 		seg := strings.TrimLeft(text[start:end], " \t\r\n")
 		start = end
-		calls, p := d.fam.parse(seg, d.ts)
+		parse := d.fam.parse
+		if d.fam.inner {
+			parse = fencedCalls
+		}
+		calls, p := parse(seg, d.ts)
 		if p != "" {
 			problem = p
 			if unfinished && end == segs[len(segs)-1] && strings.Contains(p, "not valid") {
@@ -463,8 +484,18 @@ func (d *TextCallDetector) finish(final bool, cut int) *TextCall {
 		}
 	}
 	for _, call := range c.Calls {
-		if problem == "" && !d.ts.Known(call.Name) {
+		if problem != "" {
+			break
+		}
+		if !d.ts.Known(call.Name) {
 			problem = fmt.Sprintf("there is no tool named %q; your tools are: %s", clip(call.Name, 40), list(d.ts.Names()))
+			break
+		}
+		// A call written as text is run only whole: an argument left out
+		// is not guessed.
+		r := d.ts.Resolve(call.Name, call.Arguments)
+		if m := d.ts.Missing(r.Name, r.Args); m != "" {
+			problem = fmt.Sprintf("the call to %s has no %q argument, which it requires", clip(call.Name, 40), m)
 		}
 	}
 	c.Problem = problem

@@ -266,7 +266,6 @@ func TestTextCallNoFalsePositive(t *testing.T) {
 		"json naming a tool without args":            "{\"name\": \"bash\"}",
 		"json with another key":                      "{\"name\": \"bash\", \"description\": \"runs a command\", \"arguments\": {}}",
 		"json config answer":                         "{\n  \"compilerOptions\": {\"strict\": true}\n}",
-		"json array answer":                          "[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}]",
 		"empty object":                               "{}",
 		"code comparisons and generics":              "If a < b and x<y, use Vec<T> or map[string]<-chan int; <div>ok</div> <function> <tool>",
 		"undeclared function tag without parameters": "In PHP-like templates, <function=render> is a directive.",
@@ -315,6 +314,35 @@ func TestTextCallCorpus(t *testing.T) {
 	}
 }
 
+// TestOpenersFit: the detector marks the openers turned down in a 64-bit
+// mask, so no byte may start more than 64 of them.
+func TestOpenersFit(t *testing.T) {
+	for c, ops := range openers {
+		if len(ops) > 64 {
+			t.Errorf("%d openers start with %q", len(ops), rune(c))
+		}
+	}
+}
+
+// TestTextCallHoldBound: holding back what may open a call costs an
+// ordinary answer nothing and one that quotes code or tags at most one
+// line's opener: no byte of the normal answers waits more than a few
+// tokens, and the first visible byte not at all (BenchmarkHoldLatency
+// reports the same figures).
+func TestTextCallHoldBound(t *testing.T) {
+	files, _ := filepath.Glob("testdata/normal/answer_*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, max, ok := holdLatency(testTools(), string(b))
+		if !ok || first > 0 || max > 4 {
+			t.Errorf("%s: ok %v, first visible byte waited %d tokens, a byte waited %d", f, ok, first, max)
+		}
+	}
+}
+
 // FuzzTextCall covers every family's parser through the detector: seeded
 // with the whole corpus, any text in any chunking gives the same result,
 // what is shown plus the calls is what was written, and calls that would
@@ -328,6 +356,16 @@ func FuzzTextCall(f *testing.F) {
 		"```\n<tool_call>{}\n```\n<tool_call>",
 		"a < b { c } `<function=bash>`",
 		"<<tool_call><function=x>\n<parameter=y>",
+		"<|tool_call>call:read_file{path:<|\"|>a<|\"|>,n:[1,{k:<|\"|>}<tool_call|>",
+		"<｜DSML｜function_calls><｜DSML｜invoke name=\"bash\"><｜DSML｜parameter name=\"command\" string=\"true\">ls",
+		"<tool_call id=\"1\" name=\"bash\">{\"command\": \"ls\"}</tool_call> x",
+		"Action: bash\nAction Input: {\"command\": \"ls\"}\nObservation:",
+		"Action:\n```json\n[{\"tool_name\": \"bash\", \"parameters\": {}}]\n```",
+		"analysisX.assistantcommentary to=functions.bashcommentary json{\"command\": \"ls\"}",
+		"a <read_file> b\n<bash>\nls\n</bash>\n<bash/> </tool_call>. [TOOL_X] [TOOL_Y]\n",
+		"<|python_tag|> then <|x|> and <tool|> ✿FUNCTION✿: bash",
+		"{\"tool_calls\": [{\"function\": {\"name\": \"bash\", \"arguments\": \"{}\"}}]}",
+		"[{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}, {\"name\": \"x\"}]",
 	} {
 		f.Add(s, uint8(5))
 	}
@@ -365,6 +403,16 @@ func FuzzTextCall(f *testing.F) {
 			if call.Convertible() && !ts.Known(call.Name()) {
 				t.Fatalf("an unknown tool would run: %+v", call)
 			}
+			// Never run on a guess: markup no reader claims is noted, and
+			// a call that lacks an argument its tool requires too.
+			for _, c := range call.Calls {
+				if r := ts.Resolve(c.Name, c.Arguments); call.Convertible() && ts.Missing(r.Name, r.Args) != "" {
+					t.Fatalf("a call lacking an argument would run: %+v", call)
+				}
+			}
+			if call.Convertible() && (call.Format == "unknown" || call.Format == "invented_tag") {
+				t.Fatalf("markup no reader claims would run: %+v", call)
+			}
 		}
 		if !strings.HasPrefix(in, got) || call == nil && got != in {
 			t.Fatalf("show+call %q is not the input %q", got, in)
@@ -393,6 +441,10 @@ func TestTextCallStructuredWins(t *testing.T) {
 			" Done.", []string{"<function", "parameter"}},
 		{"whole call later", []string{"Ok. "}, []string{"<tool_call>{\"name\": \"bash\", \"arguments\": {}}</tool_call> and more"},
 			"Ok.  and more", []string{"tool_call"}},
+		{"gemma 4 leak", []string{"Reading.\n<|tool_call>call:read_", "file{path:<|\"|>a"}, []string{"<|\"|>}<tool_call|>"},
+			"Reading.\n", []string{"<|", "call:"}},
+		{"markup no reader knows", []string{"Reading.\n<|tool_use|>{\"name\": \"read_file\""}, []string{", \"input\": {}}<|/tool_use|>"},
+			"Reading.\n", []string{"<|", "tool_use"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

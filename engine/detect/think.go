@@ -13,13 +13,18 @@ type ThinkTag struct{ Open, Close string }
 // parser streams as content (real capture 05): the analysis channel is
 // reasoning, and the markers that end it or start the final answer
 // (`<|end|>`, `<|start|>assistant`, `<|channel|>final<|message|>`,
-// `<|return|>`) are dropped. These are special tokens no answer contains
-// as text. Other families (Magistral's `[THINK]…[/THINK]`) are a
-// profile's business.
+// `<|return|>`) are dropped; Gemma 4's thought channel
+// (`<|channel>thought` … `<channel|>`, its chat template) and Command-R7B's
+// `<|START_THINKING|>` … `<|END_THINKING|>` (its tool_use template), so
+// that the call written after them is the whole answer. These are special
+// tokens no answer contains as text. Other families (Magistral's
+// `[THINK]…[/THINK]`) are a profile's business.
 func DefaultThinkTags() []ThinkTag {
 	const analysis = "<|channel|>analysis<|message|>"
 	return []ThinkTag{
 		{"<think>", "</think>"},
+		{"<|channel>thought", "<channel|>"},
+		{"<|START_THINKING|>", "<|END_THINKING|>"},
 		{analysis, "<|end|>"},
 		{analysis, "<|start|>assistant"},
 		{analysis, "<|channel|>final<|message|>"},

@@ -30,6 +30,7 @@ type schema struct {
 	Type       json.RawMessage    `json:"type"`
 	Properties map[string]*schema `json:"properties"`
 	Items      *schema            `json:"items"`
+	Required   []string           `json:"required"`
 }
 
 // typ returns the schema's type, or "" when absent or a list of types.
@@ -103,6 +104,24 @@ func (ts *Toolset) ParamType(tool, param string) string {
 		return ""
 	}
 	return s.Properties[param].typ()
+}
+
+// Missing is the first argument the tool's schema requires that args (a
+// JSON object, aliases already applied) lacks; "" when none is.
+func (ts *Toolset) Missing(tool string, args json.RawMessage) string {
+	if ts == nil || ts.params[tool] == nil {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return ""
+	}
+	for _, r := range ts.params[tool].Required {
+		if _, ok := m[r]; !ok {
+			return r
+		}
+	}
+	return ""
 }
 
 // toolAliases are tool names small models learned from other agents
