@@ -26,6 +26,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
+	"github.com/mm-agent/mm/permit/childenv"
 	"github.com/mm-agent/mm/tools/bash"
 )
 
@@ -305,7 +306,7 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
 	}
-	known := &bash.Secrets{} // grows as configs read again name more keys
+	known := &childenv.Secrets{} // grows as configs read again name more keys
 	known.Add(cfg.KeyEnvs(), cfg.Keys())
 	logDir, _ := app.StateDir(env.vars) // none: the terminal front ends log nowhere
 	log, closeLog, err := logfile.Open(f.logFile, stderr, mode == "acp", logDir, known)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm-agent/mm/permit/childenv"
+	"github.com/mm-agent/mm/permit/shell"
 	"github.com/mm-agent/mm/tools"
 	"github.com/sourcegraph/conc"
 	"github.com/sourcegraph/conc/panics"
@@ -41,10 +43,10 @@ type Options struct {
 	// directory the catastrophic-command check protects.
 	Environ []string
 	// Env filters Environ; its zero value drops the usual secrets.
-	Env EnvPolicy
+	Env childenv.Policy
 	// Sandbox, when set, runs every command confined by Landlock to
 	// writing inside its working directory — not its files that run
-	// later, nor new files at its top (workspaceGrants) — and its own temp
+	// later, nor new files at its top (runlater.Writable) — and its own temp
 	// dir, and never in the editor's terminal, which mm cannot confine.
 	Sandbox *Sandbox
 }
@@ -109,7 +111,7 @@ func New(opts Options) tools.Tool {
 		Caps:        tools.Anything,
 		Description: strings.ReplaceAll(strings.TrimSpace(description), "{timeout}", seconds(opts.Timeout)),
 		Describe: func(env tools.Env, p Params) tools.Call {
-			return tools.Call{Title: analyse(env, p.Command).title(p.Command)}
+			return tools.Call{Title: shell.Title(env, p.Command)}
 		},
 		Run: r.run,
 	})
@@ -127,14 +129,10 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	if strings.TrimSpace(line) == "" {
 		return tools.Errorf(`[error: "command" is empty — give the command line to run, e.g. "ls"]`), nil
 	}
-	if why := refusal(line, r.home); why != "" {
+	if why := shell.Refusal(line, r.home); why != "" {
 		return tools.Result{Text: why, IsError: true}, nil
 	}
-	ap := analyse(env, line).approval(line, p)
-	if ap.RunsLater == "" {
-		ap.RunsLater = gitRisk(env.Cwd(), line)
-	}
-	d, err := env.Approve(ctx, ap)
+	d, err := env.Approve(ctx, shell.Approval(env, line, p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
@@ -150,7 +148,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	}
 	var extra []string
 	if !d.Asked { // nobody saw it: git runs none of the repository's programs
-		extra = gitNeutral
+		extra = shell.GitNeutral
 	}
 	if t, ok := env.(tools.Terminals); ok && r.opts.Sandbox == nil {
 		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout), extra)
@@ -175,7 +173,7 @@ func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line st
 		return tools.Result{}, err
 	}
 	elapsed := time.Since(began)
-	text := r.opts.Env.mask(output{head: clean([]byte(x.Output))}.render(r.opts.MaxOutput))
+	text := r.opts.Env.Mask(output{head: clean([]byte(x.Output))}.render(r.opts.MaxOutput))
 	if x.Truncated {
 		text = fmt.Sprintf("[… the start of the output was cut: the terminal keeps the last %s …]\n", humanBytes(2*endBytes)) + text
 	}
@@ -234,7 +232,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
 	// a fresh slice: r.environ is shared by concurrent calls
-	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.filter(r.environ)...), extra...)
+	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.Filter(r.environ)...), extra...)
 	if sb := r.opts.Sandbox; sb != nil && sb.TempDir != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+sb.TempDir) // the last one counts
 	}
@@ -265,7 +263,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	pr.SetReadDeadline(time.Now().Add(drainGrace))
 	reader.Wait()
 	o := kept.output()
-	text := r.opts.Env.mask(o.render(r.opts.MaxOutput))
+	text := r.opts.Env.Mask(o.render(r.opts.MaxOutput))
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
@@ -318,4 +316,14 @@ func timeoutAdvice(timeout time.Duration) string {
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%gs", d.Seconds())
+}
+
+// refusedNote tells the model why a confined command was refused a
+// write in the workspace, when it may have been (it printed "Permission
+// denied" or "Operation not permitted").
+func refusedNote(out string) string {
+	if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "peration not permitted") {
+		return ""
+	}
+	return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root or beside a file that runs later under another name, nor write files that run later (.git, .mm, .vscode, .envrc…, what they link to), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/mm-agent/mm/permit/runlater"
 )
 
 // LandlockABI is the kernel's Landlock ABI version, 0 when it has none
@@ -25,7 +26,7 @@ func LandlockABI() int {
 // SandboxMain is `mm __sandbox [--workspace DIR] [--write DIR]… --
 // PROGRAM ARGS…`: it confines itself with Landlock — everything readable
 // and runnable, writable only in the workspace's entries that do not run
-// later (workspaceGrants), under the --write DIRs, and a few /dev files —
+// later (runlater.Writable), under the --write DIRs, and a few /dev files —
 // then becomes PROGRAM. The confinement is inherited by every child and
 // cannot be lifted, so nothing the command starts can write elsewhere,
 // whoever allowed it.
@@ -33,7 +34,7 @@ func SandboxMain(args []string, stderr io.Writer) int {
 	var writable, files []string
 	for len(args) >= 2 && (args[0] == "--write" || args[0] == "--workspace") {
 		if args[0] == "--workspace" {
-			dirs, fs := workspaceGrants(args[1])
+			dirs, fs := runlater.Writable(args[1])
 			writable, files = append(writable, dirs...), append(files, fs...)
 		} else if args[1] != "" {
 			writable = append(writable, args[1])

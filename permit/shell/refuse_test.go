@@ -1,4 +1,4 @@
-package bash
+package shell
 
 import (
 	"strings"
@@ -122,10 +122,10 @@ func TestCatastrophic(t *testing.T) {
 }
 
 func TestRefusalText(t *testing.T) {
-	if got := refusal("echo 'unterminated", ""); !strings.HasPrefix(got, "[refused: bash cannot parse this command line") {
+	if got := Refusal("echo 'unterminated", ""); !strings.HasPrefix(got, "[refused: bash cannot parse this command line") {
 		t.Errorf("unparsable: %q", got)
 	}
-	got := refusal("rm -rf /", "")
+	got := Refusal("rm -rf /", "")
 	if !strings.HasPrefix(got, "[refused: `rm -rf /` would wipe /") || !strings.Contains(got, "mm never runs this") {
 		t.Errorf("got %q", got)
 	}

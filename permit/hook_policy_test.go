@@ -1,8 +1,9 @@
-package tools_test
+package permit_test
 
 import (
 	"testing"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -15,14 +16,14 @@ func TestHookOpinions(t *testing.T) {
 	ls := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "ls", Subject: "ls"}
 	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}
 	with := func(a tools.Approval, hook string) tools.Approval { a.Hook = hook; return a }
-	outcome := func(p *tools.Policy, a tools.Approval) string {
+	outcome := func(p *permit.Policy, a tools.Approval) string {
 		d, ok := p.Decide(a)
 		if !ok {
 			return "ask"
 		}
 		return map[bool]string{true: "allow", false: "refuse"}[d.Allowed]
 	}
-	p := tools.NewPolicy(false, []string{"bash:ls"}, []string{"bash:rm *"})
+	p := permit.NewPolicy(false, []string{"bash:ls"}, []string{"bash:rm *"})
 	for _, c := range []struct {
 		a    tools.Approval
 		want string
@@ -41,20 +42,20 @@ func TestHookOpinions(t *testing.T) {
 	if got := outcome(p, with(edit, tools.HookAllow)); got != "refuse" {
 		t.Errorf("a hook's allow overrode the user's never: %s", got)
 	}
-	q := tools.NewPolicy(false, nil, nil)
+	q := permit.NewPolicy(false, nil, nil)
 	q.Remember(edit, true)
 	if got := outcome(q, with(edit, tools.HookAsk)); got != "ask" {
 		t.Errorf("ask after an always answer: %s", got)
 	}
-	q.SetMode(tools.ModeAcceptEdits)
+	q.SetMode(permit.ModeAcceptEdits)
 	if got := outcome(q, with(edit, tools.HookAsk)); got != "ask" {
 		t.Errorf("ask in accept-edits: %s", got)
 	}
-	q.SetMode(tools.ModePlan)
+	q.SetMode(permit.ModePlan)
 	if got := outcome(q, with(edit, tools.HookAllow)); got != "refuse" {
 		t.Errorf("a hook's allow in plan mode: %s", got)
 	}
-	q.SetMode(tools.ModeYolo)
+	q.SetMode(permit.ModeYolo)
 	if got := outcome(q, with(edit, tools.HookAsk)); got != "allow" {
 		t.Errorf("yolo asks nothing, even for a hook's ask: %s", got)
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package bash
+package shell
 
 import (
 	"os"
@@ -8,16 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/permit"
+	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 )
 
 // approvalOf is the approval the bash tool asks for line in env.
 func approvalOf(env tools.Env, line string) tools.Approval {
-	return analyse(env, line).approval(line, Params{Command: line})
+	return analyse(env, line).approval(line, line)
 }
 
 // decide is what the policy does with line: "allow", "ask" or "refuse".
-func decide(p *tools.Policy, env tools.Env, line string) (string, string) {
+func decide(p *permit.Policy, env tools.Env, line string) (string, string) {
 	d, ok := p.Decide(approvalOf(env, line))
 	switch {
 	case !ok:
@@ -184,7 +186,7 @@ func TestAttackLines(t *testing.T) {
 		if c.rule != "" {
 			rules = []string{c.rule}
 		}
-		p := tools.NewPolicy(false, rules, nil)
+		p := permit.NewPolicy(false, rules, nil)
 		if c.grant != "" {
 			p.Remember(approvalOf(env, c.grant), true)
 		}
@@ -198,7 +200,7 @@ func TestAttackLines(t *testing.T) {
 // is in the line, under yolo too.
 func TestDenyEverySimpleCommand(t *testing.T) {
 	env := newEnv(t)
-	p := tools.NewPolicy(true, nil, []string{"bash:rm *"})
+	p := permit.NewPolicy(true, nil, []string{"bash:rm *"})
 	for _, line := range []string{
 		"rm -rf x",
 		"cd . && rm -rf x",
@@ -288,15 +290,15 @@ func TestWritesRunLaterAsk(t *testing.T) {
 		{"python3 gen.py out.txt", "python3 gen.py .mm/agent.yaml"},
 		{"tee a.txt", "echo x | tee .gitattributes"},
 	} {
-		p := tools.NewPolicy(true, nil, nil)
-		p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+		p := permit.NewPolicy(true, nil, nil)
+		p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
 		p.Remember(approvalOf(env, c.grant), true)
 		if got, why := decide(p, env, c.line); got != "ask" {
 			t.Errorf("%q under yolo after always %q: %s (%s), want ask", c.line, c.grant, got, why)
 		}
 	}
-	p := tools.NewPolicy(true, nil, nil)
-	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	p := permit.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
 	for _, line := range []string{"cat .git/config", "git add .envrc", "echo hi > notes.txt", "git status"} {
 		if got, why := decide(p, env, line); got != "allow" {
 			t.Errorf("%q under yolo: %s (%s), want allow", line, got, why)
@@ -315,8 +317,8 @@ func TestCdMovesWhereALineWrites(t *testing.T) {
 	env := newEnv(t)
 	os.MkdirAll(filepath.Join(env.cwd, ".git", "hooks"), 0o755)
 	os.MkdirAll(filepath.Join(env.cwd, "src", "sub"), 0o755)
-	p := tools.NewPolicy(true, nil, nil)
-	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	p := permit.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
 	for _, line := range []string{
 		"cd .git && echo x >> config",
 		"cd .git; echo x >> config",
@@ -392,8 +394,8 @@ func TestGitChecksTheRepositoryItUses(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
-	p := tools.NewPolicy(true, nil, nil)
-	p.WatchRunLater(&tools.RunLater{Root: env.cwd})
+	p := permit.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
 	for _, line := range []string{
 		"cd sub && git diff",
 		"cd sub; git log -p",

@@ -1,4 +1,4 @@
-package bash
+package shell
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// refusal returns why line must not run, as a text for the model, or ""
+// Refusal returns why line must not run, as a text for the model, or ""
 // when it may be offered for approval. home is the user's home directory
 // ("" when unknown). A catastrophic command is refused before a bare
 // background job: it matters more.
-func refusal(line, home string) string {
+func Refusal(line, home string) string {
 	if _, err := parse(line); err != nil {
 		return "[refused: bash cannot parse this command line (" + err.Error() + ") — fix the quoting or the syntax and send it again]"
 	}

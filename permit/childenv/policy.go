@@ -1,16 +1,16 @@
-package bash
+package childenv
 
 import (
 	"path"
 	"strings"
 )
 
-// EnvPolicy decides which of mm's environment variables a command sees
+// Policy decides which of mm's environment variables a command sees
 // (after codex's shell environment policy). By default every variable is
 // kept except those whose name holds KEY, SECRET, TOKEN, PASSWORD or
 // CREDENTIAL (in any case): `env` or `echo $MM_API_KEY` must not put a
 // secret into the transcript the model — and its server — reads.
-type EnvPolicy struct {
+type Policy struct {
 	// Keep names variables kept although their name looks secret
 	// (GITHUB_TOKEN for gh). Shell patterns (* and ?), matched without
 	// regard to case.
@@ -32,7 +32,7 @@ var secretWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"}
 
 // Environ returns the variables of environ (as os.Environ gives them)
 // that the policy lets through.
-func (p EnvPolicy) Environ(environ []string) []string {
+func (p Policy) Environ(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
@@ -40,15 +40,15 @@ func (p EnvPolicy) Environ(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return p.Learned.filter(out)
+	return p.Learned.Filter(out)
 }
 
 // Dropped names the variables of environ the policy drops: what a
 // terminal that starts from another process's environment (the editor's,
 // which mm's own mirrors) must unset.
-func (p EnvPolicy) Dropped(environ []string) []string {
+func (p Policy) Dropped(environ []string) []string {
 	var out []string
-	kept := p.Learned.filter(environ)
+	kept := p.Learned.Filter(environ)
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
 		if name != "" && (!p.keeps(name, value) || !contains(kept, kv)) {
@@ -58,7 +58,7 @@ func (p EnvPolicy) Dropped(environ []string) []string {
 	return out
 }
 
-func (p EnvPolicy) keeps(name, value string) bool {
+func (p Policy) keeps(name, value string) bool {
 	for _, s := range p.Secrets {
 		if s != "" && value == s {
 			return false
@@ -92,8 +92,8 @@ func matchAny(patterns []string, name string) bool {
 // "key" would garble every line.
 const minSecret = 8
 
-// mask replaces each secret in s by [redacted].
-func (p EnvPolicy) mask(s string) string {
+// Mask replaces each secret in s by [redacted].
+func (p Policy) Mask(s string) string {
 	for _, sec := range append(p.Learned.snapshot(nil), p.Secrets...) {
 		if len(sec) >= minSecret {
 			s = strings.ReplaceAll(s, sec, "[redacted]")

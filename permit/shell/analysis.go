@@ -1,4 +1,4 @@
-package bash
+package shell
 
 import (
 	"errors"
@@ -73,6 +73,24 @@ type analysis struct {
 	gitEnv bool
 }
 
+// Approval is what the bash tool asks for running line in env: every
+// simple command of it judged (a part each), the files it may write, and
+// why it runs code later when it does — a git command whose repository
+// configures a program included. input is the call's arguments, for the
+// clients that show them.
+func Approval(env tools.Env, line string, input any) tools.Approval {
+	ap := analyse(env, line).approval(line, input)
+	if ap.RunsLater == "" && env != nil {
+		ap.RunsLater = gitRisk(env.Cwd(), line)
+	}
+	return ap
+}
+
+// Title is the question's one line for line (analysis.title).
+func Title(env tools.Env, line string) string {
+	return analyse(env, line).title(line)
+}
+
 // analyse judges every simple command of line, with paths resolved
 // against env's workspace.
 func analyse(env tools.Env, line string) analysis {
@@ -86,7 +104,7 @@ func analyse(env tools.Env, line string) analysis {
 }
 
 // approval is the Approval of the whole line.
-func (a analysis) approval(line string, p Params) tools.Approval {
+func (a analysis) approval(line string, input any) tools.Approval {
 	caps := tools.RunsPrograms
 	parts := make([]tools.Part, 0, len(a.parts))
 	for _, pt := range a.parts {
@@ -109,7 +127,7 @@ func (a analysis) approval(line string, p Params) tools.Approval {
 		Subject:   strings.TrimSpace(line),
 		Parts:     parts,
 		Locations: locs,
-		Input:     p,
+		Input:     input,
 	}
 	switch {
 	case len(a.unplaced) > 0:

@@ -1,4 +1,4 @@
-package tools
+package runlater
 
 // The tables of files that run later, for the test that keeps the
 // README's list in step with them.

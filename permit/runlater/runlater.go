@@ -1,14 +1,14 @@
-package tools
+package runlater
 
 import (
 	"cmp"
-	"errors"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"github.com/mm-agent/mm/tools"
 )
 
 // RunsLater says why writing the workspace-relative path rel makes mm or
@@ -120,9 +120,9 @@ func (r *RunLater) Why(abs string) string {
 	// A named file reached under another name — through a link to it or
 	// to its directory — is the same file.
 	if len(r.Named) > 0 {
-		real := Real(abs)
+		real := tools.Real(abs)
 		for p, why := range r.Named {
-			if Real(p) == real {
+			if tools.Real(p) == real {
 				return why
 			}
 		}
@@ -135,11 +135,11 @@ func (r *RunLater) Why(abs string) string {
 		return why
 	}
 	if hooks := hooksDir(r.Root); hooks != "" {
-		if real := Real(abs); strings.HasPrefix(real, Real(hooks)+string(filepath.Separator)) {
+		if real := tools.Real(abs); strings.HasPrefix(real, tools.Real(hooks)+string(filepath.Separator)) {
 			return "the repository's config points git's hooks here (core.hooksPath): git runs them"
 		}
 	}
-	return r.linkedFrom(Real(abs))
+	return r.linkedFrom(tools.Real(abs))
 }
 
 // hooksDir is the directory the repository at root tells git to take its
@@ -222,7 +222,7 @@ type runLaterLink struct {
 // file or directory that runs later; stop, when not "", ends the walk at
 // the first whose target is stop or above it.
 func runLaterLinks(root, stop string) []runLaterLink {
-	root = Real(root)
+	root = tools.Real(root)
 	var out []runLaterLink
 	n := 0
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -251,7 +251,7 @@ func runLaterLinks(root, stop string) []runLaterLink {
 		if why == "" {
 			return nil
 		}
-		l := runLaterLink{name: filepath.ToSlash(rel), target: Real(p), why: why}
+		l := runLaterLink{name: filepath.ToSlash(rel), target: tools.Real(p), why: why}
 		out = append(out, l)
 		if stop != "" && (stop == l.target || strings.HasPrefix(stop, l.target+string(filepath.Separator))) {
 			return filepath.SkipAll
@@ -271,7 +271,7 @@ func Protected(root string) []string {
 		out = append(out, l.target)
 	}
 	if hooks := hooksDir(root); hooks != "" {
-		out = append(out, Real(hooks))
+		out = append(out, tools.Real(hooks))
 	}
 	return out
 }
@@ -293,7 +293,7 @@ func skipLinkScan(rel, name string) bool {
 // rel gives abs relative to the root: as the root is written, or as it
 // is once its own links are resolved (what Real returns is under that).
 func (r *RunLater) rel(abs string) (string, bool) {
-	for _, root := range []string{r.Root, Real(r.Root)} {
+	for _, root := range []string{r.Root, tools.Real(r.Root)} {
 		if rel, err := filepath.Rel(root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return rel, true
 		}
@@ -302,23 +302,11 @@ func (r *RunLater) rel(abs string) (string, bool) {
 }
 
 // name is abs as the user reads it: relative to the root when inside it.
-func (r *RunLater) name(abs string) string {
+func (r *RunLater) Name(abs string) string {
 	if rel, ok := r.rel(abs); ok {
 		return filepath.ToSlash(rel)
 	}
 	return abs
-}
-
-// Real is where a write to the absolute path p lands: every link on the
-// way followed — a dangling final one too, whose target the write would
-// create — and the part that does not exist yet appended as written. A
-// path that cannot be resolved (a loop) is returned as it is.
-func Real(p string) string {
-	real, err := evalExisting(filepath.Clean(p))
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	return real
 }
 
 // Redirect says why a write to abs, which lands at real (Real, or what a
@@ -337,86 +325,7 @@ func (r *RunLater) Redirect(abs, real string) string {
 	if why == "" {
 		return ""
 	}
-	to := r.name(real)
-	return r.name(abs) + " leads, through a link, to " + to + ", which runs later — " + why +
+	to := r.Name(real)
+	return r.Name(abs) + " leads, through a link, to " + to + ", which runs later — " + why +
 		": mm does not write such a file through a link; write " + to + " itself, so the user is asked"
-}
-
-// ErrRunsLater marks a write refused at the moment of writing because a
-// link sent it to a file that runs later (RunLater.Redirect).
-var ErrRunsLater = errors.New("a link leads the write to a file that runs later")
-
-// redirectError is that refusal, worded for the model.
-type redirectError string
-
-func (e redirectError) Error() string { return string(e) }
-func (e redirectError) Unwrap() error { return ErrRunsLater }
-
-// runsLater says why the approval writes a file that runs later, naming
-// the file: the tool's own reason (bash) or the first path it writes that
-// is one. refuse is set when a path reaches such a file only through a
-// link — the approval does not name where it lands — so the Policy
-// refuses it instead of asking about a name that is not the file. A tool
-// that can only say it may write anything (an MCP tool) is not asked for
-// that alone: yolo would then mean nothing for it.
-func (p *Policy) runsLater(a Approval) (why string, refuse bool) {
-	if a.RunsLater != "" {
-		return a.RunsLater, false
-	}
-	p.mu.Lock()
-	r := p.runLater
-	p.mu.Unlock()
-	if a.Caps&(WritesWorkspace|WritesOutside|WritesRunLater) == 0 {
-		return "", false
-	}
-	if r == nil {
-		return "", false
-	}
-	var paths []string
-	for _, d := range a.Diffs {
-		paths = append(paths, filepath.Clean(d.Path))
-	}
-	for _, l := range a.Locations {
-		paths = append(paths, filepath.Clean(l.Path))
-	}
-	for _, abs := range paths {
-		if real := Real(abs); !slices.Contains(paths, real) {
-			if why := r.Redirect(abs, real); why != "" {
-				return why, true
-			}
-		}
-	}
-	for _, abs := range paths {
-		if why := r.Why(abs); why != "" {
-			return r.name(abs) + " runs later — " + why, false
-		}
-	}
-	return "", false
-}
-
-// WatchRunLater makes every write to a file that runs later (r.Why) ask
-// the user, in every mode, yolo included.
-func (p *Policy) WatchRunLater(r *RunLater) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.runLater = r
-}
-
-// Landing checks a write at the moment it is made, where it lands: real
-// is what the writer found at path with every link followed, the
-// directory held open (fileedit/disk), or Real(path) for a writer that
-// cannot hold it (the editor). A link that leads the write to a file that
-// runs later — put there before the question or while it was open — is
-// refused with ErrRunsLater; the question was about path.
-func (p *Policy) Landing(path, real string) error {
-	if p == nil {
-		return nil
-	}
-	p.mu.Lock()
-	r := p.runLater
-	p.mu.Unlock()
-	if why := r.Redirect(path, real); why != "" {
-		return redirectError(why)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package tools
+package permit
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/mm-agent/mm/permit/runlater"
+	"github.com/mm-agent/mm/tools"
 )
 
 // Policy is the one permission flow of mm (Approve): it decides what
@@ -30,8 +33,8 @@ type Policy struct {
 	mu       sync.Mutex
 	mode     Mode
 	always   map[string]bool // tool + "\x00" + key → allowed
-	remember func(Approval, bool)
-	runLater *RunLater
+	remember func(tools.Approval, bool)
+	runLater *runlater.RunLater
 }
 
 type rule struct{ tool, pattern string }
@@ -64,7 +67,7 @@ func (p *Policy) Mode() Mode {
 
 // Persist makes every later "always"/"never" answer also go to save (the
 // workspace's remembered answers, A4).
-func (p *Policy) Persist(save func(a Approval, allowed bool)) {
+func (p *Policy) Persist(save func(a tools.Approval, allowed bool)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.remember = save
@@ -107,7 +110,7 @@ const (
 // returns an error wrapping ErrNoOneToAsk when there is no one to ask
 // (no editor connected, no terminal), any other error when the question
 // was cut short (ctx cancelled, the prompt cancelled).
-type Asker func(ctx context.Context, req Approval) (Answer, error)
+type Asker func(ctx context.Context, req tools.Approval) (Answer, error)
 
 // ErrNoOneToAsk says a question cannot be put to anyone; the action is
 // then refused with a reason the model reads.
@@ -116,16 +119,16 @@ var ErrNoOneToAsk = errors.New("this action needs the user's permission and no o
 // Approve decides req: the policy when it can, else ask (nil: no one to
 // ask). The answer's "always"/"never" is remembered for the workspace:
 // for this session and, through Persist, for later ones.
-func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision, error) {
+func (p *Policy) Approve(ctx context.Context, req tools.Approval, ask Asker) (tools.Decision, error) {
 	if d, ok := p.Decide(req); ok {
 		return d, nil
 	}
 	later, _ := p.runsLater(req)
 	if ask == nil && later != "" {
-		return Decision{Reason: ErrNoOneToAsk.Error() + ": " + later + " — --yes and yolo do not answer for it"}, nil
+		return tools.Decision{Reason: ErrNoOneToAsk.Error() + ": " + later + " — --yes and yolo do not answer for it"}, nil
 	}
 	if ask == nil {
-		return Decision{Reason: ErrNoOneToAsk.Error() + " (run with --yes or set yolo: true)"}, nil
+		return tools.Decision{Reason: ErrNoOneToAsk.Error() + " (run with --yes or set yolo: true)"}, nil
 	}
 	if later != "" {
 		req.Title += " ⚠ " + later
@@ -136,24 +139,24 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 		a = AllowOnce
 	}
 	if errors.Is(err, ErrNoOneToAsk) {
-		return Decision{Reason: err.Error()}, nil
+		return tools.Decision{Reason: err.Error()}, nil
 	}
 	if err != nil {
-		return Decision{}, err
+		return tools.Decision{}, err
 	}
 	switch a {
 	case AllowAlways:
 		p.Remember(req, true)
-		return Decision{Allowed: true, Asked: true, Reason: "the user allowed it, and always in this workspace"}, nil
+		return tools.Decision{Allowed: true, Asked: true, Reason: "the user allowed it, and always in this workspace"}, nil
 	case AllowOnce:
-		return Decision{Allowed: true, Asked: true, Reason: "the user allowed it"}, nil
+		return tools.Decision{Allowed: true, Asked: true, Reason: "the user allowed it"}, nil
 	case AllowUnseen:
-		return Decision{Allowed: true, Reason: "allowed by --yes"}, nil
+		return tools.Decision{Allowed: true, Reason: "allowed by --yes"}, nil
 	case RejectAlways:
 		p.Remember(req, false)
-		return Decision{Reason: "the user declined, for good in this workspace"}, nil
+		return tools.Decision{Reason: "the user declined, for good in this workspace"}, nil
 	}
-	return Decision{Reason: "the user declined"}, nil
+	return tools.Decision{Reason: "the user declined"}, nil
 }
 
 // Decide returns the decision and true when no question is needed.
@@ -162,54 +165,54 @@ func (p *Policy) Approve(ctx context.Context, req Approval, ask Asker) (Decision
 // modes) and its parts (for grants and rules). Every part must be
 // covered by an allow rule or an "always" answer for the action to go
 // ahead unasked; a deny rule matching any part refuses the whole action.
-func (p *Policy) Decide(a Approval) (Decision, bool) {
+func (p *Policy) Decide(a tools.Approval) (tools.Decision, bool) {
 	if p == nil {
-		return Decision{}, false
+		return tools.Decision{}, false
 	}
 	if a.Caps == 0 {
-		return Decision{Reason: a.Tool + " does not declare what it does, so mm does not run it"}, true
+		return tools.Decision{Reason: a.Tool + " does not declare what it does, so mm does not run it"}, true
 	}
-	parts := a.parts()
+	parts := partsOf(a)
 	if r, ok := denied(p.deny, a.Tool, parts); ok {
-		return Decision{Reason: "denied by the permissions.deny rule " + r}, true
+		return tools.Decision{Reason: "denied by the permissions.deny rule " + r}, true
 	}
 	p.mu.Lock()
 	mode := p.mode
 	refused, covered := p.lookup(a.Tool, parts)
 	p.mu.Unlock()
-	if mode == ModePlan && !a.Caps.ReadOnly() {
-		return Decision{Reason: "plan mode is read-only — nothing is written or run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
+	if mode == ModePlan && !ReadOnly(a.Caps) {
+		return tools.Decision{Reason: "plan mode is read-only — nothing is written or run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
 	}
 	if refused != "" {
-		return Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
+		return tools.Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
 	}
 	if why, refuse := p.runsLater(a); refuse {
-		return Decision{Reason: why}, true
+		return tools.Decision{Reason: why}, true
 	} else if why != "" {
-		return Decision{}, false
+		return tools.Decision{}, false
 	}
 	if mode == ModeYolo {
-		return Decision{Allowed: true, Reason: "yolo"}, true
+		return tools.Decision{Allowed: true, Reason: "yolo"}, true
 	}
 	switch a.Hook {
-	case HookAllow:
-		return Decision{Allowed: true, Reason: "allowed by a preToolUse hook"}, true
-	case HookAsk:
-		return Decision{}, false
+	case tools.HookAllow:
+		return tools.Decision{Allowed: true, Reason: "allowed by a preToolUse hook"}, true
+	case tools.HookAsk:
+		return tools.Decision{}, false
 	}
-	if mode == ModeAcceptEdits && a.Caps.EditOnly() {
-		return Decision{Allowed: true, Reason: "accept-edits mode"}, true
+	if mode == ModeAcceptEdits && editOnly(a.Caps) {
+		return tools.Decision{Allowed: true, Reason: "accept-edits mode"}, true
 	}
 	if why, ok := p.covered(a.Tool, parts, covered); ok {
-		return Decision{Allowed: true, Reason: why}, true
+		return tools.Decision{Allowed: true, Reason: why}, true
 	}
-	return Decision{}, false
+	return tools.Decision{}, false
 }
 
 // lookup finds the remembered answers of the parts: the first part the
 // user always refuses (as text, "" when none) and which parts an "always"
 // answer allows. The caller holds p.mu.
-func (p *Policy) lookup(tool string, parts []Part) (refused string, allowed []bool) {
+func (p *Policy) lookup(tool string, parts []tools.Part) (refused string, allowed []bool) {
 	allowed = make([]bool, len(parts))
 	for i, pt := range parts {
 		if pt.Key == "" {
@@ -229,7 +232,7 @@ func (p *Policy) lookup(tool string, parts []Part) (refused string, allowed []bo
 
 // covered reports whether every part is allowed by a rule or an "always"
 // answer, and says by what.
-func (p *Policy) covered(tool string, parts []Part, always []bool) (string, bool) {
+func (p *Policy) covered(tool string, parts []tools.Part, always []bool) (string, bool) {
 	var rules []string
 	byAnswer := false
 	for i, pt := range parts {
@@ -255,13 +258,13 @@ func (p *Policy) covered(tool string, parts []Part, always []bool) (string, bool
 
 // Remember records an "always" (allowed) or "never" (refused) answer for
 // each part of the approval that an answer may cover.
-func (p *Policy) Remember(a Approval, allowed bool) {
+func (p *Policy) Remember(a tools.Approval, allowed bool) {
 	if p == nil {
 		return
 	}
-	var keys []Approval
+	var keys []tools.Approval
 	p.mu.Lock()
-	for _, pt := range a.parts() {
+	for _, pt := range partsOf(a) {
 		if pt.Key == "" {
 			continue
 		}
@@ -280,7 +283,7 @@ func (p *Policy) Remember(a Approval, allowed bool) {
 }
 
 // allowed finds the allow rule that covers the part, if any.
-func allowed(rs []rule, tool string, pt Part) (string, bool) {
+func allowed(rs []rule, tool string, pt tools.Part) (string, bool) {
 	if pt.Rule == "" {
 		return "", false
 	}
@@ -293,7 +296,7 @@ func allowed(rs []rule, tool string, pt Part) (string, bool) {
 }
 
 // denied finds a deny rule matching any form of any part.
-func denied(rs []rule, tool string, parts []Part) (string, bool) {
+func denied(rs []rule, tool string, parts []tools.Part) (string, bool) {
 	for _, r := range rs {
 		if r.tool != tool && r.tool != "*" {
 			continue
@@ -330,4 +333,25 @@ func glob(pattern, s string) bool {
 		s = s[j+len(parts[i]):]
 	}
 	return strings.HasSuffix(s, parts[len(parts)-1])
+}
+
+// partsOf is what a grant or rule must cover for a: its Parts, or the one
+// part its Key and Subject make.
+func partsOf(a tools.Approval) []tools.Part {
+	if a.Parts != nil {
+		return a.Parts
+	}
+	return []tools.Part{{Key: a.Key, Rule: a.Subject, Deny: []string{a.Subject}}}
+}
+
+// ReadOnly reports whether c declares something and changes nothing: no
+// write anywhere, no program run. Plan mode allows only these.
+func ReadOnly(c tools.Caps) bool {
+	return c != 0 && c&^(tools.Reads|tools.Network) == 0
+}
+
+// editOnly reports whether c only reads and writes ordinary files of the
+// workspace: what accept-edits lets through.
+func editOnly(c tools.Caps) bool {
+	return c != 0 && c&^(tools.Reads|tools.WritesWorkspace) == 0
 }

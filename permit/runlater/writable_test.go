@@ -1,4 +1,4 @@
-package bash
+package runlater
 
 import (
 	"os"
@@ -18,7 +18,7 @@ func TestWorkspaceGrants(t *testing.T) {
 		os.WriteFile(filepath.Join(root, f), nil, 0o644)
 	}
 	os.Symlink("/etc", filepath.Join(root, "etc-link"))
-	dirs, files := workspaceGrants(root)
+	dirs, files := Writable(root)
 	if got, want := relSorted(root, dirs), []string{".github/ISSUE_TEMPLATE", "docs", "src"}; !slices.Equal(got, want) {
 		t.Errorf("dirs = %q, want %q", got, want)
 	}
@@ -45,7 +45,7 @@ func TestWorkspaceGrantsLeaveOutLinkTargets(t *testing.T) {
 			t.Skip("no symlinks:", err)
 		}
 	}
-	dirs, files := workspaceGrants(root)
+	dirs, files := Writable(root)
 	if got, want := relSorted(root, dirs), []string{"scripts/lib", "src"}; !slices.Equal(got, want) {
 		t.Errorf("dirs = %q, want %q", got, want)
 	}

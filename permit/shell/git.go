@@ -1,4 +1,4 @@
-package bash
+package shell
 
 import (
 	"bufio"
@@ -15,11 +15,11 @@ import (
 // its .git, a shared folder), so a command the user was not asked about —
 // allowed by a rule, an "always" answer, a hook or yolo — must not run them.
 
-// gitNeutral is added to the environment of a command that runs without a
+// GitNeutral is added to the environment of a command that runs without a
 // question: git then runs no fsmonitor, no hook, no pager (git 2.31+
 // reads GIT_CONFIG_COUNT; older gits ignore it, and the repository's
 // programs are then asked about by gitRisk's rule).
-var gitNeutral = []string{
+var GitNeutral = []string{
 	"GIT_CONFIG_COUNT=3",
 	"GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=false",
 	"GIT_CONFIG_KEY_1=core.hooksPath", "GIT_CONFIG_VALUE_1=/dev/null",
@@ -34,7 +34,7 @@ var mentionsGit = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // riskyGitKey matches the config keys, lower-cased, that make git run a
-// program and that gitNeutral cannot switch off: a command that runs git
+// program and that GitNeutral cannot switch off: a command that runs git
 // in such a repository is asked, in every mode.
 var riskyGitKey = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|` +
@@ -277,7 +277,7 @@ func riskyKey(path string) string {
 		name, _, _ := strings.Cut(line, "=")
 		key := strings.ToLower(section + "." + strings.TrimSpace(name))
 		if key == "core.fsmonitor" || key == "core.hookspath" {
-			continue // switched off by gitNeutral
+			continue // switched off by GitNeutral
 		}
 		if riskyGitKey().MatchString(key) {
 			return key

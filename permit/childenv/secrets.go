@@ -1,4 +1,4 @@
-package bash
+package childenv
 
 import (
 	"strings"
@@ -58,8 +58,8 @@ func (s *Secrets) snapshot(names *[]string) []string {
 	return append([]string(nil), s.values...)
 }
 
-// filter drops from environ the variables learned, by name or value.
-func (s *Secrets) filter(environ []string) []string {
+// Filter drops from environ the variables learned, by name or value.
+func (s *Secrets) Filter(environ []string) []string {
 	var names []string
 	values := s.snapshot(&names)
 	if len(names)+len(values) == 0 {

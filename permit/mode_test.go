@@ -1,8 +1,9 @@
-package tools_test
+package permit_test
 
 import (
 	"testing"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -16,14 +17,14 @@ func TestModes(t *testing.T) {
 	save := tools.Approval{Tool: "fetch", Kind: tools.KindFetch, Caps: tools.Network | tools.WritesWorkspace, Key: "fetch", Subject: "https://x"}
 	mcp := tools.Approval{Tool: "srv_tool", Kind: tools.KindOther, Caps: tools.Anything, Key: "srv_tool", Subject: "{}"}
 	undeclared := tools.Approval{Tool: "new_tool", Kind: tools.KindRead, Key: "new_tool", Subject: "x"}
-	want := map[tools.Mode][7]string{ // edit, write, bash, fetch, fetch+save, mcp, undeclared
-		tools.ModeAsk:         {"ask", "ask", "ask", "ask", "ask", "ask", "refuse"},
-		tools.ModeAcceptEdits: {"allow", "allow", "ask", "ask", "ask", "ask", "refuse"},
-		tools.ModePlan:        {"refuse", "refuse", "refuse", "ask", "refuse", "refuse", "refuse"},
-		tools.ModeYolo:        {"allow", "allow", "allow", "allow", "allow", "allow", "refuse"},
+	want := map[permit.Mode][7]string{ // edit, write, bash, fetch, fetch+save, mcp, undeclared
+		permit.ModeAsk:         {"ask", "ask", "ask", "ask", "ask", "ask", "refuse"},
+		permit.ModeAcceptEdits: {"allow", "allow", "ask", "ask", "ask", "ask", "refuse"},
+		permit.ModePlan:        {"refuse", "refuse", "refuse", "ask", "refuse", "refuse", "refuse"},
+		permit.ModeYolo:        {"allow", "allow", "allow", "allow", "allow", "allow", "refuse"},
 	}
-	for _, m := range tools.Modes {
-		p := tools.NewPolicy(false, nil, nil)
+	for _, m := range permit.Modes {
+		p := permit.NewPolicy(false, nil, nil)
 		p.SetMode(m)
 		for i, a := range []tools.Approval{edit, write, bash, fetch, save, mcp, undeclared} {
 			d, ok := p.Decide(a)
@@ -38,15 +39,15 @@ func TestModes(t *testing.T) {
 	}
 	// Plan mode wins over an allow rule and an "always" answer; a deny
 	// rule and a "never" answer win over accept-edits.
-	p := tools.NewPolicy(false, []string{"bash"}, []string{"write_file:new.go"})
+	p := permit.NewPolicy(false, []string{"bash"}, []string{"write_file:new.go"})
 	p.Remember(edit, true)
-	p.SetMode(tools.ModePlan)
+	p.SetMode(permit.ModePlan)
 	for _, a := range []tools.Approval{edit, bash} {
 		if d, ok := p.Decide(a); !ok || d.Allowed {
 			t.Errorf("plan let %s through: %+v", a.Tool, d)
 		}
 	}
-	p.SetMode(tools.ModeAcceptEdits)
+	p.SetMode(permit.ModeAcceptEdits)
 	if d, ok := p.Decide(write); !ok || d.Allowed {
 		t.Errorf("deny rule lost to accept-edits: %+v", d)
 	}
@@ -54,7 +55,7 @@ func TestModes(t *testing.T) {
 	if d, ok := p.Decide(edit); !ok || d.Allowed {
 		t.Errorf("never lost to accept-edits: %+v", d)
 	}
-	if tools.NewPolicy(true, nil, nil).Mode() != tools.ModeYolo {
+	if permit.NewPolicy(true, nil, nil).Mode() != permit.ModeYolo {
 		t.Errorf("yolo: true does not start in yolo mode")
 	}
 }
@@ -62,18 +63,18 @@ func TestModes(t *testing.T) {
 // TestPersistRecall: answers go to the persist hook and come back.
 func TestPersistRecall(t *testing.T) {
 	var saved []string
-	p := tools.NewPolicy(false, nil, nil)
+	p := permit.NewPolicy(false, nil, nil)
 	p.Persist(func(a tools.Approval, allowed bool) { saved = append(saved, a.Key) })
 	p.Remember(tools.Approval{Tool: "bash", Key: "make"}, true)
 	if len(saved) != 1 || saved[0] != "make" {
 		t.Errorf("persisted %v", saved)
 	}
-	q := tools.NewPolicy(false, nil, nil)
+	q := permit.NewPolicy(false, nil, nil)
 	q.Recall("bash", "make", false)
 	if d, ok := q.Decide(tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "make"}); !ok || d.Allowed {
 		t.Errorf("recalled never: %+v", d)
 	}
-	if _, ok := tools.ParseMode("nope"); ok {
+	if _, ok := permit.ParseMode("nope"); ok {
 		t.Errorf("ParseMode accepted nope")
 	}
 }

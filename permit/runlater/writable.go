@@ -1,4 +1,4 @@
-package bash
+package runlater
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // it, and nothing can be carved out again. Granting the workspace as a
 // whole would let a confined command write .git/config, .git/hooks,
 // .mm/agent.yaml or .envrc — files that make a program run code later
-// (tools.RunsLater), which the user is asked about every time. So the
+// (RunsLater), which the user is asked about every time. So the
 // workspace is granted entry by entry: every top-level directory and file
 // except those that run later, and inside .github every entry but
 // workflows. The root directory itself gets no write right: a command
@@ -26,16 +26,16 @@ import (
 // below a level of ordinary ones: they are granted entry by entry too.
 var mixedDirs = map[string]bool{".github": true}
 
-// workspaceGrants are the directories and files under root a confined
+// Writable are the directories and files under root a confined
 // command may write. Links are left out: Landlock would grant what they
 // point to, which may be outside the workspace.
 //
-// A file or directory that runs later under another name (tools.Protected:
+// A file or directory that runs later under another name (Protected:
 // what .envrc or a hook links to, the core.hooksPath directory) is not
 // granted either, and a directory that holds one is granted entry by
 // entry down to it.
-func workspaceGrants(root string) (dirs, files []string) {
-	protected, realRoot := tools.Protected(root), tools.Real(root)
+func Writable(root string) (dirs, files []string) {
+	protected, realRoot := Protected(root), tools.Real(root)
 	var walk func(rel string)
 	walk = func(rel string) {
 		entries, err := os.ReadDir(filepath.Join(root, rel))
@@ -49,12 +49,12 @@ func workspaceGrants(root string) (dirs, files []string) {
 			case exact:
 			case t.IsDir() && below:
 				walk(name)
-			case t.IsDir() && (tools.RunsLater(name) != "" || tools.RunsLater(filepath.Join(name, "f")) != ""):
+			case t.IsDir() && (RunsLater(name) != "" || RunsLater(filepath.Join(name, "f")) != ""):
 			case t.IsDir() && rel == "" && mixedDirs[strings.ToLower(e.Name())]:
 				walk(name)
 			case t.IsDir():
 				dirs = append(dirs, filepath.Join(root, name))
-			case t.IsRegular() && tools.RunsLater(name) == "":
+			case t.IsRegular() && RunsLater(name) == "":
 				files = append(files, filepath.Join(root, name))
 			}
 		}
@@ -70,14 +70,4 @@ func holds(protected []string, p string) (exact, below bool) {
 		below = below || strings.HasPrefix(q, p+string(filepath.Separator))
 	}
 	return exact, below
-}
-
-// refusedNote tells the model why a confined command was refused a
-// write in the workspace, when it may have been (it printed "Permission
-// denied" or "Operation not permitted").
-func refusedNote(out string) string {
-	if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "peration not permitted") {
-		return ""
-	}
-	return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root or beside a file that runs later under another name, nor write files that run later (.git, .mm, .vscode, .envrc…, what they link to), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
 }
