@@ -1,0 +1,181 @@
+package confine
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__sandbox" {
+		// This test binary is the helper, as mm is.
+		os.Exit(Main(os.Args[2:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// sandbox is a namespaces sandbox whose helper is this test binary.
+func sandbox(t *testing.T, opts Options) *Sandbox {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Exe = exe
+	if opts.Want == "" {
+		opts.Want = WantNamespaces
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ()
+	}
+	s := New(context.Background(), opts)
+	t.Cleanup(func() { s.Close() })
+	if m, why := s.Mechanism(); m != Namespaces && opts.Want == WantNamespaces {
+		if os.Getenv("CI") == "true" || os.Getenv("MM_REQUIRE_INTEGRATION") != "" {
+			t.Fatalf("namespaces unavailable: %s", why)
+		}
+		t.Skip("namespaces unavailable here:", why)
+	}
+	return s
+}
+
+// confined runs line in bash, confined by s in dir, and takes out what
+// it made that runs later.
+func confined(t *testing.T, s *Sandbox, dir, line string, env ...string) (string, int, string) {
+	t.Helper()
+	r, refusal := s.Prepare(context.Background(), Command{Roots: []string{dir}, Dir: dir})
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	argv := append(append([]string(nil), r.Argv...), "bash", "-c", line)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(append(append([]string(nil), s.opts.Environ...), env...), r.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return string(out), code, r.Finish()
+}
+
+func TestNamespacesWorkspace(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	write(t, filepath.Join(ws, ".envrc"), "export A=1\n")
+	write(t, filepath.Join(ws, "main.go"), "package main\n")
+	write(t, filepath.Join(home, ".bashrc"), "# mine\n")
+	s := sandbox(t, Options{Environ: append(os.Environ(), "HOME="+home), Network: true})
+	out, code, note := confined(t, s, ws, `
+try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
+try 'echo x > app' app
+try 'sed -i s/main/app/ main.go' main.go
+try 'echo x >> .git/config' .git/config
+try 'echo x >> .envrc' .envrc
+try 'echo x >> "$HOME/.bashrc"' .bashrc
+try 'echo x > /etc/mm-test' /etc
+try 'echo x > /tmp/t && cat /tmp/t >/dev/null' /tmp
+echo evil > .vscode-later 2>/dev/null
+mkdir -p .vscode && echo '{}' > .vscode/tasks.json
+test -e /proc/`+strconv.Itoa(os.Getpid())+`/environ && echo "SEES $PPID"
+grep -q CapEff:.0000000000000000 /proc/self/status && echo no-caps
+`)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	for _, want := range []string{"WROTE app\n", "WROTE main.go\n", "refused .git/config\n", "refused .envrc\n", "refused .bashrc\n", "refused /etc\n", "WROTE /tmp\n", "no-caps\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "SEES") {
+		t.Errorf("the command sees the test's process in /proc:\n%s", out)
+	}
+	if got := read(t, filepath.Join(ws, "main.go")); got != "package app\n" {
+		t.Errorf("main.go = %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".vscode")); err == nil {
+		t.Errorf(".vscode, made by the command, is still in the workspace")
+	}
+	if !strings.Contains(note, ".vscode") || !strings.Contains(note, "took out") {
+		t.Errorf("note: %q", note)
+	}
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Where mm is not root the helper maps the user alone and sets up with
+// ambient capabilities, which the command does not keep. Run as root, the
+// test starts the helper as nobody.
+func TestNamespacesUnprivileged(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("runs the helper as another user; run as root to test that path (as a user, every test does)")
+	}
+	dir, err := os.MkdirTemp("", "mm-unprivileged-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	exe, _ := os.Executable()
+	helper := filepath.Join(dir, "mm")
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(helper, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	os.Chmod(ws, 0o777)
+	os.Chmod(filepath.Join(ws, ".git", "config"), 0o666)
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o777)
+	os.Chmod(tmp, 0o777)
+	p := Plan{Writable: []string{ws}, ReadOnly: []string{filepath.Join(ws, ".git")}, Tmp: tmp}
+	cmd := exec.Command(helper, "__sandbox", "--plan", p.encode(), "--", "bash", "-c",
+		`id -u; echo x > new.txt && echo WROTE; echo x >> .git/config 2>/dev/null || echo refused; grep CapEff /proc/self/status; unshare -Urm true 2>/dev/null && echo nested-ok`)
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	for _, want := range []string{"65534\n", "WROTE\n", "refused\n", "CapEff:\t0000000000000000\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+}
