@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/permit/runlater"
 )
 
 // A confined command may create files in the workspace — that is the
@@ -52,7 +52,7 @@ func (r *Run) scan() []snapshot {
 }
 
 // scanRoot finds the files and directories of root that run later
-// (tools.RunsLater), without entering them: what is inside one is its.
+// (runlater.RunsLater), without entering them: what is inside one is its.
 func scanRoot(root string) snapshot {
 	s := snapshot{root: root, entries: map[string]entry{}}
 	n := 0
@@ -96,7 +96,7 @@ func scanRoot(root string) snapshot {
 // runsLater says whether rel runs later as a file or, when it may be
 // one, as a directory (a link may stand for either).
 func runsLater(rel string, dir bool) bool {
-	return tools.RunsLater(rel) != "" || dir && tools.RunsLater(filepath.Join(rel, "f")) != ""
+	return runlater.RunsLater(rel) != "" || dir && runlater.RunsLater(filepath.Join(rel, "f")) != ""
 }
 
 // Finish takes out what the command made that runs later, and puts back
@@ -129,7 +129,7 @@ func (r *Run) Finish() string {
 				failed = append(failed, fmt.Sprintf("%s (%v)", e.rel, err))
 				continue
 			}
-			done = append(done, e.rel+" — "+cmp.Or(tools.RunsLater(e.rel), tools.RunsLater(filepath.Join(e.rel, "f"))))
+			done = append(done, e.rel+" — "+cmp.Or(runlater.RunsLater(e.rel), runlater.RunsLater(filepath.Join(e.rel, "f"))))
 		}
 		for p, b := range before.entries {
 			if _, ok := after.entries[p]; b.isLink && (!ok || after.entries[p].target != b.target) {

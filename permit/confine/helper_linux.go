@@ -39,7 +39,10 @@ const SetupFailed = 125
 // Main runs the helper; args follow "__sandbox". It returns the exit
 // status of the command, or SetupFailed with one line on stderr.
 func Main(args []string, stderr io.Writer) int {
-	if len(args) < 3 || (args[0] != "--plan" && args[0] != "--init") || args[2] != "--" {
+	if len(args) == 0 || args[0] != "--plan" && args[0] != "--init" {
+		return landlockMain(args, stderr)
+	}
+	if len(args) < 3 || args[2] != "--" {
 		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox --plan PLAN -- PROGRAM ARGS…")
 		return 2
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -100,12 +101,30 @@ func New(ctx context.Context, opts Options) *Sandbox {
 		if nsErr != "" {
 			s.why = "namespaces cannot be set up here (" + nsErr + ") and " + s.why
 		}
+	case !opts.Network && LandlockABI() < 4:
+		s.why = "Landlock cannot cut the network before Linux 6.7 (its ABI 4), and sandbox.network is off"
 	case opts.Want == WantLandlock:
 		s.mech, s.why = Landlock, "sandbox: landlock"
 	default:
 		s.mech, s.why = Landlock, "namespaces cannot be set up here: "+nsErr
 	}
 	return s
+}
+
+// Refused tells the model why a confined command may have been refused
+// a write, when its output says so ("Permission denied", "Read-only file
+// system", "Operation not permitted"), "" otherwise.
+func (s *Sandbox) Refused(out string) string {
+	if s == nil {
+		return ""
+	}
+	if !strings.Contains(out, "ermission denied") && !strings.Contains(out, "peration not permitted") && !strings.Contains(out, "ead-only file system") {
+		return ""
+	}
+	if s.mech == Landlock {
+		return "[mm: the sandbox lets a command write inside the workspace's directories and its existing top-level files, not create, remove or rename files at the workspace root or beside a file that runs later under another name, nor write files that run later (.git, .mm, .vscode, .envrc…, what they link to), nor write /tmp (use $TMPDIR): write those with write_file, which asks the user, or ask the user to run the command]\n"
+	}
+	return "[mm: the sandbox lets a command write the workspace, /tmp (its own), and the Go, pip and cargo caches; everything else is read-only — the home directory, mm's files, the system — and so, in the workspace, are the files that run later (.git, .mm, .vscode, .envrc…, what they link to): write those with write_file, which asks the user, or ask the user to run the command]\n"
 }
 
 // probe runs the helper with an empty plan: "" when namespaces work,
@@ -202,15 +221,29 @@ type Run struct {
 	before []snapshot
 }
 
+// Refusal is what the model reads instead of any command's output when
+// the sandbox asked for cannot be set up; "" when commands run. A nil
+// Sandbox (sandbox: off) runs them unconfined.
+func (s *Sandbox) Refusal() string {
+	if s == nil || s.mech != None {
+		return ""
+	}
+	return "[not run: the sandbox (" + s.opts.Want + ") cannot be set up here — " + s.why + ". mm runs no commands then; tell the user, who can set sandbox: off]"
+}
+
 // Prepare confines c: it returns what to start, or a refusal the model
 // reads when no mechanism can.
 func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 	switch s.mech {
 	case None:
-		return nil, "[not run: the sandbox (" + s.opts.Want + ") cannot be set up here — " + s.why + ". mm runs no commands then; tell the user, who can set sandbox: off]"
+		return nil, s.Refusal()
 	case Landlock:
 		r := &Run{s: s, roots: []string{c.Dir}, Env: []string{"TMPDIR=" + s.tmp}}
-		r.Argv = []string{s.opts.Exe, "__sandbox", "--workspace", c.Dir, "--write", s.tmp, "--"}
+		r.Argv = []string{s.opts.Exe, "__sandbox", "--workspace", c.Dir, "--write", s.tmp}
+		if !s.opts.Network {
+			r.Argv = append(r.Argv, "--no-network")
+		}
+		r.Argv = append(r.Argv, "--")
 		r.before = r.scan()
 		return r, ""
 	}
@@ -228,7 +261,7 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 				p.ReadOnly = append(p.ReadOnly, e.path)
 			}
 		}
-		p.ReadOnly = append(p.ReadOnly, tools.Protected(snap.root)...)
+		p.ReadOnly = append(p.ReadOnly, runlater.Protected(snap.root)...)
 	}
 	if home := lookup(s.opts.Environ, "HOME"); home != "" {
 		// Read-only anyway, unless a workspace holds it: mm started in

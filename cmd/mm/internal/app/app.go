@@ -5,8 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/permit/answers"
 	"github.com/mm-agent/mm/permit/childenv"
+	"github.com/mm-agent/mm/permit/confine"
 	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
@@ -59,9 +61,9 @@ type App struct {
 	// the tools they add).
 	LSPCold bool
 
-	// sandbox confines bash commands (sandbox: landlock); nil when off
-	// or when the kernel cannot.
-	sandbox *bash.Sandbox
+	// sandbox confines bash commands (sandbox: on, namespaces,
+	// landlock), or refuses them when it cannot; nil when off.
+	sandbox *confine.Sandbox
 	// known are the secrets learned from later readings of the config
 	// (ACP); nil in the other front ends, which read it once.
 	known *childenv.Secrets
@@ -89,6 +91,7 @@ type App struct {
 // Trust, LSPCold and Version before the first session and calls Close.
 func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *App {
 	a := &App{cfg: cfg, env: env, log: log, store: st}
+	a.sandbox = a.newSandbox()
 	if st != nil {
 		a.answers = answers.Open(st.AnswersFile, log)
 	}
@@ -108,15 +111,6 @@ func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) 
 		Logger: log,
 	})
 	a.model = llm.NewProfiled(a.conn, cfg.Profile, log)
-	if cfg.Sandbox == "landlock" && bash.LandlockABI() > 0 {
-		exe, err := os.Executable()
-		if err == nil {
-			a.sandbox, err = bash.NewSandbox(exe)
-		}
-		if err != nil {
-			log.Warn("sandbox off", "err", err)
-		}
-	}
 	a.agents, a.agentApps = newAskedAgents(a)
 	return a
 }
@@ -196,7 +190,7 @@ func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: a.env, Env: a.childEnv(), Sandbox: a.sandbox})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: a.env, Env: a.childEnv(), Sandbox: a.sandbox, Named: slices.Sorted(maps.Keys(a.runLater(cwd)))})
 		if servers.Available() {
 			b = lsptool.CommandHook{Tool: b, Manager: servers, Late: late}
 		}

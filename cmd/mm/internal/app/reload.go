@@ -76,15 +76,16 @@ func (c *Configs) builder() (*acp.Builder, error) {
 	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.Trust, trust) {
 		return c.b, nil
 	}
-	c.Log.Info("config", "source", cfg.Source, "reread", c.cur != nil)
+	reread := c.cur != nil
+	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
+	c.cur = New(cfg, c.Env, c.Log, c.Store) // logs its sandbox first
+	c.Log.Info("config", "source", cfg.Source, "reread", reread)
 	if w := trust.Warning(); w != c.Warned {
 		c.Warned = w
 		if w != "" {
 			c.Log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
-	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
-	c.cur = New(cfg, c.Env, c.Log, c.Store)
 	c.cur.known = c.Known
 	c.cur.conn.Retarget(c.chosen())
 	c.cur.Trust = trust

@@ -1,4 +1,4 @@
-package bash
+package confine
 
 import (
 	"fmt"
@@ -8,31 +8,26 @@ import (
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/mm-agent/mm/permit/runlater"
 )
 
-// LandlockABI is the kernel's Landlock ABI version, 0 when it has none
-// (an old kernel, or Landlock not enabled): then `sandbox: landlock`
-// cannot confine anything.
-func LandlockABI() int {
-	v, err := llsys.LandlockGetABIVersion()
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-// SandboxMain is `mm __sandbox [--workspace DIR] [--write DIR]… --
-// PROGRAM ARGS…`: it confines itself with Landlock — everything readable
-// and runnable, writable only in the workspace's entries that do not run
-// later (runlater.Writable), under the --write DIRs, and a few /dev files —
-// then becomes PROGRAM. The confinement is inherited by every child and
+// landlockMain is `mm __sandbox [--workspace DIR] [--write DIR]…
+// [--no-network] -- PROGRAM ARGS…`, the weaker mode: it confines itself
+// with Landlock — everything readable and runnable, writable only in the
+// workspace's entries that do not run later (runlater.Writable), under
+// the --write DIRs, and a few /dev files — then becomes PROGRAM. The confinement is inherited by every child and
 // cannot be lifted, so nothing the command starts can write elsewhere,
-// whoever allowed it.
-func SandboxMain(args []string, stderr io.Writer) int {
+// whoever allowed it. With --no-network it can neither connect nor
+// listen over TCP either (Landlock ABI 4, Linux 6.7); UDP it cannot take.
+func landlockMain(args []string, stderr io.Writer) int {
 	var writable, files []string
-	for len(args) >= 2 && (args[0] == "--write" || args[0] == "--workspace") {
+	network := true
+	for len(args) >= 1 && args[0] == "--no-network" || len(args) >= 2 && (args[0] == "--write" || args[0] == "--workspace") {
+		if args[0] == "--no-network" {
+			network = false
+			args = args[1:]
+			continue
+		}
 		if args[0] == "--workspace" {
 			dirs, fs := runlater.Writable(args[1])
 			writable, files = append(writable, dirs...), append(files, fs...)
@@ -42,7 +37,7 @@ func SandboxMain(args []string, stderr io.Writer) int {
 		args = args[2:]
 	}
 	if len(args) < 2 || args[0] != "--" {
-		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox [--workspace DIR] [--write DIR]… -- PROGRAM ARGS…")
+		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox [--workspace DIR] [--write DIR]… [--no-network] -- PROGRAM ARGS…")
 		return 2
 	}
 	argv := args[1:]
@@ -52,9 +47,12 @@ func SandboxMain(args []string, stderr io.Writer) int {
 		landlock.RWDirs(writable...).IgnoreIfMissing(),
 		landlock.RWFiles(files...).IgnoreIfMissing(),
 	)
+	if err == nil && !network {
+		err = landlock.V4.RestrictNet() // no rule: no TCP port at all
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot confine the command:", err)
-		return 126
+		return SetupFailed
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
