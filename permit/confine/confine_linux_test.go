@@ -2,13 +2,16 @@ package confine
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -176,6 +179,74 @@ func TestNamespacesUnprivileged(t *testing.T) {
 	for _, want := range []string{"65534\n", "WROTE\n", "refused\n", "CapEff:\t0000000000000000\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+}
+
+// mm starts the command straight into its namespaces (Start, Wait): Wait
+// returns when the command ends, a job it left in the background runs
+// on — a server under nohup, as unconfined — and Close ends it.
+func TestNamespacesBackgroundJob(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	for _, f := range []string{"in", "out"} {
+		if err := syscall.Mkfifo(filepath.Join(ws, f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := sandbox(t, Options{Network: true})
+	r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
+	if refusal != "" {
+		t.Fatal(refusal)
+	}
+	cmd := exec.Command("bash", "-c", `(read x < in; echo "job $x" > out) > /dev/null 2>&1 & sleep 60 > /dev/null 2>&1 & exit 3`)
+	cmd.Dir = ws
+	cmd.Env = os.Environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := r.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := r.Wait(cmd); code != 3 || err != nil {
+		t.Fatalf("Wait = %d, %v; want 3", code, err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "in"), []byte("alive\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(ws, "out")); got != "job alive\n" {
+		t.Errorf("the background job answered %q", got)
+	}
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not end the job left running (sleep 60)")
+	}
+}
+
+// The variables that name the session's sockets are not passed, whatever
+// their name when their value is a socket's path; bashEnv.keep keeps one.
+func TestSocketVars(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	environ := []string{"PATH=/usr/bin", "TMUX=/tmp/tmux-1/default,1,0", "MY_AGENT=" + sock, "BUS=unix:path=/run/x", "HOME=" + dir, "SSH_AUTH_SOCK=" + sock}
+	for _, c := range []struct {
+		keep []string
+		want string
+	}{
+		{nil, "BUS MY_AGENT SSH_AUTH_SOCK TMUX"},
+		{[]string{"ssh_*"}, "BUS MY_AGENT TMUX"},
+	} {
+		got := SocketVars(environ, c.keep)
+		slices.Sort(got)
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("keep %q: %q, want %q", c.keep, got, c.want)
 		}
 	}
 }

@@ -185,8 +185,8 @@ func inner(p Plan, argv []string, stderr io.Writer) int {
 		return fail("read the working directory", err)
 	}
 	environ := os.Environ()
-	keptSockets, covered := socketPaths(environ, p.Keep)
-	if err := build(p, keptSockets, covered); err != nil {
+	keptSockets, dropped := socketPaths(environ, p.Keep)
+	if err := build(p, keptSockets, dropped); err != nil {
 		return fail("build the file system view", err)
 	}
 	if !p.Network {

@@ -3,8 +3,11 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 )
 
 // SetupFailed is the exit status of a helper that could not confine the
@@ -19,3 +22,16 @@ func Main(_ []string, stderr io.Writer) int {
 
 // LandlockABI is 0 off Linux: there is no Landlock.
 func LandlockABI() int { return 0 }
+
+// Start cannot confine off Linux: New never returns a sandbox that would.
+func (r *Run) Start(cmd *exec.Cmd) error {
+	return errors.New("commands can be confined on Linux only")
+}
+
+// Wait waits for cmd.
+func (r *Run) Wait(cmd *exec.Cmd) (int, error) {
+	err := cmd.Wait()
+	return cmd.ProcessState.ExitCode(), err
+}
+
+func killGroup(p *os.Process) { p.Kill() }

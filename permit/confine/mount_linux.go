@@ -34,7 +34,7 @@ type bind struct {
 //
 // The copies live in this namespace only: nothing changes for any other
 // process, and everything goes when the namespace ends.
-func build(p Plan, keptSockets, covered []string) error {
+func build(p Plan, keptSockets, dropped []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
@@ -51,8 +51,10 @@ func build(p Plan, keptSockets, covered []string) error {
 	for _, s := range keptSockets {
 		add(s, "", true) // read-only does not stop a connect: kept means reachable
 	}
-	for _, s := range covered {
-		add(s, os.DevNull, true)
+	for _, s := range dropped {
+		if visible(s, append(slices.Clone(p.Writable), p.ReadOnly...)) {
+			add(s, os.DevNull, true)
+		}
 	}
 	if p.Tmp != "" {
 		add("/tmp", p.Tmp, false)

@@ -9,7 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/sourcegraph/conc"
 
 	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
@@ -68,6 +71,13 @@ type Sandbox struct {
 	mech Mechanism
 	why  string
 	tmp  string // the commands' /tmp (namespaces) or $TMPDIR (Landlock)
+
+	// jobs wait for the namespaces that outlive their command — a job it
+	// left in the background runs on, as it would unconfined — until
+	// Close ends them; left are their inner helpers.
+	jobs conc.WaitGroup
+	mu   sync.Mutex
+	left map[*os.Process]bool
 
 	cachesOnce sync.Once
 	caches     []string // build caches writable where they are
@@ -189,12 +199,39 @@ func (s *Sandbox) Describe() string {
 	return "none — " + why
 }
 
-// Close removes the private temp directory and what commands left there.
+// Close ends the jobs confined commands left running — their /tmp goes
+// now — and removes the private temp directory.
 func (s *Sandbox) Close() error {
-	if s == nil || s.tmp == "" {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	for p := range s.left {
+		killGroup(p)
+	}
+	s.mu.Unlock()
+	s.jobs.Wait()
+	if s.tmp == "" {
 		return nil
 	}
 	return os.RemoveAll(s.tmp)
+}
+
+// adopt waits, until it ends, for the namespace of a command that has
+// ended: its inner helper stays while background jobs run.
+func (s *Sandbox) adopt(wait func() error, p *os.Process) {
+	s.mu.Lock()
+	if s.left == nil {
+		s.left = map[*os.Process]bool{}
+	}
+	s.left[p] = true
+	s.mu.Unlock()
+	s.jobs.Go(func() {
+		_ = wait() // the command's status came already
+		s.mu.Lock()
+		delete(s.left, p)
+		s.mu.Unlock()
+	})
 }
 
 // Command is one command line to confine.
@@ -211,11 +248,19 @@ type Command struct {
 // Run is one confined command: what to start instead of it, and what
 // to do once it ended.
 type Run struct {
-	// Argv goes before the command's own argv.
+	// Argv goes before the command's own argv where another program
+	// starts it (the editor's terminal); mm starts it with Start.
 	Argv []string
 	// Env is added, last, to the command's environment.
 	Env []string
 	s   *Sandbox
+	// plan is the namespaces' (nil under Landlock): mm starts the inner
+	// helper straight into them (start_linux.go).
+	plan *Plan
+	// status is where the inner helper reports the command's end; ended
+	// is set once it has.
+	status *os.File
+	ended  atomic.Bool
 	// roots and their files that ran later before the command.
 	roots  []string
 	before []snapshot
@@ -271,6 +316,7 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 	for _, f := range append(slices.Clone(s.opts.Own), c.Named...) {
 		p.ReadOnly = append(p.ReadOnly, tools.Real(f))
 	}
+	r.plan = &p
 	r.Argv = []string{s.opts.Exe, "__sandbox", "--plan", p.encode(), "--"}
 	r.Env = append(r.Env, "TMPDIR=/tmp", "npm_config_cache=/tmp/.npm-cache")
 	return r, ""

@@ -61,23 +61,36 @@ func withoutSockets(environ, keep []string) []string {
 	return out
 }
 
-// socketPaths are the socket files the variables of environ name: those
-// of kept variables, to show the command although they live in a hidden
-// directory, and those of the others that a hidden directory does not
-// hide, to cover.
-func socketPaths(environ, keep []string) (keptSockets, covered []string) {
+// socketPaths are the socket files the variables of environ name:
+// those of kept variables, to show the command although they may live in
+// a hidden directory, and those of the others, to cover where the command
+// would see them.
+func socketPaths(environ, keep []string) (keptSockets, dropped []string) {
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
 		for _, s := range sockets(name, value, environ) {
-			switch {
-			case kept(keep, name):
+			if kept(keep, name) {
 				keptSockets = append(keptSockets, s)
-			case !inHidden(s):
-				covered = append(covered, s)
+			} else {
+				dropped = append(dropped, s)
 			}
 		}
 	}
-	return keptSockets, covered
+	return keptSockets, dropped
+}
+
+// visible reports whether the command sees p: outside the hidden
+// directories, or inside a tree shown again (a home under /tmp).
+func visible(p string, shown []string) bool {
+	if !inHidden(p) {
+		return true
+	}
+	for _, d := range shown {
+		if under(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // sockets are the socket files a variable's value names: absolute paths

@@ -230,24 +230,24 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := []string{"bash", "-o", "pipefail", "-c", line}
-	if box != nil {
-		argv = append(append([]string(nil), box.Argv...), argv...)
-	}
-	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(tctx, "bash", "-o", "pipefail", "-c", line)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
 	// a fresh slice: r.environ is shared by concurrent calls
 	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.Filter(r.environ)...), extra...)
-	if box != nil {
-		cmd.Env = append(cmd.Env, box.Env...) // the last one counts
-	}
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
 
 	began := time.Now()
-	err = cmd.Start()
+	start, wait := cmd.Start, func() (int, error) {
+		err := cmd.Wait()
+		return exitCode(cmd.ProcessState), err
+	}
+	if box != nil { // confined: the sandbox starts it, and says when it ended
+		start, wait = func() error { return box.Start(cmd) }, func() (int, error) { return box.Wait(cmd) }
+	}
+	err = start()
 	pw.Close() // the command holds its own copy
 	if err != nil {
 		if ctx.Err() != nil {
@@ -255,7 +255,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		}
 		return tools.Result{}, fmt.Errorf("start bash in %s: %w", dir, err)
 	}
-	waitErr := cmd.Wait() // returns once the shell exits, or once Cancel killed its group
+	code, waitErr := wait() // returns once the shell exits, or once Cancel killed its group
 	elapsed := time.Since(began)
 	if ctx.Err() != nil {
 		return tools.Result{}, ctx.Err()
@@ -282,7 +282,6 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	if timedOut {
 		return tools.Result{Text: text + refused + timeoutAdvice(timeout), IsError: true}, nil
 	}
-	code := exitCode(cmd.ProcessState)
 	// pipefail makes `cmd | head` end with 141 when head stops reading
 	// early and cmd dies of SIGPIPE: the output is what was asked for.
 	sigpipe := code == 141 && strings.Contains(line, "|")

@@ -80,6 +80,7 @@ func (a *App) DoctorHost() doctor.Host {
 		Skills:   a.SkillsFor,
 		MCP:      a.mcp,
 		StateDir: func() (string, error) { return StateDir(a.env) },
+		Sandbox:  a.doctorSandbox(),
 		Getenv:   a.env.Get,
 	}
 }

@@ -39,3 +39,14 @@ func (a *App) newSandbox() *confine.Sandbox {
 // SandboxWarning is the ⚠ line the user sees at start when the sandbox
 // asked for is weaker than asked or cannot run commands; "" otherwise.
 func (a *App) SandboxWarning() string { return a.sandbox.Warning() }
+
+// doctorSandbox is mm doctor's view of the sandbox; nil when it is off.
+func (a *App) doctorSandbox() func() (string, string, string) {
+	if a.sandbox == nil {
+		return nil
+	}
+	return func() (string, string, string) {
+		m, _ := a.sandbox.Mechanism()
+		return string(m), a.sandbox.Describe(), a.sandbox.Warning()
+	}
+}
