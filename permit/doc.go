@@ -10,11 +10,12 @@
 //	                  what they write, the key an answer covers, git's config
 //	permit/trust      workspace trust, bound to the content of the files
 //	permit/childenv   the environment and secrets given to child processes
+//	permit/confine    the confinement of commands: namespaces, or Landlock
 //
 // Tools ask; they never decide. A tool declares its capabilities and
 // describes a call as an approval (tools.Approval); the Policy reads only
-// that. The mechanism that confines a command (tools/bash's Landlock
-// helper) runs what permit/runlater decides it may write.
+// that. The mechanism that confines a command (permit/confine, run by
+// mm's own binary) runs what permit/runlater decides it may write.
 //
 // # Glossary
 //
@@ -47,6 +48,10 @@
 //     bound to the hash of every file that takes part.
 //   - refusal: a command mm never runs, whatever the answers (a fork bomb,
 //     rm -rf ~, a line bash cannot parse, a bare background job).
+//   - sandbox: what confines a command that runs (permit/confine):
+//     namespaces, or Landlock where they cannot be created, or none — then
+//     no command runs. Confined, a command writes the workspace and its
+//     caches, not what runs later, the home directory or mm's files.
 //   - child environment: the variables every program mm starts receives;
 //     a secret is a value no child receives and every output masks.
 //

@@ -514,3 +514,47 @@ func TestSandboxSaysWhatIsActive(t *testing.T) {
 		t.Errorf("the log's first line: %s", first)
 	}
 }
+
+// In the editor, a command still runs in its terminal, where the user
+// watches it — confined: the terminal runs mm's sandbox helper around it,
+// with the editor's environment, whose session sockets it drops too.
+func TestACPSandboxInTerminal(t *testing.T) {
+	t.Parallel()
+	needNamespaces(t)
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "bash setup.sh"}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "setup.sh"), `try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
+try 'echo x > "$HOME/new.txt"' home
+try 'echo x >> .git/config' .git/config
+try 'echo ok > new.txt' new.txt
+echo "TMUX=[$TMUX]"
+`)
+	writeFile(t, filepath.Join(dir, ".git", "config"), "[core]\n")
+	env := mmEnv(t, srv, "TMUX=/tmp/tmux-0/default,1,0")
+	writeFile(t, filepath.Join(homeOf(env), ".config", "mm", "agent.yaml"), "sandbox: on\nyolo: true\n"+noLanguageServers)
+	p := startAgent(t, dir, env)
+	ctx := testenv.Context(t)
+	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
+	if _, err := p.prompt(ctx, id, "run it"); err != nil {
+		t.Fatal(err)
+	}
+	p.client.mu.Lock()
+	calls := strings.Join(p.client.termCalls, " ")
+	p.client.mu.Unlock()
+	if !strings.HasPrefix(calls, "create") {
+		t.Errorf("the command did not run in the editor's terminal: %s", calls)
+	}
+	out := lastToolResult(t, srv.Requests())
+	for _, want := range []string{"refused home\n", "refused .git/config\n", "WROTE new.txt\n", "TMUX=[]\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if exists(filepath.Join(homeOf(env), "new.txt")) {
+		t.Error("the command in the terminal wrote the home directory")
+	}
+}

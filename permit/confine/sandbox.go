@@ -176,7 +176,7 @@ func (s *Sandbox) Warning() string {
 		if s.opts.Want == WantLandlock {
 			return ""
 		}
-		return "⚠ sandbox: Landlock only — " + s.why + ". Confined commands cannot create files at the workspace root (go build -o app, python -m venv), nor write build caches outside it, and they still reach your session's sockets (tmux, ssh-agent), the shared /tmp read-only, and the network"
+		return "⚠ sandbox: Landlock only — " + s.why + ". Confined commands cannot create files at the workspace root (go build -o app, python -m venv) nor write build caches outside it, and they still reach your session's sockets (tmux, ssh-agent), the shared /tmp and your other processes"
 	case None:
 		return "⚠ sandbox: " + s.opts.Want + " cannot be set up — " + s.why + ": mm runs no commands (set sandbox: off to run them unconfined)"
 	}

@@ -24,7 +24,7 @@ func (a *App) newSandbox() *confine.Sandbox {
 			own, aside = append(own, dir), filepath.Join(dir, "set-aside")
 		}
 		s = confine.New(context.Background(), confine.Options{
-			Want: sb.Use, Network: sb.NetworkOn(), Exe: exe,
+			Want: sb.Want(), Network: sb.NetworkOn(), Exe: exe,
 			Environ: a.childEnviron(), Keep: a.cfg.BashEnv.Keep, Own: own, Aside: aside,
 		})
 	}

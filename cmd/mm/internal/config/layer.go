@@ -96,10 +96,10 @@ var layerRules = map[string]func(l *layering){
 		out, ws := &l.out.Sandbox, l.ws.Sandbox
 		scalar := !l.ws.keys["sandbox.use"] && !l.ws.keys["sandbox.network"]
 		if scalar || l.ws.keys["sandbox.use"] {
-			if !l.trusted && strength(ws.Use) < strength(out.Use) {
-				l.refuse("sandbox", offOr(ws.Use), out.Use)
-			} else {
-				out.Use = ws.Use
+			if !l.trusted && strength(ws.Use) < strength(out.Want()) {
+				l.refuse("sandbox", offOr(ws.Use), out.Want())
+			} else if out.Use = ws.Use; !out.On() {
+				out.Network = "" // no sandbox: no network of its own either
 			}
 		}
 		if l.ws.keys["sandbox.network"] {

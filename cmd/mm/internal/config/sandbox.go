@@ -32,8 +32,20 @@ func (s *Sandbox) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// On reports whether commands are to be confined.
-func (s Sandbox) On() bool { return s.Use != "" && s.Use != "off" }
+// On reports whether commands are to be confined: network: off alone
+// asks for it too — only a confined command can be kept off the network.
+func (s Sandbox) On() bool { return s.Want() != "off" }
+
+// Want is what use asks for, on when only the network was set off.
+func (s Sandbox) Want() string {
+	switch {
+	case s.Use != "":
+		return s.Use
+	case s.Network == "off":
+		return "on"
+	}
+	return "off"
+}
 
 // NetworkOn reports whether confined commands reach the network: they
 // do unless the config says off — build tools fetch dependencies, and
@@ -51,8 +63,8 @@ func (s Sandbox) validate() error {
 	default:
 		return fmt.Errorf("sandbox.network %q is not on or off", s.Network)
 	}
-	if s.Network == "off" && !s.On() {
-		return fmt.Errorf("sandbox.network: off cuts the network of confined commands — turn the sandbox on too: sandbox: {use: on, network: off}")
+	if s.Network == "off" && s.Use == "off" {
+		return fmt.Errorf("sandbox: {use: off, network: off} — only a confined command can be kept off the network: write use: on")
 	}
 	return nil
 }
