@@ -59,6 +59,9 @@ func build(p Plan, keptSockets, dropped []string) error {
 	if p.Tmp != "" {
 		add("/tmp", p.Tmp, false)
 	}
+	for _, d := range devices {
+		add("/dev/"+d, "/dev/"+d, false)
+	}
 	// Shortest first; at the same path, read-only last, so it wins.
 	slices.SortStableFunc(binds, func(a, b bind) int {
 		if d := len(a.path) - len(b.path); d != 0 {
@@ -112,12 +115,21 @@ func build(p Plan, keptSockets, dropped []string) error {
 	return nil
 }
 
-// cover puts fresh file systems over the hidden directories, /proc and
-// /dev/pts.
+// devices are the entries of /dev a command gets: the rest — disks,
+// the session's terminals — is not there. A command whose user is root
+// in its namespace is root on the host's files it can reach: a disk's
+// device file would be its to write.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// cover puts fresh file systems over the hidden directories, /dev and
+// /proc.
 func cover(privateTmp bool) error {
+	if err := newDev(); err != nil {
+		return err
+	}
 	for _, d := range hidden {
-		if d == "/tmp" && privateTmp {
-			continue // the private directory goes there (attach)
+		if d == "/tmp" && privateTmp || d == "/dev/shm" {
+			continue // the private directory goes there (attach); /dev is new
 		}
 		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
 			continue // absent, or a link to one of the others
@@ -126,16 +138,37 @@ func cover(privateTmp bool) error {
 			return fmt.Errorf("cover %s: %w", d, err)
 		}
 	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// Read-only: a root command would otherwise write the host's
+	// sysctls (kernel.core_pattern runs a program as root).
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
-	// Terminals of the session are /dev/pts entries: a new instance
-	// holds only the command's own.
+	return nil
+}
+
+// newDev makes /dev a small file system of its own, as a container's:
+// the devices (attached later, from the host's), a new instance of
+// /dev/pts holding only the command's own terminals, an empty /dev/shm,
+// and the usual links.
+func newDev() error {
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755"); err != nil {
+		return fmt.Errorf("cover /dev: %w", err)
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod("/dev/shm", 0o1777); err != nil {
+		return err
+	}
 	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620"); err != nil {
 		return fmt.Errorf("mount /dev/pts: %w", err)
 	}
-	if err := unix.Mount("/dev/pts/ptmx", "/dev/ptmx", "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind /dev/ptmx: %w", err)
+	for link, target := range map[string]string{"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.Symlink(target, "/dev/"+link); err != nil {
+			return err
+		}
 	}
 	return nil
 }

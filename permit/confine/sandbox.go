@@ -296,7 +296,9 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 	r := &Run{s: s, roots: roots}
 	p := Plan{Tmp: s.tmp, Network: s.opts.Network, Keep: s.opts.Keep}
 	for _, root := range roots {
-		p.Writable = append(p.Writable, tools.Real(root))
+		if real := tools.Real(root); real != "/" { // mm started in / makes no system writable
+			p.Writable = append(p.Writable, real)
+		}
 	}
 	p.Writable = append(p.Writable, s.buildCaches(ctx)...)
 	r.before = r.scan()

@@ -175,7 +175,9 @@ func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line st
 	if err != nil {
 		return tools.Result{}, err
 	}
-	if box != nil && x.Code == confine.SetupFailed && strings.Contains(x.Output, "mm: sandbox:") {
+	// The helper could not set up, or the terminal runs elsewhere, where
+	// mm's binary is not: the command did not run.
+	if box != nil && (x.Code == confine.SetupFailed && strings.Contains(x.Output, "mm: sandbox:") || x.Code == 127 && strings.Contains(x.Output, box.Argv[0])) {
 		return tools.Result{}, errNotConfined
 	}
 	elapsed := time.Since(began)
