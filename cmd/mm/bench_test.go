@@ -318,7 +318,7 @@ func BenchmarkCommandStart(b *testing.B) {
 	bin := mmBin(b)
 	ws := b.TempDir()
 	for _, f := range []string{"go.mod", "main.go", "README.md", "src/a.go", "src/b.go", ".git/config", ".git/HEAD", ".vscode/settings.json"} {
-		writeFileTB(b, filepath.Join(ws, f), "x\n")
+		writeFile(b, filepath.Join(ws, f), "x\n")
 	}
 	ctx := context.Background()
 	names := []string{"unconfined", "namespaces", "landlock"}
@@ -362,15 +362,5 @@ func BenchmarkCommandStart(b *testing.B) {
 	for i, name := range names {
 		slices.Sort(took[i])
 		b.ReportMetric(float64(took[i][len(took[i])/2])/1e6, name+"-median-ms")
-	}
-}
-
-func writeFileTB(tb testing.TB, path, content string) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		tb.Fatal(err)
 	}
 }

@@ -33,7 +33,6 @@ const (
 
 // The values of the config's sandbox key.
 const (
-	WantOff        = "off"
 	WantOn         = "on"
 	WantNamespaces = "namespaces"
 	WantLandlock   = "landlock"
@@ -44,8 +43,8 @@ type Options struct {
 	// Want is the config's sandbox: on (the strongest mechanism
 	// available), namespaces or landlock (that one, or no command runs).
 	Want string
-	// Network lets confined commands reach the network (namespaces only:
-	// Landlock cannot take it away).
+	// Network lets confined commands reach the network; without it they
+	// get a network namespace of their own (Landlock: no TCP at all).
 	Network bool
 	// Exe is mm's executable: the helper.
 	Exe string
