@@ -309,7 +309,8 @@ func BenchmarkStreaming(b *testing.B) {
 
 // BenchmarkCommandStart is what confining a command costs when it
 // starts: /bin/true run as the bash tool runs a command (a session of its
-// own, its output read to the end, in a small workspace), unconfined,
+// own, in a small workspace, started and waited for as the tool does),
+// unconfined,
 // under namespaces and under Landlock — Prepare's two looks at the
 // workspace and Finish included. The three run in turn at each
 // iteration, so that a busy machine slows them alike; the medians are
@@ -335,19 +336,25 @@ func BenchmarkCommandStart(b *testing.B) {
 	}
 	start := func(s *confine.Sandbox) time.Duration {
 		began := time.Now()
-		argv, env := []string{"/bin/true"}, os.Environ()
-		var run *confine.Run
-		if s != nil {
-			run, _ = s.Prepare(ctx, confine.Command{Roots: []string{ws}, Dir: ws})
-			argv, env = append(append([]string(nil), run.Argv...), argv...), append(env, run.Env...)
-		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = ws, env
+		cmd := exec.Command("/bin/true")
+		cmd.Dir, cmd.Env = ws, os.Environ()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%v: %s", err, out)
+		var err error
+		if s == nil {
+			err = cmd.Run()
+		} else {
+			run, _ := s.Prepare(ctx, confine.Command{Roots: []string{ws}, Dir: ws})
+			if err = run.Start(cmd); err == nil {
+				var code int
+				if code, err = run.Wait(cmd); code != 0 {
+					err = fmt.Errorf("exit %d", code)
+				}
+			}
+			run.Finish()
 		}
-		run.Finish()
+		if err != nil {
+			b.Fatal(err)
+		}
 		return time.Since(began)
 	}
 	for _, s := range boxes {
