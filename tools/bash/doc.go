@@ -29,6 +29,11 @@
 //     unasked; permit/childenv gives the command its environment without
 //     mm's secrets and masks them in the output; permit/runlater says
 //     what a confined command may write.
+//   - With a sandbox, every command runs confined by permit/confine — in
+//     the editor's terminal too, which runs mm's helper around it — and
+//     none runs when the sandbox cannot be set up. A confined command's
+//     background jobs keep running after the call returns, as above,
+//     until mm exits.
 //   - Everything the model can act on is a Result; a Go error means bash
 //     could not be started, the temporary file failed, or the context was
 //     cancelled (the process group is killed first).
