@@ -141,8 +141,10 @@ func read(t *testing.T, path string) string {
 // Where mm is not root the helper maps the user alone and sets up with
 // ambient capabilities, which the command does not keep. Run as root, the
 // test starts the helper as nobody.
+//
+// Not parallel: the helper is written and then run, and a process forked
+// meanwhile by a parallel test would hold it open for writing (ETXTBSY).
 func TestNamespacesUnprivileged(t *testing.T) {
-	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("runs the helper as another user; run as root to test that path (as a user, every test does)")
 	}
@@ -249,6 +251,40 @@ func TestSocketVars(t *testing.T) {
 		slices.Sort(got)
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("keep %q: %q, want %q", c.keep, got, c.want)
+		}
+	}
+}
+
+// Under Landlock, network: off refuses TCP (ABI 4); the network on, the
+// same command connects.
+func TestLandlockNetworkOff(t *testing.T) {
+	t.Parallel()
+	if LandlockABI() < 4 {
+		t.Skip("Landlock cannot restrict TCP before ABI 4 (Linux 6.7): New refuses commands there")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	line := "(exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + ") 2>/dev/null && echo connected || echo refused"
+	for _, network := range []bool{true, false} {
+		s := sandbox(t, Options{Want: WantLandlock, Network: network})
+		if m, why := s.Mechanism(); m != Landlock {
+			t.Fatalf("mechanism %s: %s", m, why)
+		}
+		want := map[bool]string{true: "connected\n", false: "refused\n"}[network]
+		if out, _, _ := confined(t, s, t.TempDir(), line); out != want {
+			t.Errorf("network %v: %q, want %q", network, out, want)
 		}
 	}
 }
