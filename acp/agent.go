@@ -14,6 +14,7 @@ import (
 
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -23,7 +24,7 @@ import (
 type Builder struct {
 	// Workspace returns the base environment (disk) and the permission
 	// policy of a new session whose working directory is cwd.
-	Workspace func(cwd string) (tools.Env, *tools.Policy, error)
+	Workspace func(cwd string) (tools.Env, *permit.Policy, error)
 	// Engine builds the engine session of an ACP session (new, or about to
 	// be restored from the store) with this id; its tools run in env (the
 	// editor-aware environment built by this package), extra are the

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -21,7 +22,7 @@ type editorEnv struct {
 	files tools.Files
 	// terminal: the client advertised terminal/* (bash runs there).
 	terminal bool
-	policy   *tools.Policy
+	policy   *permit.Policy
 	s        *session
 }
 
@@ -51,9 +52,9 @@ var permissionOptions = []sdk.PermissionOption{
 }
 
 // answers maps the option ids to the answers they give.
-var answers = map[string]tools.Answer{
-	optAllowOnce: tools.AllowOnce, optAllowAlways: tools.AllowAlways,
-	optRejectOnce: tools.RejectOnce, optRejectAlways: tools.RejectAlways,
+var answers = map[string]permit.Answer{
+	optAllowOnce: permit.AllowOnce, optAllowAlways: permit.AllowAlways,
+	optRejectOnce: permit.RejectOnce, optRejectAlways: permit.RejectAlways,
 }
 
 // Approve is the policy's one permission flow, with the question rendered
@@ -64,10 +65,10 @@ func (e *editorEnv) Approve(ctx context.Context, req tools.Approval) (tools.Deci
 
 // ask renders the question in the editor, reusing the tool call's id
 // (A4). A cancelled prompt answers ctx's error.
-func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 	conn := e.s.agent.connection()
 	if conn == nil {
-		return 0, fmt.Errorf("%w: no editor is connected", tools.ErrNoOneToAsk)
+		return 0, fmt.Errorf("%w: no editor is connected", permit.ErrNoOneToAsk)
 	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(req.CallID),

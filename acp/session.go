@@ -15,6 +15,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -32,7 +33,7 @@ type session struct {
 	cwd    string
 	engine *engine.Session
 	env    *editorEnv
-	policy *tools.Policy
+	policy *permit.Policy
 
 	thoughtShown bool // the thought level picker was offered (turn goroutine)
 

@@ -8,7 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine"
-	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/permit"
 )
 
 // The config option ids (A4, A9). Zed ≥ 1.6 shows config options; older
@@ -20,9 +20,9 @@ const (
 )
 
 // modeState is the session modes answer of session/new, load and resume.
-func modeState(current tools.Mode) *sdk.SessionModeState {
+func modeState(current permit.Mode) *sdk.SessionModeState {
 	st := &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(current)}
-	for _, m := range tools.Modes {
+	for _, m := range permit.Modes {
 		st.AvailableModes = append(st.AvailableModes, sdk.SessionMode{Id: sdk.SessionModeId(m), Name: m.Name(), Description: sdk.Ptr(m.Description())})
 	}
 	return st
@@ -49,8 +49,8 @@ func selectOption(id, name string, cat sdk.SessionConfigOptionCategory, current 
 // once the server listed its models, thought level when the model reasons
 // (or an effort is configured).
 func (s *session) configOptions(ctx context.Context) []sdk.SessionConfigOption {
-	modes := make([]choice, len(tools.Modes))
-	for i, m := range tools.Modes {
+	modes := make([]choice, len(permit.Modes))
+	for i, m := range permit.Modes {
 		modes[i] = choice{string(m), m.Name(), m.Description()}
 	}
 	out := []sdk.SessionConfigOption{selectOption(optMode, "Mode", sdk.SessionConfigOptionCategoryMode, string(s.policy.Mode()), modes)}
@@ -111,7 +111,7 @@ func invalid(line string) error {
 
 // setMode switches the permission mode; the model is told when plan mode
 // begins or ends, at the head of its next user message.
-func (s *session) setMode(m tools.Mode) {
+func (s *session) setMode(m permit.Mode) {
 	if s.engine.SwitchMode(s.policy, m) {
 		s.save()
 	}
@@ -123,9 +123,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if s == nil {
 		return sdk.SetSessionModeResponse{}, invalid("unknown session " + string(p.SessionId))
 	}
-	m, ok := tools.ParseMode(string(p.ModeId))
+	m, ok := permit.ParseMode(string(p.ModeId))
 	if !ok {
-		return sdk.SetSessionModeResponse{}, invalid("unknown mode " + string(p.ModeId) + " — the modes are " + tools.ModeIDs())
+		return sdk.SetSessionModeResponse{}, invalid("unknown mode " + string(p.ModeId) + " — the modes are " + permit.ModeIDs())
 	}
 	s.setMode(m)
 	s.update(ctx, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(ctx)}})
@@ -147,9 +147,9 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	value := string(v.Value)
 	switch string(v.ConfigId) {
 	case optMode:
-		m, ok := tools.ParseMode(value)
+		m, ok := permit.ParseMode(value)
 		if !ok {
-			return sdk.SetSessionConfigOptionResponse{}, invalid("unknown mode " + value + " — the modes are " + tools.ModeIDs())
+			return sdk.SetSessionConfigOptionResponse{}, invalid("unknown mode " + value + " — the modes are " + permit.ModeIDs())
 		}
 		s.setMode(m)
 		s.update(ctx, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{SessionUpdate: "current_mode_update", CurrentModeId: sdk.SessionModeId(m)}})

@@ -26,12 +26,13 @@ func (e *editorEnv) RunInTerminal(ctx context.Context, c tools.Command) (tools.E
 		return tools.Exit{}, tools.ErrNoTerminal
 	}
 	// env -u drops what the policy drops (the terminal starts from the
-	// editor's environment, which mm cannot edit), then runs bash.
+	// editor's environment, which mm cannot edit), then runs bash — under
+	// the sandbox's helper when there is one.
 	args := []string{}
 	for _, name := range c.Unset {
 		args = append(args, "-u", name)
 	}
-	args = append(args, "bash", "-o", "pipefail", "-c", c.Line)
+	args = append(append(args, c.Wrap...), "bash", "-o", "pipefail", "-c", c.Line)
 	req := sdk.CreateTerminalRequest{
 		SessionId: e.s.id,
 		Command:   "env",

@@ -14,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
@@ -119,7 +120,7 @@ func runDetectorCase(t *testing.T, path string) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
-	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
+	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

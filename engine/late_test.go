@@ -19,6 +19,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
@@ -109,7 +110,7 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	t.Parallel()
 	dir, m := warmPyright(t)
 	late := lspbridge.NewLate()
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil),
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil),
 		Files: slowServer{file: filepath.Join(dir, "greet.py"), pause: 3 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +245,7 @@ func TestLateDiagnosticsOfCommand(t *testing.T) {
 		t.Fatalf("greet.py not checked: %v %s", err, note)
 	}
 	late := lspbridge.NewLate()
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -104,7 +105,7 @@ func runLongSessionWith(tb testing.TB, o longOpts, sc llmtest.Scenario) longResu
 		conn.Warm()
 		<-conn.Probed()
 	}
-	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
+	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
-	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/permit"
 )
 
 // saved is what a session keeps beside its history so that it can be
@@ -169,7 +169,7 @@ func (s *Session) SetMode(mode string) {
 // editor's picker, the REPL's /mode): the policy enforces it, the session
 // records it, and the model is told when plan mode begins or ends, at the
 // head of its next user message. It reports whether anything changed.
-func (s *Session) SwitchMode(p *tools.Policy, m tools.Mode) bool {
+func (s *Session) SwitchMode(p *permit.Policy, m permit.Mode) bool {
 	old := p.Mode()
 	if old == m {
 		return false
@@ -177,10 +177,10 @@ func (s *Session) SwitchMode(p *tools.Policy, m tools.Mode) bool {
 	p.SetMode(m)
 	s.SetMode(string(m))
 	switch {
-	case m == tools.ModePlan:
-		s.Tell(tools.PlanNote)
-	case old == tools.ModePlan:
-		s.Tell(tools.PlanEndNote)
+	case m == permit.ModePlan:
+		s.Tell(permit.PlanNote)
+	case old == permit.ModePlan:
+		s.Tell(permit.PlanEndNote)
 	}
 	return true
 }
@@ -189,13 +189,13 @@ func (s *Session) SwitchMode(p *tools.Policy, m tools.Mode) bool {
 // p, or records p's mode when the session has none yet, and tells the
 // model when it starts in plan mode. Every front end opens a session
 // through it, so a resumed session keeps the mode the user chose for it.
-func (s *Session) AdoptMode(p *tools.Policy) {
-	if m, ok := tools.ParseMode(s.Mode()); ok {
+func (s *Session) AdoptMode(p *permit.Policy) {
+	if m, ok := permit.ParseMode(s.Mode()); ok {
 		p.SetMode(m)
 	}
 	s.SetMode(string(p.Mode()))
-	if p.Mode() == tools.ModePlan {
-		s.Tell(tools.PlanNote)
+	if p.Mode() == permit.ModePlan {
+		s.Tell(permit.PlanNote)
 	}
 }
 

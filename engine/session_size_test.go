@@ -14,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -59,7 +60,7 @@ func TestSessionSizeBounded(t *testing.T) {
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps, NCtx: 1 << 20})
 	t.Cleanup(srv.Close)
-	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(true, nil, nil)})
+	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,18 +31,6 @@ const (
 // server's tool) must be taken to do.
 const Anything = Reads | WritesWorkspace | WritesOutside | RunsPrograms | Network | WritesRunLater
 
-// ReadOnly reports whether c declares something and changes nothing: no
-// write anywhere, no program run. Plan mode allows only these.
-func (c Caps) ReadOnly() bool {
-	return c != 0 && c&^(Reads|Network) == 0
-}
-
-// EditOnly reports whether c only reads and writes ordinary files of the
-// workspace: what accept-edits lets through.
-func (c Caps) EditOnly() bool {
-	return c != 0 && c&^(Reads|WritesWorkspace) == 0
-}
-
 var capNames = []struct {
 	c    Caps
 	name string

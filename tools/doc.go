@@ -1,6 +1,8 @@
 // Package tools is the contract between the engine and the tools a model
 // can call: the Tool interface, the Registry that holds the tools offered to
-// the model, the Env a tool runs in, and the Result it returns.
+// the model, the Env a tool runs in, and the Result it returns — and what
+// a tool declares to the permission tree (package permit): its
+// capabilities and the approval a call asks for. Tools ask; permit decides.
 //
 // Invariants:
 //   - A failure the model can fix is a Result with IsError set and a text

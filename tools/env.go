@@ -100,15 +100,6 @@ type Part struct {
 	Unknown bool
 }
 
-// parts is what a grant or rule must cover for a: its Parts, or the one
-// part its Key and Subject make.
-func (a Approval) parts() []Part {
-	if a.Parts != nil {
-		return a.Parts
-	}
-	return []Part{{Key: a.Key, Rule: a.Subject, Deny: []string{a.Subject}}}
-}
-
 // The opinions a hook can give an approval.
 const (
 	HookAllow = "allow"

@@ -117,3 +117,15 @@ func evalExisting(p string) (string, error) {
 		cur = parent
 	}
 }
+
+// Real is where a write to the absolute path p lands: every link on the
+// way followed — a dangling final one too, whose target the write would
+// create — and the part that does not exist yet appended as written. A
+// path that cannot be resolved (a loop) is returned as it is.
+func Real(p string) string {
+	real, err := evalExisting(filepath.Clean(p))
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	return real
+}

@@ -25,6 +25,9 @@ type Command struct {
 	CallID string
 	// Line runs with bash -o pipefail -c, in Dir.
 	Line string
+	// Wrap, when set, is the program line bash runs under: the sandbox's
+	// helper, which confines it.
+	Wrap []string
 	Dir  string
 	// Env (NAME=value) is added to the terminal's environment.
 	Env []string

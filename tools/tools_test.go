@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -18,7 +19,7 @@ func TestPolicy(t *testing.T) {
 	bash := func(cmd string) tools.Approval {
 		return tools.Approval{Tool: "bash", Caps: tools.RunsPrograms, Key: strings.Fields(cmd)[0], Subject: cmd}
 	}
-	p := tools.NewPolicy(false, []string{"bash:git status*", "edit_file"}, []string{"bash:rm *"})
+	p := permit.NewPolicy(false, []string{"bash:git status*", "edit_file"}, []string{"bash:rm *"})
 	tests := []struct {
 		a               tools.Approval
 		decided, allows bool
@@ -40,7 +41,7 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("always not remembered")
 	}
 	// A user's "never" wins over an allow rule and over yolo.
-	y := tools.NewPolicy(true, []string{"bash"}, nil)
+	y := permit.NewPolicy(true, []string{"bash"}, nil)
 	y.Remember(bash("curl x"), false)
 	if d, ok := y.Decide(bash("curl y")); !ok || d.Allowed {
 		t.Errorf("never overridden: %+v", d)
@@ -49,7 +50,7 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("yolo: %+v", d)
 	}
 	// A deny rule wins over yolo.
-	if d, ok := tools.NewPolicy(true, nil, []string{"bash:rm *"}).Decide(bash("rm -rf /tmp/x")); !ok || d.Allowed {
+	if d, ok := permit.NewPolicy(true, nil, []string{"bash:rm *"}).Decide(bash("rm -rf /tmp/x")); !ok || d.Allowed {
 		t.Errorf("deny under yolo: %+v", d)
 	}
 }
@@ -151,49 +152,51 @@ func TestPolicyApprove(t *testing.T) {
 	req := func(key string) tools.Approval {
 		return tools.Approval{Tool: "bash", Caps: tools.RunsPrograms, Key: key, Subject: key}
 	}
-	answer := func(a tools.Answer) tools.Asker {
-		return func(context.Context, tools.Approval) (tools.Answer, error) { return a, nil }
+	answer := func(a permit.Answer) permit.Asker {
+		return func(context.Context, tools.Approval) (permit.Answer, error) { return a, nil }
 	}
 	for _, tc := range []struct {
-		answer          tools.Answer
+		answer          permit.Answer
 		allowed, sticks bool
 		reason          string
 	}{
-		{tools.AllowOnce, true, false, "the user allowed it"},
-		{tools.AllowAlways, true, true, "the user allowed it, and always in this workspace"},
-		{tools.RejectOnce, false, false, "the user declined"},
-		{tools.RejectAlways, false, true, "the user declined, for good in this workspace"},
+		{permit.AllowOnce, true, false, "the user allowed it"},
+		{permit.AllowAlways, true, true, "the user allowed it, and always in this workspace"},
+		{permit.RejectOnce, false, false, "the user declined"},
+		{permit.RejectAlways, false, true, "the user declined, for good in this workspace"},
 	} {
-		p := tools.NewPolicy(false, nil, nil)
+		p := permit.NewPolicy(false, nil, nil)
 		d, err := p.Approve(ctx, req("make"), answer(tc.answer))
 		if err != nil || d.Allowed != tc.allowed || d.Reason != tc.reason {
 			t.Errorf("answer %d: %+v %v", tc.answer, d, err)
 		}
 		asked := false
-		d2, _ := p.Approve(ctx, req("make"), func(context.Context, tools.Approval) (tools.Answer, error) {
+		d2, _ := p.Approve(ctx, req("make"), func(context.Context, tools.Approval) (permit.Answer, error) {
 			asked = true
-			return tools.AllowOnce, nil
+			return permit.AllowOnce, nil
 		})
 		if asked == tc.sticks || (tc.sticks && d2.Allowed != tc.allowed) {
 			t.Errorf("answer %d: asked again=%v, second decision %+v", tc.answer, asked, d2)
 		}
 	}
-	p := tools.NewPolicy(false, nil, nil)
+	p := permit.NewPolicy(false, nil, nil)
 	if d, err := p.Approve(ctx, req("ls"), nil); err != nil || d.Allowed || !strings.Contains(d.Reason, "--yes") {
 		t.Errorf("nil asker: %+v %v", d, err)
 	}
-	noEditor := func(context.Context, tools.Approval) (tools.Answer, error) {
-		return 0, fmt.Errorf("%w: no editor is connected", tools.ErrNoOneToAsk)
+	noEditor := func(context.Context, tools.Approval) (permit.Answer, error) {
+		return 0, fmt.Errorf("%w: no editor is connected", permit.ErrNoOneToAsk)
 	}
 	if d, err := p.Approve(ctx, req("ls"), noEditor); err != nil || d.Allowed || !strings.Contains(d.Reason, "no editor") {
 		t.Errorf("no one to ask: %+v %v", d, err)
 	}
-	cut := func(context.Context, tools.Approval) (tools.Answer, error) { return tools.AllowOnce, context.Canceled }
+	cut := func(context.Context, tools.Approval) (permit.Answer, error) {
+		return permit.AllowOnce, context.Canceled
+	}
 	if _, err := p.Approve(ctx, req("ls"), cut); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cut question gives %v", err)
 	}
 	// Yolo decides without asking.
-	if d, _ := tools.NewPolicy(true, nil, nil).Approve(ctx, req("ls"), nil); !d.Allowed {
+	if d, _ := permit.NewPolicy(true, nil, nil).Approve(ctx, req("ls"), nil); !d.Allowed {
 		t.Errorf("yolo: %+v", d)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/permit/confine"
 )
 
 // The P3 benchmarks; scripts/bench runs them and prints the README table.
@@ -303,4 +305,69 @@ func BenchmarkStreaming(b *testing.B) {
 		n++
 	}
 	b.ReportMetric(float64(n*words)/time.Since(start).Seconds(), "chunks/s")
+}
+
+// BenchmarkCommandStart is what confining a command costs when it
+// starts: /bin/true run as the bash tool runs a command (a session of its
+// own, in a small workspace, started and waited for as the tool does),
+// unconfined,
+// under namespaces and under Landlock — Prepare's two looks at the
+// workspace and Finish included. The three run in turn at each
+// iteration, so that a busy machine slows them alike; the medians are
+// reported.
+func BenchmarkCommandStart(b *testing.B) {
+	bin := mmBin(b)
+	ws := b.TempDir()
+	for _, f := range []string{"go.mod", "main.go", "README.md", "src/a.go", "src/b.go", ".git/config", ".git/HEAD", ".vscode/settings.json"} {
+		writeFile(b, filepath.Join(ws, f), "x\n")
+	}
+	ctx := context.Background()
+	names := []string{"unconfined", "namespaces", "landlock"}
+	boxes := make([]*confine.Sandbox, len(names))
+	for i, want := range []string{"", confine.WantNamespaces, confine.WantLandlock} {
+		if want == "" {
+			continue
+		}
+		boxes[i] = confine.New(ctx, confine.Options{Want: want, Network: true, Exe: bin, Environ: os.Environ()})
+		defer boxes[i].Close()
+		if m, why := boxes[i].Mechanism(); m == confine.None {
+			b.Skipf("%s: %s", names[i], why)
+		}
+	}
+	start := func(s *confine.Sandbox) time.Duration {
+		began := time.Now()
+		cmd := exec.Command("/bin/true")
+		cmd.Dir, cmd.Env = ws, os.Environ()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		var err error
+		if s == nil {
+			err = cmd.Run()
+		} else {
+			run, _ := s.Prepare(ctx, confine.Command{Roots: []string{ws}, Dir: ws})
+			if err = run.Start(cmd); err == nil {
+				var code int
+				if code, err = run.Wait(cmd); code != 0 {
+					err = fmt.Errorf("exit %d", code)
+				}
+			}
+			run.Finish()
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(began)
+	}
+	for _, s := range boxes {
+		start(s) // the caches are looked up once per sandbox
+	}
+	took := make([][]time.Duration, len(names))
+	for b.Loop() {
+		for i, s := range boxes {
+			took[i] = append(took[i], start(s))
+		}
+	}
+	for i, name := range names {
+		slices.Sort(took[i])
+		b.ReportMetric(float64(took[i][len(took[i])/2])/1e6, name+"-median-ms")
+	}
 }

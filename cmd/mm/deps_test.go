@@ -40,13 +40,17 @@ func TestImportRules(t *testing.T) {
 		{mod + "/engine/risk", []string{mod + "/"}, "engine/risk is a leaf (but for engine/oneshot)", []string{mod + "/engine/oneshot"}},
 		{mod + "/engine/oneshot", []string{mod + "/"}, "engine/oneshot is a leaf", nil},
 		{mod + "/tools", []string{mod + "/"}, "the tools contract is a leaf", nil},
+		{mod + "/permit", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/fileedit", mod + "/skills", mod + "/cmd/"}, toolImpls...),
+			"the permission tree decides from what it is given: it knows tools only through the contract, and no front end, engine or tool", nil},
+		{mod + "/permit/", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/fileedit", mod + "/skills", mod + "/cmd/"}, toolImpls...),
+			"the permission tree's packages follow its rules", nil},
 		{mod + "/tools/", []string{mod + "/engine", mod + "/acp", mod + "/cmd/"}, "tools know nothing of the engine or front ends", nil},
 		// cmd/mm's own packages (Go already keeps everyone outside cmd/mm
 		// from importing them).
 		{mod + "/cmd/mm/internal/", []string{mod + "/cmd/mm/internal/app"},
 			"only main builds and drives an app.App: the other packages get a Host of funcs from it", nil},
 		{mod + "/cmd/mm/internal/exitcode", []string{mod + "/"}, "the exit codes are a leaf", nil},
-		{mod + "/cmd/mm/internal/logfile", []string{mod + "/"}, "the log is a leaf (but for tools/bash's set of known secrets)", []string{mod + "/tools/bash", mod + "/tools"}},
+		{mod + "/cmd/mm/internal/logfile", []string{mod + "/"}, "the log is a leaf (but for the set of known secrets)", []string{mod + "/permit/childenv"}},
 		{mod + "/cmd/mm/internal/config", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/engine", mod + "/lspbridge", mod + "/cmd/mm/internal/"}, toolImpls...),
 			"the config is read by cmd/mm and knows no front end, engine or tool (but for the model connector's names and the one file reader)", []string{mod + "/engine/llm", mod + "/fileedit/disk"}},
 		{mod + "/cmd/mm/internal/line", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
@@ -88,6 +92,30 @@ func TestImportRules(t *testing.T) {
 	}
 	if seen < 5 {
 		t.Fatalf("only %d packages matched the rules: is the module path right?", seen)
+	}
+}
+
+// TestOnlyPermitDecides: what decides what may happen lives in the
+// permit tree (its doc.go): the reader of shell lines is imported there
+// only, so no tool re-reads a command line to decide on its own.
+func TestOnlyPermitDecides(t *testing.T) {
+	const mod = "github.com/mm-agent/mm"
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deciders := []string{"mvdan.cc/sh/v3/syntax", "mvdan.cc/sh/v3/expand", "mvdan.cc/sh/v3/interp"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		if strings.HasPrefix(pkg, mod+"/permit/") {
+			continue
+		}
+		for _, d := range deciders {
+			if slices.Contains(imports, d) {
+				t.Errorf("%s imports %s: the analysis of a shell line lives in permit/shell", pkg, d)
+			}
+		}
 	}
 }
 

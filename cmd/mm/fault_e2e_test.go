@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/mm-agent/mm/permit/confine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
-	"github.com/mm-agent/mm/tools/bash"
 )
 
 // TestACPHostileFiles (issue 21, defects 1 and 5) runs mm over a Python
@@ -175,7 +175,7 @@ func TestACPResourceLinkOutside(t *testing.T) {
 // and $HOME stays untouched.
 func TestLineLandlockLinkToHome(t *testing.T) {
 	t.Parallel()
-	if bash.LandlockABI() == 0 {
+	if confine.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{

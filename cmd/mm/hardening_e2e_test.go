@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/mm-agent/mm/permit/confine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
-	"github.com/mm-agent/mm/tools/bash"
 )
 
 // TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
@@ -199,7 +199,7 @@ func varied(n int) string {
 // still works.
 func TestLineSandboxLandlock(t *testing.T) {
 	t.Parallel()
-	if bash.LandlockABI() == 0 {
+	if confine.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
 	outside := fmt.Sprintf("/mm-sandbox-test-%d", os.Getpid())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mm-agent/mm/permit/confine"
 	"io"
 	"log/slog"
 	"os"
@@ -22,7 +23,6 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
-	"github.com/mm-agent/mm/tools/bash"
 )
 
 // mmBuild builds the real mm for the tests that run it as a process,
@@ -63,7 +63,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "__sandbox" {
 		// An in-process mm confines bash commands by running its own
 		// executable — this test binary — as the sandbox helper.
-		os.Exit(bash.SandboxMain(os.Args[2:], os.Stderr))
+		os.Exit(confine.Main(os.Args[2:], os.Stderr))
 	}
 	built := make(chan struct{})
 	go func() {
@@ -562,7 +562,7 @@ func messageText(us []sdk.SessionUpdate) string {
 	return b.String()
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

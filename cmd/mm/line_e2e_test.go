@@ -5,13 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/mm-agent/mm/cmd/mm/internal/config"
-	"github.com/mm-agent/mm/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // runInProcess runs `mm args…` in dir inside the test process, through

@@ -26,7 +26,8 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
-	"github.com/mm-agent/mm/tools/bash"
+	"github.com/mm-agent/mm/permit/childenv"
+	"github.com/mm-agent/mm/permit/confine"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; left
@@ -232,8 +233,8 @@ func promptAfterP(args []string) []string {
 }
 
 func run(ctx context.Context, env environment, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "__sandbox" { // bash.Sandbox's helper, not for users
-		return bash.SandboxMain(args[1:], stderr)
+	if len(args) > 0 && args[0] == "__sandbox" { // the sandbox's helper, not for users
+		return confine.Main(args[1:], stderr)
 	}
 	f, rest, err := parseFlags(env.vars, args, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -305,7 +306,7 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	if cfg == nil {
 		cfg = &config.Config{Source: "built-in defaults"} // doctor reports the error
 	}
-	known := &bash.Secrets{} // grows as configs read again name more keys
+	known := &childenv.Secrets{} // grows as configs read again name more keys
 	known.Add(cfg.KeyEnvs(), cfg.Keys())
 	logDir, _ := app.StateDir(env.vars) // none: the terminal front ends log nowhere
 	log, closeLog, err := logfile.Open(f.logFile, stderr, mode == "acp", logDir, known)
@@ -315,14 +316,19 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	}
 	defer closeLog()
 	warning := trust.Warning()
-	if warning != "" {
-		log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
-		if mode != "doctor" && mode != "eval" {
-			fmt.Fprintln(stderr, "mm:", warning)
+	if warning != "" && mode != "doctor" && mode != "eval" {
+		fmt.Fprintln(stderr, "mm:", warning)
+	}
+	// The app logs its sandbox first: what confines the commands heads
+	// the log of what they did.
+	logUntrusted := func() {
+		if warning != "" {
+			log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
 	if mode == "doctor" {
 		a := app.New(cfg, env.vars, log, nil)
+		logUntrusted()
 		a.Trust = trust
 		a.LSPCold = true
 		a.Version = mmVersion()
@@ -331,15 +337,14 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	}
 	if mode == "eval" {
 		a := app.New(cfg, env.vars, log, nil) // eval sessions are not saved
+		logUntrusted()
 		a.LSPCold = true
 		a.Version = mmVersion()
 		defer a.Close()
 		return eval.Run(ctx, a.EvalHost(), cwd, rest[1:], f.json, stdout, stderr)
 	}
-	if cfg.Sandbox == "landlock" && bash.LandlockABI() == 0 {
-		fmt.Fprintln(stderr, "mm: sandbox: landlock is not available on this kernel (Linux 5.13+ with Landlock enabled) — bash commands run unconfined")
-	}
 	if mode == "acp" {
+		logUntrusted()
 		c := &app.Configs{Read: readConfig, Cwd: cwd, Log: log, Env: env.vars, Store: app.OpenStore(env.vars, log), Warned: warning, Known: known}
 		if cfgErr != nil {
 			c.Bad = app.ConfigLine(cfgErr)
@@ -349,8 +354,12 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		}
 		return c.Serve(ctx, mmVersion(), stdin, stdout)
 	}
-	log.Info("config", "source", cfg.Source)
 	a := app.New(cfg, env.vars, log, app.OpenStore(env.vars, log))
+	logUntrusted()
+	log.Info("config", "source", cfg.Source)
+	if w := a.SandboxWarning(); w != "" {
+		fmt.Fprintln(stderr, "mm:", w)
+	}
 	a.Trust = trust
 	a.Version = mmVersion()
 	defer a.Close()

@@ -9,7 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/internal/testenv"
-	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/permit"
 )
 
 // TestLineResumeKeepsMode: a session the user put in plan mode in the
@@ -42,7 +42,7 @@ func TestLineResumeKeepsMode(t *testing.T) {
 		t.Fatal("no request")
 	}
 	last := reqs[0].Messages[len(reqs[0].Messages)-1]
-	if !strings.Contains(last.Content, tools.PlanNote) {
+	if !strings.Contains(last.Content, permit.PlanNote) {
 		t.Errorf("the model was not told it is in plan mode: %q", last.Content)
 	}
 }

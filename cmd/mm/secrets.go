@@ -7,7 +7,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/app"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
-	"github.com/mm-agent/mm/tools/bash"
+	"github.com/mm-agent/mm/permit/childenv"
 )
 
 // secretNames are the variables of environ that hold secrets: those the
@@ -15,7 +15,7 @@ import (
 // SECRET, PASSWORD, CREDENTIAL), MM_API_KEY, and every apiKeyEnv the
 // config in use names (whatever the name: LLM_AUTH).
 func secretNames(args []string, environ []string) []string {
-	names := bash.EnvPolicy{Drop: []string{"MM_API_KEY"}}.Dropped(environ)
+	names := childenv.Policy{Drop: []string{"MM_API_KEY"}}.Dropped(environ)
 	env := config.ProcessEnv(nil)
 	f, _, err := parseFlags(env, args, io.Discard, io.Discard)
 	cwd, werr := os.Getwd()

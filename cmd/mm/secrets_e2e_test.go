@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/mm-agent/mm/permit/confine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
-	"github.com/mm-agent/mm/tools/bash"
 )
 
 // dumpableProbe tells, run by bash under mm, whether mm's
@@ -293,7 +293,7 @@ func TestServerEchoedKeyIsMasked(t *testing.T) {
 // are written.
 func TestSandboxRefusesFilesThatRunLater(t *testing.T) {
 	t.Parallel()
-	if bash.LandlockABI() == 0 {
+	if confine.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
@@ -366,7 +366,7 @@ echo again > .envrc
 // Landlock grants that directory entry by entry).
 func TestSandboxRefusesLinkTargets(t *testing.T) {
 	t.Parallel()
-	if bash.LandlockABI() == 0 {
+	if confine.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{

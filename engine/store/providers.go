@@ -57,8 +57,8 @@ func (s *Store) Providers(cwd string) Providers {
 // it atomically; reads and writes are serialised, so two changes at once
 // both count.
 func (s *Store) UpdateProviders(cwd string, change func(*Providers)) error {
-	s.grantsMu.Lock()
-	defer s.grantsMu.Unlock()
+	s.providersMu.Lock()
+	defer s.providersMu.Unlock()
 	p := s.Providers(cwd)
 	change(&p)
 	b, err := json.MarshalIndent(map[string]any{"cwd": cwd, "providers": p}, "", "  ")

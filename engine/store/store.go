@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mm-agent/mm/engine/llm"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -19,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mm-agent/mm/engine/llm"
 )
 
 // Store is a directory of sessions and permission answers. Its methods are
@@ -28,7 +29,7 @@ type Store struct {
 	dir string
 	log *slog.Logger
 
-	grantsMu sync.Mutex // the per-workspace files' read-modify-writes (Remember, UpdateProviders)
+	providersMu sync.Mutex // the read-modify-write of a workspace's providers file (UpdateProviders)
 
 	mu   sync.Mutex
 	sess map[string]*sessState // by session id, for Save's order
@@ -594,4 +595,10 @@ func NewID() string {
 		panic("crypto/rand failed: " + err.Error())
 	}
 	return "sess_" + hex.EncodeToString(b)
+}
+
+// AnswersFile is where the remembered answers of the workspace cwd are
+// kept (permit/answers): permissions/<workspace>.json.
+func (s *Store) AnswersFile(cwd string) string {
+	return filepath.Join(s.dir, "permissions", workspaceKey(cwd)+".json")
 }

@@ -152,30 +152,6 @@ func TestUnwritableStore(t *testing.T) {
 	}
 }
 
-func TestGrants(t *testing.T) {
-	s := store.Open(t.TempDir(), nil)
-	ws := "/home/u/proj"
-	if g := s.Grants(ws); len(g) != 0 {
-		t.Fatalf("fresh grants = %v", g)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(s.Remember(ws, store.Grant{Tool: "bash", Key: "go test", Allowed: true}))
-	must(s.Remember(ws, store.Grant{Tool: "write_file", Key: "write_file", Allowed: false}))
-	must(s.Remember(ws, store.Grant{Tool: "bash", Key: "go test", Allowed: false})) // replaced
-	g := s.Grants(ws)
-	if len(g) != 2 || g[0].Key != "write_file" || g[1] != (store.Grant{Tool: "bash", Key: "go test", Allowed: false}) {
-		t.Errorf("grants = %+v", g)
-	}
-	if g := s.Grants("/home/u/other"); len(g) != 0 {
-		t.Errorf("another workspace sees %v", g)
-	}
-}
-
 func TestTitle(t *testing.T) {
 	for in, want := range map[string]string{
 		"\n  fix the bug  \nmore": "fix the bug",

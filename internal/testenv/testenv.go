@@ -36,6 +36,8 @@ var install = map[string]string{
 	"acpx":               "npm install -g acpx@0.19.1",
 	"git":                "apt-get install git",
 	"prlimit":            "apt-get install util-linux",
+	"unshare":            "apt-get install util-linux",
+	"tmux":               "apt-get install tmux",
 }
 
 // NeedTool returns the path of a real tool the test drives (gopls,

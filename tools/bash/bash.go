@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mm-agent/mm/permit/childenv"
+	"github.com/mm-agent/mm/permit/confine"
+	"github.com/mm-agent/mm/permit/shell"
 	"github.com/mm-agent/mm/tools"
 	"github.com/sourcegraph/conc"
 	"github.com/sourcegraph/conc/panics"
@@ -41,41 +44,14 @@ type Options struct {
 	// directory the catastrophic-command check protects.
 	Environ []string
 	// Env filters Environ; its zero value drops the usual secrets.
-	Env EnvPolicy
-	// Sandbox, when set, runs every command confined by Landlock to
-	// writing inside its working directory — not its files that run
-	// later, nor new files at its top (workspaceGrants) — and its own temp
-	// dir, and never in the editor's terminal, which mm cannot confine.
-	Sandbox *Sandbox
-}
-
-// Sandbox names the program that confines a command: mm itself, whose
-// hidden `__sandbox` mode is SandboxMain.
-type Sandbox struct {
-	Exe string
-	// TempDir is the one temp directory confined commands may write (their
-	// $TMPDIR), private to this mm: granting the shared /tmp would let a
-	// command write what other programs keep there — a workspace under
-	// /tmp included, its files that run later too. "" grants none.
-	TempDir string
-}
-
-// NewSandbox returns the sandbox of mm's executable exe, with a private
-// temp directory; Close removes it.
-func NewSandbox(exe string) (*Sandbox, error) {
-	dir, err := os.MkdirTemp("", "mm-sandbox-")
-	if err != nil {
-		return nil, fmt.Errorf("create the sandbox's temp dir: %w", err)
-	}
-	return &Sandbox{Exe: exe, TempDir: dir}, nil
-}
-
-// Close removes the temp directory and what commands left in it.
-func (s *Sandbox) Close() error {
-	if s == nil || s.TempDir == "" {
-		return nil
-	}
-	return os.RemoveAll(s.TempDir)
+	Env childenv.Policy
+	// Sandbox, when set, confines every command (permit/confine) — in
+	// the editor's terminal too, where the terminal runs mm's helper
+	// around the command — or refuses every one when it cannot.
+	Sandbox *confine.Sandbox
+	// Named are the files mm's configuration names that run later (hook
+	// scripts, servers): read-only to a confined command like .git.
+	Named []string
 }
 
 // Params are the arguments of a call. They stay minimal: every field is
@@ -109,7 +85,7 @@ func New(opts Options) tools.Tool {
 		Caps:        tools.Anything,
 		Description: strings.ReplaceAll(strings.TrimSpace(description), "{timeout}", seconds(opts.Timeout)),
 		Describe: func(env tools.Env, p Params) tools.Call {
-			return tools.Call{Title: analyse(env, p.Command).title(p.Command)}
+			return tools.Call{Title: shell.Title(env, p.Command)}
 		},
 		Run: r.run,
 	})
@@ -127,14 +103,13 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	if strings.TrimSpace(line) == "" {
 		return tools.Errorf(`[error: "command" is empty — give the command line to run, e.g. "ls"]`), nil
 	}
-	if why := refusal(line, r.home); why != "" {
+	if why := shell.Refusal(line, r.home); why != "" {
 		return tools.Result{Text: why, IsError: true}, nil
 	}
-	ap := analyse(env, line).approval(line, p)
-	if ap.RunsLater == "" {
-		ap.RunsLater = gitRisk(env.Cwd(), line)
+	if why := r.opts.Sandbox.Refusal(); why != "" {
+		return tools.Result{Text: why, IsError: true}, nil
 	}
-	d, err := env.Approve(ctx, ap)
+	d, err := env.Approve(ctx, shell.Approval(env, line, p))
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()
@@ -150,16 +125,38 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	}
 	var extra []string
 	if !d.Asked { // nobody saw it: git runs none of the repository's programs
-		extra = gitNeutral
+		extra = shell.GitNeutral
 	}
-	if t, ok := env.(tools.Terminals); ok && r.opts.Sandbox == nil {
-		res, err := r.inTerminal(ctx, t, env.Cwd(), line, r.timeout(p.Timeout), extra)
-		if !errors.Is(err, tools.ErrNoTerminal) {
+	var box *confine.Run
+	if sb := r.opts.Sandbox; sb != nil {
+		var why string
+		if box, why = sb.Prepare(ctx, confine.Command{Roots: env.Roots(), Dir: env.Cwd(), Named: r.opts.Named}); why != "" {
+			return tools.Result{Text: why, IsError: true}, nil
+		}
+	}
+	res, err := r.where(ctx, env, line, r.timeout(p.Timeout), extra, box)
+	// What the command made that runs later goes, whatever its end.
+	if note := box.Finish(); note != "" && err == nil {
+		res.Text = strings.TrimRight(res.Text, "\n") + "\n" + strings.TrimRight(note, "\n")
+	}
+	return res, err
+}
+
+// where runs line in the front end's terminal when it has one, else
+// itself. A terminal whose sandbox helper could not set up (the editor
+// runs it elsewhere, without namespaces) ran nothing: mm runs it then.
+func (r *runner) where(ctx context.Context, env tools.Env, line string, timeout time.Duration, extra []string, box *confine.Run) (tools.Result, error) {
+	if t, ok := env.(tools.Terminals); ok {
+		res, err := r.inTerminal(ctx, t, env.Cwd(), line, timeout, extra, box)
+		if !errors.Is(err, tools.ErrNoTerminal) && !errors.Is(err, errNotConfined) {
 			return res, err
 		}
 	}
-	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout), extra)
+	return r.exec(ctx, env.Cwd(), line, timeout, extra, box)
 }
+
+// errNotConfined says the terminal's sandbox helper could not set up.
+var errNotConfined = errors.New("the terminal could not confine the command")
 
 // inTerminal runs line in the front end's terminal, where the user
 // watches it live (T4); the model gets the same text as from exec. The
@@ -167,15 +164,24 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 // variables the policy drops from mm's own environment — the editor's,
 // which started mm — are unset there too, and the key is masked in the
 // output whatever variable held it.
-func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration, extra []string) (tools.Result, error) {
+func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line string, timeout time.Duration, extra []string, box *confine.Run) (tools.Result, error) {
 	began := time.Now()
-	x, err := t.RunInTerminal(ctx, tools.Command{Line: line, Dir: dir, Env: append(append([]string(nil), quietEnv...), extra...), Unset: r.opts.Env.Dropped(r.opts.Environ),
-		Timeout: timeout, OutputLimit: 2 * endBytes})
+	c := tools.Command{Line: line, Dir: dir, Env: append(append([]string(nil), quietEnv...), extra...), Unset: r.opts.Env.Dropped(r.opts.Environ),
+		Timeout: timeout, OutputLimit: 2 * endBytes}
+	if box != nil {
+		c.Wrap, c.Env = box.Argv, append(c.Env, box.Env...)
+	}
+	x, err := t.RunInTerminal(ctx, c)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	// The helper could not set up, or the terminal runs elsewhere, where
+	// mm's binary is not: the command did not run.
+	if box != nil && (x.Code == confine.SetupFailed && strings.Contains(x.Output, "mm: sandbox:") || x.Code == 127 && strings.Contains(x.Output, box.Argv[0])) {
+		return tools.Result{}, errNotConfined
+	}
 	elapsed := time.Since(began)
-	text := r.opts.Env.mask(output{head: clean([]byte(x.Output))}.render(r.opts.MaxOutput))
+	text := r.opts.Env.Mask(output{head: clean([]byte(x.Output))}.render(r.opts.MaxOutput))
 	if x.Truncated {
 		text = fmt.Sprintf("[… the start of the output was cut: the terminal keeps the last %s …]\n", humanBytes(2*endBytes)) + text
 	}
@@ -190,7 +196,7 @@ func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line st
 		return tools.Result{Text: text + fmt.Sprintf("[killed by %s · %.1fs]", x.Signal, elapsed.Seconds()), IsError: true}, nil
 	}
 	sigpipe := x.Code == 141 && strings.Contains(line, "|")
-	return tools.Result{Text: text + status(x.Code, elapsed, sigpipe), IsError: x.Code != 0 && !sigpipe}, nil
+	return tools.Result{Text: text + r.opts.Sandbox.Refused(text) + status(x.Code, elapsed, sigpipe), IsError: x.Code != 0 && !sigpipe}, nil
 }
 
 // timeout is the call's limit: the model's, capped, or the default.
@@ -210,7 +216,7 @@ const drainGrace = 200 * time.Millisecond
 // exec runs line and reports what it printed and how it ended. The output
 // goes through a pipe into a capture that keeps its two ends only, so no
 // command can fill memory or a disk through it.
-func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration, extra []string) (tools.Result, error) {
+func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration, extra []string, box *confine.Run) (tools.Result, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("create output pipe: %w", err)
@@ -226,24 +232,24 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := []string{"bash", "-o", "pipefail", "-c", line}
-	if sb := r.opts.Sandbox; sb != nil {
-		argv = append([]string{sb.Exe, "__sandbox", "--workspace", dir, "--write", sb.TempDir, "--"}, argv...)
-	}
-	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
+	cmd := exec.CommandContext(tctx, "bash", "-o", "pipefail", "-c", line)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: Wait does not wait for whoever holds it open
 	// a fresh slice: r.environ is shared by concurrent calls
-	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.filter(r.environ)...), extra...)
-	if sb := r.opts.Sandbox; sb != nil && sb.TempDir != "" {
-		cmd.Env = append(cmd.Env, "TMPDIR="+sb.TempDir) // the last one counts
-	}
+	cmd.Env = append(append([]string(nil), r.opts.Env.Learned.Filter(r.environ)...), extra...)
 	detach(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = time.Second // should the group kill fail, Wait still ends
 
 	began := time.Now()
-	err = cmd.Start()
+	start, wait := cmd.Start, func() (int, error) {
+		err := cmd.Wait()
+		return exitCode(cmd.ProcessState), err
+	}
+	if box != nil { // confined: the sandbox starts it, and says when it ended
+		start, wait = func() error { return box.Start(cmd) }, func() (int, error) { return box.Wait(cmd) }
+	}
+	err = start()
 	pw.Close() // the command holds its own copy
 	if err != nil {
 		if ctx.Err() != nil {
@@ -251,7 +257,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		}
 		return tools.Result{}, fmt.Errorf("start bash in %s: %w", dir, err)
 	}
-	waitErr := cmd.Wait() // returns once the shell exits, or once Cancel killed its group
+	code, waitErr := wait() // returns once the shell exits, or once Cancel killed its group
 	elapsed := time.Since(began)
 	if ctx.Err() != nil {
 		return tools.Result{}, ctx.Err()
@@ -265,15 +271,12 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	pr.SetReadDeadline(time.Now().Add(drainGrace))
 	reader.Wait()
 	o := kept.output()
-	text := r.opts.Env.mask(o.render(r.opts.MaxOutput))
+	text := r.opts.Env.Mask(o.render(r.opts.MaxOutput))
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
 	text = strings.TrimRight(text, "\n") + "\n"
-	var refused string
-	if r.opts.Sandbox != nil {
-		refused = refusedNote(text)
-	}
+	refused := r.opts.Sandbox.Refused(text)
 	if o.unread > 0 {
 		// Also at the end, where a later cut of the middle keeps it.
 		text += fmt.Sprintf("[the command printed %s; mm kept only its first and last %s]\n", humanBytes(o.total), humanBytes(endBytes))
@@ -281,7 +284,6 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	if timedOut {
 		return tools.Result{Text: text + refused + timeoutAdvice(timeout), IsError: true}, nil
 	}
-	code := exitCode(cmd.ProcessState)
 	// pipefail makes `cmd | head` end with 141 when head stops reading
 	// early and cmd dies of SIGPIPE: the output is what was asked for.
 	sigpipe := code == 141 && strings.Contains(line, "|")

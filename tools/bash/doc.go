@@ -23,22 +23,17 @@
 //     Setsid rather than Setpgid also drops the controlling terminal, so
 //     sudo, ssh or git asking for a password fail at once instead of
 //     reading from the user's terminal.
-//   - Refusals (catastrophic commands, a bare `cmd &`) are checked before
-//     approval is asked. They are a safety net against a small model's
-//     slips, not a sandbox: the approval prompt is the real gate. They,
-//     and the approval key an "always" answer is remembered by, are
-//     decided on the syntax tree of a real bash parser
-//     (mvdan.cc/sh/v3/syntax), so every command bash would run is seen:
-//     in lists, pipelines, subshells, $(…), here-documents, bash -c and
-//     eval scripts. A line bash cannot parse is refused with the error.
-//   - The paths a command names are resolved from the directory it runs
-//     in: the line's cd, pushd and popd are followed (cd.go), and after a
-//     cd to a directory computed when the line runs, a relative write is
-//     asked in every mode, since it may be a file that runs later.
-//   - Commands see mm's environment without its secrets (EnvPolicy): no
-//     variable whose name holds KEY, SECRET, TOKEN, PASSWORD or
-//     CREDENTIAL, nor the model server's API key under any name, and that
-//     key is masked in the output.
+//   - What a line may do is decided by the permission tree, never here:
+//     permit/shell refuses a few commands, analyses the line into the
+//     approval that is asked, and says which environment git runs in
+//     unasked; permit/childenv gives the command its environment without
+//     mm's secrets and masks them in the output; permit/runlater says
+//     what a confined command may write.
+//   - With a sandbox, every command runs confined by permit/confine — in
+//     the editor's terminal too, which runs mm's helper around it — and
+//     none runs when the sandbox cannot be set up. A confined command's
+//     background jobs keep running after the call returns, as above,
+//     until mm exits.
 //   - Everything the model can act on is a Result; a Go error means bash
 //     could not be started, the temporary file failed, or the context was
 //     cancelled (the process group is killed first).

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/permit"
+	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/workspace"
 )
@@ -76,7 +78,7 @@ func env(t *testing.T, allow bool) (tools.Env, string) {
 	if !allow {
 		deny = []string{"fetch_content:*"}
 	}
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: tools.NewPolicy(allow, nil, deny)})
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(allow, nil, deny)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +243,10 @@ func TestFetchRedirectToAnotherHostAsks(t *testing.T) {
 	defer a.Close()
 	dir := t.TempDir()
 	var asked []string
-	policy := tools.NewPolicy(false, []string{"fetch_content:" + a.URL + "*"}, nil)
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: policy, Ask: func(_ context.Context, r tools.Approval) (tools.Answer, error) {
+	policy := permit.NewPolicy(false, []string{"fetch_content:" + a.URL + "*"}, nil)
+	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: policy, Ask: func(_ context.Context, r tools.Approval) (permit.Answer, error) {
 		asked = append(asked, r.Title)
-		return tools.RejectOnce, nil
+		return permit.RejectOnce, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -270,13 +272,13 @@ func TestFetchOutputThatRunsLaterIsAsked(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755)
 	var asked []string
-	ask := func(_ context.Context, r tools.Approval) (tools.Answer, error) {
+	ask := func(_ context.Context, r tools.Approval) (permit.Answer, error) {
 		asked = append(asked, r.Title)
-		return tools.RejectOnce, nil
+		return permit.RejectOnce, nil
 	}
-	for _, who := range []tools.Asker{ask, nil} {
-		policy := tools.NewPolicy(true, nil, nil)
-		policy.WatchRunLater(&tools.RunLater{Root: dir})
+	for _, who := range []permit.Asker{ask, nil} {
+		policy := permit.NewPolicy(true, nil, nil)
+		policy.WatchRunLater(&runlater.RunLater{Root: dir})
 		ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: policy, Ask: who})
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/permit"
+	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -30,16 +32,16 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, dir: t.TempDir(), allow: true}
 	env, err := workspace.New(workspace.Options{
 		Cwd:    f.dir,
-		Policy: tools.NewPolicy(false, nil, nil),
-		Ask: func(_ context.Context, a tools.Approval) (tools.Answer, error) {
+		Policy: permit.NewPolicy(false, nil, nil),
+		Ask: func(_ context.Context, a tools.Approval) (permit.Answer, error) {
 			f.asked = append(f.asked, a)
 			if f.onAsk != nil {
 				f.onAsk()
 			}
 			if !f.allow {
-				return tools.RejectOnce, nil
+				return permit.RejectOnce, nil
 			}
-			return tools.AllowOnce, nil
+			return permit.AllowOnce, nil
 		},
 	})
 	if err != nil {
@@ -318,14 +320,14 @@ func TestSpecialFilesAnswerRepairText(t *testing.T) {
 // link while the question about it is open (issue 19).
 func TestWritesThroughLinksToFilesThatRunLater(t *testing.T) {
 	f := newFixture(t)
-	p := tools.NewPolicy(true, nil, nil)
-	p.WatchRunLater(&tools.RunLater{Root: f.dir})
-	env, err := workspace.New(workspace.Options{Cwd: f.dir, Policy: p, Ask: func(_ context.Context, a tools.Approval) (tools.Answer, error) {
+	p := permit.NewPolicy(true, nil, nil)
+	p.WatchRunLater(&runlater.RunLater{Root: f.dir})
+	env, err := workspace.New(workspace.Options{Cwd: f.dir, Policy: p, Ask: func(_ context.Context, a tools.Approval) (permit.Answer, error) {
 		f.asked = append(f.asked, a)
 		if f.onAsk != nil {
 			f.onAsk()
 		}
-		return tools.AllowOnce, nil
+		return permit.AllowOnce, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +369,7 @@ func TestWritesThroughLinksToFilesThatRunLater(t *testing.T) {
 
 	// The directory is swapped for a link to .git while the question is
 	// open (an approval in ask mode): the write is refused when it lands.
-	p.SetMode(tools.ModeAsk)
+	p.SetMode(permit.ModeAsk)
 	sub := filepath.Join(f.dir, "sub")
 	os.Mkdir(sub, 0o755)
 	f.onAsk = func() {

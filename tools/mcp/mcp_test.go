@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/mcp/mcptest"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -34,9 +35,9 @@ func TestMain(m *testing.M) {
 }
 
 // env is a disk workspace whose policy allows everything, or asks ask.
-func env(t *testing.T, ask tools.Asker) tools.Env {
+func env(t *testing.T, ask permit.Asker) tools.Env {
 	t.Helper()
-	w, err := workspace.New(workspace.Options{Cwd: t.TempDir(), Policy: tools.NewPolicy(ask == nil, nil, nil), Ask: ask})
+	w, err := workspace.New(workspace.Options{Cwd: t.TempDir(), Policy: permit.NewPolicy(ask == nil, nil, nil), Ask: ask})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,12 +139,12 @@ func TestStableNames(t *testing.T) {
 func TestPermission(t *testing.T) {
 	set := connectTest(t, Options{Servers: []Server{{Name: "g", Command: serverBin}}})
 	asked := 0
-	e := env(t, func(_ context.Context, a tools.Approval) (tools.Answer, error) {
+	e := env(t, func(_ context.Context, a tools.Approval) (permit.Answer, error) {
 		asked++
 		if a.Tool != "g_echo" || a.Key != "g_echo" {
 			t.Errorf("approval = %+v", a)
 		}
-		return tools.AllowAlways, nil
+		return permit.AllowAlways, nil
 	})
 	echo := find(t, set, "g_echo")
 	run(t, echo, e, `{"text":"1"}`)
@@ -151,7 +152,7 @@ func TestPermission(t *testing.T) {
 	if asked != 1 {
 		t.Errorf("asked %d times; an always answer is remembered per tool", asked)
 	}
-	declined := env(t, func(context.Context, tools.Approval) (tools.Answer, error) { return tools.RejectOnce, nil })
+	declined := env(t, func(context.Context, tools.Approval) (permit.Answer, error) { return permit.RejectOnce, nil })
 	if res := run(t, echo, declined, `{"text":"x"}`); !res.IsError || !strings.Contains(res.Text, "was not run") {
 		t.Errorf("declined = %+v", res)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mm-agent/mm/fileedit/disk"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -21,11 +22,11 @@ type Options struct {
 	// Roots confine paths; empty means just Cwd.
 	Roots []string
 	// Policy decides without asking when it can; nil asks every time.
-	Policy *tools.Policy
+	Policy *permit.Policy
 	// Ask renders the question when the policy cannot decide; nil
 	// refuses, with a reason telling the model the action needs
 	// permission.
-	Ask tools.Asker
+	Ask permit.Asker
 	// Files is the view of files; nil means Disk.
 	Files tools.Files
 }
@@ -87,7 +88,7 @@ type Disk struct {
 	Roots []string
 	// Landing, when set, has the last word on a write inside a root: it
 	// gets the path and where the write lands, every link followed, at
-	// the moment of writing (tools.Policy.Landing refuses a link that
+	// the moment of writing (permit.Policy.Landing refuses a link that
 	// leads to a file that runs later). Nil checks nothing more.
 	Landing func(path, real string) error
 }

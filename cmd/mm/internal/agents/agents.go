@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/ask"
 )
@@ -169,7 +170,7 @@ type readOnly struct {
 }
 
 func (r *readOnly) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
-	if !req.Caps.ReadOnly() {
+	if !permit.ReadOnly(req.Caps) {
 		return tools.Decision{Reason: "the " + r.name + " agent is read-only: it changes no file and runs no command"}, nil
 	}
 	// Under ask_<name>, the caller's call gives its own id; under

@@ -11,6 +11,7 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/files"
 	"github.com/mm-agent/mm/tools/workspace"
@@ -19,9 +20,9 @@ import (
 // asked records the questions that reached the asking session's user.
 type asked struct{ reqs []tools.Approval }
 
-func (a *asked) ask(_ context.Context, req tools.Approval) (tools.Answer, error) {
+func (a *asked) ask(_ context.Context, req tools.Approval) (permit.Answer, error) {
 	a.reqs = append(a.reqs, req)
-	return tools.AllowOnce, nil
+	return permit.AllowOnce, nil
 }
 
 // callerEnv is the asking session's real disk environment in a fresh
@@ -30,7 +31,7 @@ func (a *asked) ask(_ context.Context, req tools.Approval) (tools.Answer, error)
 func callerEnv(t *testing.T, yolo bool) (*workspace.Workspace, *asked) {
 	t.Helper()
 	u := &asked{}
-	ws, err := workspace.New(workspace.Options{Cwd: t.TempDir(), Policy: tools.NewPolicy(yolo, nil, nil), Ask: u.ask})
+	ws, err := workspace.New(workspace.Options{Cwd: t.TempDir(), Policy: permit.NewPolicy(yolo, nil, nil), Ask: u.ask})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,11 @@ import (
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/fileedit/disk"
 	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/permit"
+	"github.com/mm-agent/mm/permit/answers"
+	"github.com/mm-agent/mm/permit/childenv"
+	"github.com/mm-agent/mm/permit/confine"
+	"github.com/mm-agent/mm/permit/runlater"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/fetch"
@@ -39,9 +45,11 @@ type App struct {
 	env  config.Env
 	log  *slog.Logger
 	conn *llm.Connector
-	// store keeps sessions and remembered answers in the state directory;
-	// nil keeps nothing (no home directory).
-	store *store.Store
+	// store keeps sessions in the state directory, answers the
+	// remembered answers beside them; nil keeps nothing (no home
+	// directory).
+	store   *store.Store
+	answers *answers.Store
 	// model is the connector with the profile's sampling (E30).
 	model *llm.Profiled
 
@@ -53,12 +61,12 @@ type App struct {
 	// the tools they add).
 	LSPCold bool
 
-	// sandbox confines bash commands (sandbox: landlock); nil when off
-	// or when the kernel cannot.
-	sandbox *bash.Sandbox
+	// sandbox confines bash commands (sandbox: on, namespaces,
+	// landlock), or refuses them when it cannot; nil when off.
+	sandbox *confine.Sandbox
 	// known are the secrets learned from later readings of the config
 	// (ACP); nil in the other front ends, which read it once.
-	known *bash.Secrets
+	known *childenv.Secrets
 
 	// notice shows a one-time line to the user (line mode's banner on
 	// stderr); nil logs it only. Set before the first session.
@@ -83,6 +91,10 @@ type App struct {
 // Trust, LSPCold and Version before the first session and calls Close.
 func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *App {
 	a := &App{cfg: cfg, env: env, log: log, store: st}
+	a.sandbox = a.newSandbox()
+	if st != nil {
+		a.answers = answers.Open(st.AnswersFile, log)
+	}
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
 		Provider:          cfg.Provider,
 		BaseURL:           cfg.BaseURL,
@@ -99,15 +111,6 @@ func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) 
 		Logger: log,
 	})
 	a.model = llm.NewProfiled(a.conn, cfg.Profile, log)
-	if cfg.Sandbox == "landlock" && bash.LandlockABI() > 0 {
-		exe, err := os.Executable()
-		if err == nil {
-			a.sandbox, err = bash.NewSandbox(exe)
-		}
-		if err != nil {
-			log.Warn("sandbox off", "err", err)
-		}
-	}
 	a.agents, a.agentApps = newAskedAgents(a)
 	return a
 }
@@ -138,22 +141,22 @@ func explain(err error) string { return llm.Explain(err) }
 // "Always" answers given in earlier sessions of the workspace come back
 // from the state directory, and new ones go there (A4) — never into a
 // file of the repository, which a cloned project could ship.
-func (a *App) Workspace(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error) {
-	policy := tools.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
+func (a *App) Workspace(cwd string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error) {
+	policy := permit.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
 	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
 	if err != nil {
 		return ws, policy, err
 	}
 	root := ws.Cwd()
-	policy.WatchRunLater(&tools.RunLater{Root: root, Named: a.runLater(root)})
-	if a.store == nil {
+	policy.WatchRunLater(&runlater.RunLater{Root: root, Named: a.runLater(root)})
+	if a.answers == nil {
 		return ws, policy, nil
 	}
-	for _, g := range a.store.Grants(root) {
+	for _, g := range a.answers.Load(root) {
 		policy.Recall(g.Tool, g.Key, g.Allowed)
 	}
 	policy.Persist(func(ap tools.Approval, allowed bool) {
-		if err := a.store.Remember(root, store.Grant{Tool: ap.Tool, Key: ap.Key, Allowed: allowed}); err != nil {
+		if err := a.answers.Remember(root, answers.Answer{Tool: ap.Tool, Key: ap.Key, Allowed: allowed}); err != nil {
 			a.log.Warn("answer not remembered for the workspace", "err", err)
 		}
 	})
@@ -187,7 +190,7 @@ func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 		ts = append(ts, fileTools[0]) // read_file only
 	}
 	if config.On(a.cfg.BashTool, true) {
-		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: a.env, Env: a.childEnv(), Sandbox: a.sandbox})
+		var b tools.Tool = bash.New(bash.Options{Timeout: time.Duration(a.cfg.BashTimeout), MaxOutput: a.maxOutput(), Environ: a.env, Env: a.childEnv(), Sandbox: a.sandbox, Named: slices.Sorted(maps.Keys(a.runLater(cwd)))})
 		if servers.Available() {
 			b = lsptool.CommandHook{Tool: b, Manager: servers, Late: late}
 		}
@@ -211,10 +214,10 @@ func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 // bash commands, hooks, MCP servers, language servers: the config's
 // bashEnv, and no API key of any agent, under whatever name. An MCP
 // server's own env entries are added after it.
-func (a *App) childEnv() bash.EnvPolicy {
+func (a *App) childEnv() childenv.Policy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
 	drop = append(drop, a.cfg.KeyEnvs()...)
-	return bash.EnvPolicy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
+	return childenv.Policy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
 }
 
 // childEnviron is the environment every program mm starts gets

@@ -13,6 +13,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/lspbridge"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/skills"
 	"github.com/mm-agent/mm/tools"
 )
@@ -79,6 +80,7 @@ func (a *App) DoctorHost() doctor.Host {
 		Skills:   a.SkillsFor,
 		MCP:      a.mcp,
 		StateDir: func() (string, error) { return StateDir(a.env) },
+		Sandbox:  a.doctorSandbox(),
 		Getenv:   a.env.Get,
 	}
 }
@@ -94,7 +96,7 @@ func (a *App) EvalHost() eval.Host {
 			set, _, _ := a.SkillsFor(cwd).Current()
 			return set, skillOptions(set)
 		},
-		Session: func(dir string, ask tools.Asker) (*engine.Session, error) {
+		Session: func(dir string, ask permit.Asker) (*engine.Session, error) {
 			ws, _, err := a.Workspace(dir, ask)
 			if err != nil {
 				return nil, err

@@ -15,8 +15,9 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
+	"github.com/mm-agent/mm/permit/childenv"
 	"github.com/mm-agent/mm/tools"
-	"github.com/mm-agent/mm/tools/bash"
 )
 
 // Configs is mm's config as the editor's sessions get it. An editor
@@ -35,7 +36,7 @@ type Configs struct {
 	// Known are the secrets of every reading: a key a new reading names
 	// is masked in the log and kept from the commands of every session,
 	// those open already included.
-	Known *bash.Secrets
+	Known *childenv.Secrets
 	// Bad is the last reading's error line, logged once; start-up sets
 	// it when the first reading failed.
 	Bad string
@@ -75,15 +76,16 @@ func (c *Configs) builder() (*acp.Builder, error) {
 	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.Trust, trust) {
 		return c.b, nil
 	}
-	c.Log.Info("config", "source", cfg.Source, "reread", c.cur != nil)
+	reread := c.cur != nil
+	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
+	c.cur = New(cfg, c.Env, c.Log, c.Store) // logs its sandbox first
+	c.Log.Info("config", "source", cfg.Source, "reread", reread)
 	if w := trust.Warning(); w != c.Warned {
 		c.Warned = w
 		if w != "" {
 			c.Log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
-	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
-	c.cur = New(cfg, c.Env, c.Log, c.Store)
 	c.cur.known = c.Known
 	c.cur.conn.Retarget(c.chosen())
 	c.cur.Trust = trust
@@ -110,7 +112,7 @@ func (c *Configs) close() {
 func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Builder {
 	return &acp.Builder{
 		Commands: a.commands(ctx, announce),
-		Workspace: func(cwd string) (tools.Env, *tools.Policy, error) {
+		Workspace: func(cwd string) (tools.Env, *permit.Policy, error) {
 			return a.Workspace(cwd, nil)
 		},
 		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {

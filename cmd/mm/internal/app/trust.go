@@ -24,7 +24,7 @@ func TrustFile(env config.Env) string {
 
 // runLater names the files of the config in use that make mm run code
 // later — the config file, the agent files and the programs it names —
-// so a write to one asks like a write to .git/hooks (tools.RunsLater).
+// so a write to one asks like a write to .git/hooks (runlater.RunsLater).
 // The full config's files count even while it is untrusted: trusting it
 // later must not trust what the model wrote meanwhile.
 func (a *App) runLater(root string) map[string]string {

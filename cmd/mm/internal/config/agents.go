@@ -272,7 +272,7 @@ func (c *Config) checkAsked() error {
 		{"permissions", "its permission questions go to the user of the agent that asks, under that agent's rules", len(c.Permissions.Allow)+len(c.Permissions.Deny) > 0},
 		{"bashTimeout", "an asked agent runs no commands", c.BashTimeout != 0},
 		{"bashEnv", "an asked agent runs no commands", len(c.BashEnv.Keep)+len(c.BashEnv.Drop) > 0},
-		{"sandbox", "an asked agent runs no commands", c.Sandbox != ""},
+		{"sandbox", "an asked agent runs no commands", c.Sandbox != Sandbox{}},
 		{"lsp", "an asked agent uses the language servers of the agent that asks", len(c.LSP) > 0},
 		{"previewLines", "nobody sees an asked agent's tool outputs, only its answer", c.PreviewLines != 0},
 	} {

@@ -40,8 +40,8 @@ type Config struct {
 	AdaptiveTemp bool     `yaml:"adaptiveTemperature"`
 	BashTimeout  Duration `yaml:"bashTimeout"`
 	BashEnv      BashEnv  `yaml:"bashEnv"`
-	// Sandbox is "landlock" to confine bash commands (Linux), or "".
-	Sandbox          string      `yaml:"sandbox"`
+	// Sandbox confines bash commands (Linux): namespaces, or Landlock.
+	Sandbox          Sandbox     `yaml:"sandbox"`
 	BashTool         *bool       `yaml:"bashTool"`
 	EditTools        *bool       `yaml:"editTools"`
 	PlanTool         *bool       `yaml:"planTool"`
@@ -562,10 +562,8 @@ func (c *Config) validate() error {
 	if _, ok := llm.LookupProfile(c.Profile); c.Profile != "" && c.Profile != "none" && !ok {
 		return fmt.Errorf("profile %q is not one of %s (or none; leave it out to guess from the model id)", c.Profile, strings.Join(llm.ProfileNames(), ", "))
 	}
-	switch c.Sandbox {
-	case "", "off", "landlock":
-	default:
-		return fmt.Errorf("sandbox %q is not supported (write landlock, or leave it out)", c.Sandbox)
+	if err := c.Sandbox.validate(); err != nil {
+		return err
 	}
 	switch c.Reasoning.Effort {
 	case "", "none", "low", "medium", "high", "xhigh":

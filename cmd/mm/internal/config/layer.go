@@ -23,7 +23,8 @@ import (
 //     of the same name replaces the user's;
 //   - untrusted, the keys of UntrustedKeys are ignored (the user's stay),
 //     and the keys that guard the user (tightening) may only make mm
-//     stricter: sandbox only from off to landlock, a tool only off;
+//     stricter: sandbox only towards namespaces (off, landlock, on,
+//     namespaces) and its network only off, a tool only off;
 //   - trusted, the workspace may relax those too — `mm trust` shows it
 //     first — but the user's deny rules and dropped variables stay: a
 //     deny rule says "never", and a repository the user trusts for its
@@ -92,11 +93,22 @@ var layerRules = map[string]func(l *layering){
 	"baseURL":   func(l *layering) { l.out.BaseURL = l.ws.BaseURL; l.key() },
 	"apiKeyEnv": func(l *layering) { l.key() },
 	"sandbox": func(l *layering) {
-		if !l.trusted && sandboxed(l.out.Sandbox) && !sandboxed(l.ws.Sandbox) {
-			l.refuse("sandbox", offOr(l.ws.Sandbox), l.out.Sandbox)
-			return
+		out, ws := &l.out.Sandbox, l.ws.Sandbox
+		scalar := !l.ws.keys["sandbox.use"] && !l.ws.keys["sandbox.network"]
+		if scalar || l.ws.keys["sandbox.use"] {
+			if !l.trusted && strength(ws.Use) < strength(out.Want()) {
+				l.refuse("sandbox", offOr(ws.Use), out.Want())
+			} else if out.Use = ws.Use; !out.On() {
+				out.Network = "" // no sandbox: no network of its own either
+			}
 		}
-		l.out.Sandbox = l.ws.Sandbox
+		if l.ws.keys["sandbox.network"] {
+			if !l.trusted && ws.NetworkOn() && !out.NetworkOn() {
+				l.refuse("sandbox.network", "on", "off")
+			} else {
+				out.Network = ws.Network
+			}
+		}
 	},
 	"bashTool":         func(l *layering) { l.toggle("bashTool", &l.out.BashTool, l.ws.BashTool, true) },
 	"editTools":        func(l *layering) { l.toggle("editTools", &l.out.EditTools, l.ws.EditTools, true) },
@@ -175,9 +187,6 @@ func (l *layering) toggle(key string, dst **bool, ws *bool, def bool) {
 func (l *layering) refuse(key, theirs, yours string) {
 	l.refused = append(l.refused, fmt.Sprintf("%s: %s (yours: %s)", key, theirs, yours))
 }
-
-// sandboxed reports whether a sandbox value confines commands.
-func sandboxed(v string) bool { return v == "landlock" }
 
 func offOr(v string) string {
 	if v == "" {

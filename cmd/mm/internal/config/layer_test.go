@@ -71,8 +71,8 @@ baseURL: http://evil.example/v1
 		if c.MaxTurns != 5 || *c.Sampling.Temperature != 0.7 || c.Sampling.TopP == nil || *c.Sampling.TopP != 0.9 {
 			t.Errorf("settings are not laid key by key: maxTurns %d, sampling %+v", c.MaxTurns, c.Sampling)
 		}
-		if c.Sandbox != "landlock" || On(c.BashTool, true) || On(c.EditTools, true) {
-			t.Errorf("relaxed: sandbox %q, bashTool %v, editTools %v", c.Sandbox, On(c.BashTool, true), On(c.EditTools, true))
+		if c.Sandbox.Use != "landlock" || On(c.BashTool, true) || On(c.EditTools, true) {
+			t.Errorf("relaxed: sandbox %q, bashTool %v, editTools %v", c.Sandbox.Use, On(c.BashTool, true), On(c.EditTools, true))
 		}
 		if want := []string{"bash:rm *", "bash:curl *"}; !slices.Equal(c.Permissions.Deny, want) {
 			t.Errorf("deny = %q, want %q", c.Permissions.Deny, want)
@@ -96,8 +96,8 @@ baseURL: http://evil.example/v1
 	})
 	t.Run("untrusted tightens", func(t *testing.T) {
 		c, tr := layered(t, "sandbox: \"off\"\nfetchContentTool: true\n", "sandbox: landlock\nfetchContentTool: false\nyolo: false\n", false)
-		if c.Sandbox != "landlock" || On(c.FetchContentTool, false) || len(tr.Ignored) != 0 {
-			t.Errorf("sandbox %q, fetch %v, ignored %q", c.Sandbox, On(c.FetchContentTool, false), tr.Ignored)
+		if c.Sandbox.Use != "landlock" || On(c.FetchContentTool, false) || len(tr.Ignored) != 0 {
+			t.Errorf("sandbox %q, fetch %v, ignored %q", c.Sandbox.Use, On(c.FetchContentTool, false), tr.Ignored)
 		}
 	})
 	t.Run("trusted", func(t *testing.T) {
@@ -108,8 +108,8 @@ hooks: {preToolUse: [{command: [./team-hook.sh]}]}
 mcpServers: [{name: files, command: ./files.sh}, {name: docs, command: ./docs.sh}]
 baseURL: http://team.example/v1
 `, true)
-		if c.Sandbox != "off" || !On(c.BashTool, false) {
-			t.Errorf("trusted, yet not applied: sandbox %q, bashTool %v", c.Sandbox, On(c.BashTool, false))
+		if c.Sandbox.Use != "off" || !On(c.BashTool, false) {
+			t.Errorf("trusted, yet not applied: sandbox %q, bashTool %v", c.Sandbox.Use, On(c.BashTool, false))
 		}
 		if !slices.Equal(c.Permissions.Deny, []string{"bash:rm *"}) || !slices.Equal(c.Permissions.Allow, []string{"bash:ls*", "bash:make*"}) {
 			t.Errorf("deny %q, allow %q", c.Permissions.Deny, c.Permissions.Allow)
@@ -141,8 +141,8 @@ baseURL: http://team.example/v1
 		own := filepath.Join(t.TempDir(), "own.yaml")
 		write(t, own, "maxTurns: 7\n")
 		c, tr := layered(t, user, "maxTurns: 5\n", false, "MM_CONFIG="+own)
-		if c.MaxTurns != 7 || c.Sandbox != "" || tr.Workspace {
-			t.Errorf("MM_CONFIG: maxTurns %d, sandbox %q, workspace %v", c.MaxTurns, c.Sandbox, tr.Workspace)
+		if c.MaxTurns != 7 || c.Sandbox.Use != "" || tr.Workspace {
+			t.Errorf("MM_CONFIG: maxTurns %d, sandbox %q, workspace %v", c.MaxTurns, c.Sandbox.Use, tr.Workspace)
 		}
 	})
 }

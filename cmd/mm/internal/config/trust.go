@@ -1,19 +1,15 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
+
+	"github.com/mm-agent/mm/permit/trust"
 )
 
 // A workspace's own .mm/agent.yaml comes with the repository: whoever
@@ -152,108 +148,6 @@ func within(dir, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// trustVersion begins every hash: when what a hash covers changes, the
-// records made before stop matching and the user is asked once more.
-const trustVersion = "mm trust 2\x00"
-
-// Bounds of what trust covers under .mm/: past them mm cannot bind trust
-// to all of it, and says so rather than trusting a part.
-const (
-	maxTrustFiles = 1000
-	maxTrustBytes = 64 << 20
-)
-
-// mmFiles lists every file under the workspace's .mm/ directory: a hook
-// can source a lib.sh the config never names, and a change to it must
-// end the trust too. mm keeps nothing of its own there (sessions and
-// trust live in the state directory), so everything counts. A link is
-// listed, not followed into a directory.
-func mmFiles(dir string) ([]string, error) {
-	root := filepath.Join(dir, ".mm")
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if real, err := filepath.EvalSymlinks(root); err == nil {
-			root = real // .mm itself a link: what it points to is what mm reads
-		}
-	}
-	var out []string
-	var size int64
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return nil
-		}
-		out = append(out, p)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			size += fi.Size()
-		}
-		if len(out) > maxTrustFiles || size > maxTrustBytes {
-			return fmt.Errorf("%s holds more than %d files or %d MiB: mm cannot bind trust to all of it — keep only mm's files there", filepath.Join(dir, ".mm"), maxTrustFiles, maxTrustBytes>>20)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	return out, err
-}
-
-// Hash is the content hash of parts: each file's path, where it links to
-// when it is a link, and its bytes (a missing file counts as missing), so
-// changing, adding or removing any of them changes it. known are bytes
-// already read for a part (the config files as they were parsed): they
-// are hashed instead of a second reading, so what is trusted is what was
-// loaded, not what the disk holds a moment later.
-func Hash(parts []string, known map[string][]byte) (string, error) {
-	h := sha256.New()
-	io.WriteString(h, trustVersion)
-	for _, p := range parts {
-		fmt.Fprintf(h, "%s\x00", p)
-		if target, err := os.Readlink(p); err == nil {
-			fmt.Fprintf(h, "link\x00%s\x00", target)
-		}
-		if b, ok := known[p]; ok {
-			fmt.Fprintf(h, "%d\x00", len(b))
-			h.Write(b)
-			continue
-		}
-		if err := hashFile(h, p); err != nil {
-			return "", fmt.Errorf("hash %s: %w", p, err)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// hashFile writes p's size and bytes to h, streamed (a named program can
-// be large), or "missing"/"not a file" for what has no bytes to hash.
-func hashFile(h io.Writer, p string) error {
-	// O_NONBLOCK: a FIFO planted under .mm/ would otherwise block the
-	// open, and mm with it, until something writes to it.
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(h, "missing\x00")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		fmt.Fprintf(h, "not a file\x00")
-		return nil
-	}
-	fmt.Fprintf(h, "%d\x00", fi.Size())
-	if n, err := io.Copy(h, f); err != nil || n != fi.Size() {
-		return fmt.Errorf("read %d of %d bytes: %v", n, fi.Size(), err)
-	}
-	return nil
-}
-
 // read are the bytes of c's files and of the agent files it names, by
 // absolute path, as they were parsed.
 func (c *Config) read() map[string][]byte {
@@ -326,7 +220,7 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	t.Full = full
 	if err == nil {
 		t.Hash, t.Unbound = trustHash(full, dir, &t.Parts)
-		t.Trusted = trusted(trustFile, t.Path, t.Hash)
+		t.Trusted = trust.Trusted(trustFile, t.Path, t.Hash)
 		_, t.Relaxes = layer(base, full, false)
 		if t.Trusted {
 			c, _ := layer(base, full, true)
@@ -352,7 +246,7 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 // with the bytes full was parsed from. An error says why trust cannot be
 // bound (hash "").
 func trustHash(full *Config, dir string, parts *[]string) (string, error) {
-	extra, err := mmFiles(dir)
+	extra, err := trust.Files(dir)
 	if err != nil {
 		*parts = full.Parts(dir)
 		return "", err
@@ -365,7 +259,7 @@ func trustHash(full *Config, dir string, parts *[]string) (string, error) {
 	}
 	sort.Strings(all)
 	*parts = all
-	return Hash(all, full.read())
+	return trust.Hash(all, full.read())
 }
 
 // checkLayered checks a config laid over another as a whole: each file
@@ -416,25 +310,6 @@ func sameFile(a, b string) bool {
 	return os.SameFile(fa, fb)
 }
 
-// trustRecords is the trust file: the config file's absolute path → the
-// hash of the contents the user trusted.
-type trustRecords map[string]string
-
-func readTrust(file string) trustRecords {
-	recs := trustRecords{}
-	if file == "" {
-		return recs
-	}
-	if b, err := os.ReadFile(file); err == nil {
-		_ = json.Unmarshal(b, &recs)
-	}
-	return recs
-}
-
-func trusted(file, config, hash string) bool {
-	return hash != "" && readTrust(file)[config] == hash
-}
-
 // Grant records that the user trusts t's config as it is now. It refuses
 // when the files changed since t was read: the user trusts what was shown.
 func (t *Trust) Grant() error {
@@ -444,34 +319,10 @@ func (t *Trust) Grant() error {
 	if t.Unbound != nil {
 		return t.Unbound
 	}
-	if now, err := Hash(t.Parts, nil); err != nil || now != t.Hash {
+	if now, err := trust.Hash(t.Parts, nil); err != nil || now != t.Hash {
 		return errors.New("the files changed while you were deciding — nothing was trusted; run it again")
 	}
-	recs := readTrust(t.Store)
-	recs[t.Path] = t.Hash
-	b, err := json.MarshalIndent(recs, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(t.Store), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(t.Store), ".trust-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), t.Store); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	return nil
+	return trust.Record(t.Store, t.Path, t.Hash)
 }
 
 // Summary says what trusting t would let take effect and which files the

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/permit/trust"
 )
 
 // The README's table of keys ignored until trusted is this list, row for
@@ -106,12 +108,12 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 		}
 		grant()
 	}
-	for i := range maxTrustFiles {
+	for i := range trust.MaxFiles {
 		write(t, filepath.Join(dir, ".mm", "many", strconv.Itoa(i)), "")
 	}
 	tr := load()
 	if tr.Trusted || tr.Unbound == nil || tr.Grant() == nil {
-		t.Errorf("past %d files: trusted %v, unbound %v", maxTrustFiles, tr.Trusted, tr.Unbound)
+		t.Errorf("past %d files: trusted %v, unbound %v", trust.MaxFiles, tr.Trusted, tr.Unbound)
 	}
 }
 
@@ -125,13 +127,13 @@ func TestTrustHashesTheBytesLoaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := Hash([]string{p}, c.read())
+	loaded, err := trust.Hash([]string{p}, c.read())
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(t, p, "yolo: true\n")
-	now, _ := Hash([]string{p}, nil)
-	if again, _ := Hash([]string{p}, c.read()); again != loaded || now == loaded {
+	now, _ := trust.Hash([]string{p}, nil)
+	if again, _ := trust.Hash([]string{p}, c.read()); again != loaded || now == loaded {
 		t.Errorf("the hash follows the disk, not the bytes loaded")
 	}
 }

@@ -48,6 +48,10 @@ type Host struct {
 	// StateDir is mm's state directory (where its log goes), or why there
 	// is none.
 	StateDir func() (string, error)
+	// Sandbox says what confines commands — the mechanism (namespaces,
+	// landlock, none), a line saying why, and the ⚠ line when it is
+	// weaker than asked or runs no command; nil: the sandbox is off.
+	Sandbox func() (mechanism, text, warning string)
 	// Getenv reads the environment mm was started with (NO_COLOR, TERM),
 	// never the process's; nil reads nothing.
 	Getenv func(string) string
@@ -149,6 +153,7 @@ func Run(ctx context.Context, h Host, cfgErr error, cwd string, args []string, j
 		d.ok("config", "%s", h.Config.Source)
 	}
 	d.trust()
+	d.sandbox()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if c, model := d.server(ctx); c != nil && model != "" {
@@ -421,6 +426,24 @@ func (d *doctor) mcpServers(ctx context.Context) {
 	}
 	for _, n := range notes {
 		d.note("MCP servers", n, "fix its command or URL in mcpServers")
+	}
+}
+
+// sandbox says what confines commands and why; commands that cannot
+// run at all fail.
+func (d *doctor) sandbox() {
+	if d.h.Sandbox == nil {
+		d.note("sandbox", "off — commands run with your rights, unconfined", "set sandbox: on to confine them (Linux)")
+		return
+	}
+	mech, text, warning := d.h.Sandbox()
+	switch {
+	case mech == "none":
+		d.fail("sandbox", text, "mm runs no commands: make namespaces or Landlock available, or set sandbox: off")
+	case warning != "":
+		d.note("sandbox", strings.TrimPrefix(strings.TrimPrefix(warning, "⚠ "), "sandbox: "), "")
+	default:
+		d.ok("sandbox", "%s", text)
 	}
 }
 

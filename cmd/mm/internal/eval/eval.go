@@ -20,8 +20,8 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/decide"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/skills"
-	"github.com/mm-agent/mm/tools"
 )
 
 // Usage is mm eval's command line, for mm's usage and its own errors.
@@ -41,7 +41,7 @@ type Host struct {
 	Skills func(cwd string) (*skills.Set, decide.Options)
 	// Session starts an unsaved session in dir with its own workspace,
 	// asking the user through ask.
-	Session func(dir string, ask tools.Asker) (*engine.Session, error)
+	Session func(dir string, ask permit.Asker) (*engine.Session, error)
 	// Model is the chat model served (empty: not known yet).
 	Model func() string
 }

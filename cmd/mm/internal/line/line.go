@@ -15,6 +15,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/workspace"
 )
@@ -25,7 +26,7 @@ import (
 type Host struct {
 	// Workspace builds the disk environment and permission policy of a
 	// session in cwd; ask answers the permission questions.
-	Workspace func(cwd string, ask tools.Asker) (*workspace.Workspace, *tools.Policy, error)
+	Workspace func(cwd string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error)
 	// Session builds an engine session stored under id whose tools run
 	// in env, with extra tools (the MCP servers') beside the built-in ones.
 	Session func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session
@@ -179,10 +180,10 @@ func (h Host) session(f Options, ws *workspace.Workspace, stderr io.Writer, extr
 // actions are refused with a reason the model reads. The terminal is
 // opened at the first question and closed by the returned func.
 //
-// --yes never answers for a file that runs code later (tools.RunsLater):
+// --yes never answers for a file that runs code later (runlater.RunsLater):
 // that is asked on the terminal, or refused without one.
-func Asker(yes bool, stderr io.Writer) (tools.Asker, func()) {
-	var tty tools.Asker
+func Asker(yes bool, stderr io.Writer) (permit.Asker, func()) {
+	var tty permit.Asker
 	closeTTY := func() {}
 	if IsTerminal(stderr) {
 		t := &ttyAsker{}
@@ -191,14 +192,14 @@ func Asker(yes bool, stderr io.Writer) (tools.Asker, func()) {
 	if !yes {
 		return tty, closeTTY
 	}
-	return func(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+	return func(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 		switch {
 		case req.RunsLater == "":
-			return tools.AllowUnseen, nil
+			return permit.AllowUnseen, nil
 		case tty != nil:
 			return tty(ctx, req)
 		}
-		return 0, fmt.Errorf("%w: %s — --yes and yolo do not answer for it", tools.ErrNoOneToAsk, req.RunsLater)
+		return 0, fmt.Errorf("%w: %s — --yes and yolo do not answer for it", permit.ErrNoOneToAsk, req.RunsLater)
 	}, closeTTY
 }
 
@@ -212,13 +213,13 @@ type ttyAsker struct {
 // ask shows the question and reads the answer. A cancelled ctx (Ctrl-C
 // while the question waits) ends the read at once: the pending read's
 // deadline is moved to the past.
-func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.tty == nil {
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
-			return 0, fmt.Errorf("%w: no terminal (%v); run with --yes or set permissions.allow", tools.ErrNoOneToAsk, err)
+			return 0, fmt.Errorf("%w: no terminal (%v); run with --yes or set permissions.allow", permit.ErrNoOneToAsk, err)
 		}
 		t.tty, t.in = tty, bufio.NewReader(tty)
 	}
@@ -237,7 +238,7 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (tools.Answer, e
 			return 0, fmt.Errorf("read the answer: %w", err)
 		}
 		if strings.TrimSpace(line) == "" {
-			return tools.RejectOnce, nil // Enter alone is no
+			return permit.RejectOnce, nil // Enter alone is no
 		}
 		if a, ok := parseAnswer(line); ok {
 			return a, nil
@@ -282,16 +283,16 @@ func shownOnce(detail, title string) string {
 
 // parseAnswer reads y / a / n / v (or the words); ok is false for
 // anything else, which asks again.
-func parseAnswer(line string) (tools.Answer, bool) {
+func parseAnswer(line string) (permit.Answer, bool) {
 	switch strings.ToLower(strings.TrimSpace(line)) {
 	case "y", "yes":
-		return tools.AllowOnce, true
+		return permit.AllowOnce, true
 	case "a", "always":
-		return tools.AllowAlways, true
+		return permit.AllowAlways, true
 	case "n", "no":
-		return tools.RejectOnce, true
+		return permit.RejectOnce, true
 	case "v", "never":
-		return tools.RejectAlways, true
+		return permit.RejectAlways, true
 	}
 	return 0, false
 }

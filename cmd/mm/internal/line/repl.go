@@ -18,6 +18,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -32,7 +33,7 @@ type repl struct {
 	out io.Writer
 
 	sess   *engine.Session
-	policy *tools.Policy
+	policy *permit.Policy
 	extra  []tools.Tool // the MCP servers' tools
 
 	mu      sync.Mutex
@@ -66,11 +67,11 @@ var replCommands = map[string]replCommand{
 		r.turn(ctx, "/compact") // the engine answers it
 		return true
 	}},
-	"mode": {"[" + strings.ReplaceAll(tools.ModeIDs(), ", ", "|") + "] — show or switch the permission mode", func(r *repl, _ context.Context, args string) bool {
+	"mode": {"[" + strings.ReplaceAll(permit.ModeIDs(), ", ", "|") + "] — show or switch the permission mode", func(r *repl, _ context.Context, args string) bool {
 		if args != "" {
-			m, ok := tools.ParseMode(args)
+			m, ok := permit.ParseMode(args)
 			if !ok {
-				fmt.Fprintf(r.out, "mm: no mode %q — %s\n", args, tools.ModeIDs())
+				fmt.Fprintf(r.out, "mm: no mode %q — %s\n", args, permit.ModeIDs())
 				return true
 			}
 			r.setMode(m)
@@ -308,7 +309,7 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 
 // ask is the inline permission prompt: the turn waits here, on the same
 // line editor, for y / a / n / v; Ctrl-C refuses and cancels the turn.
-func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error) {
+func (r *repl) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 	for ctx.Err() == nil {
 		r.rl.SetPrompt(question(req))
 		line, err := r.rl.Readline()
@@ -316,22 +317,22 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (tools.Answer, error
 			if r.interrupt() { // cancels the turn; the second leaves
 				r.leave()
 			}
-			return tools.RejectOnce, context.Canceled
+			return permit.RejectOnce, context.Canceled
 		}
 		if r.left() {
-			return tools.RejectOnce, context.Canceled
+			return permit.RejectOnce, context.Canceled
 		}
 		if err != nil {
-			return tools.RejectOnce, fmt.Errorf("read the answer: %w", err)
+			return permit.RejectOnce, fmt.Errorf("read the answer: %w", err)
 		}
 		if a, ok := parseAnswer(line); ok {
 			return a, nil
 		}
 	}
-	return tools.RejectOnce, ctx.Err()
+	return permit.RejectOnce, ctx.Err()
 }
 
 // setMode switches the permission mode as the editor's mode picker does
 // (acp's setMode): the policy enforces it, the session records it, and
 // the model is told when plan mode begins or ends.
-func (r *repl) setMode(m tools.Mode) { r.sess.SwitchMode(r.policy, m) }
+func (r *repl) setMode(m permit.Mode) { r.sess.SwitchMode(r.policy, m) }

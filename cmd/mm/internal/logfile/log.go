@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mm-agent/mm/tools/bash"
+	"github.com/mm-agent/mm/permit/childenv"
 )
 
 // Open sends logs to the file when given (--log, MM_LOG). Otherwise
@@ -21,7 +21,7 @@ import (
 // toStderr is the ACP agent's choice; stateDir is mm's state directory
 // ("" for none). known is read at every record, so keys learned later are
 // masked too.
-func Open(path string, stderr io.Writer, toStderr bool, stateDir string, known *bash.Secrets) (*slog.Logger, func(), error) {
+func Open(path string, stderr io.Writer, toStderr bool, stateDir string, known *childenv.Secrets) (*slog.Logger, func(), error) {
 	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: redact(known)}
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -44,7 +44,7 @@ func Open(path string, stderr io.Writer, toStderr bool, stateDir string, known *
 
 // redact masks the secrets in log attributes (the message is one too),
 // those learned later included (a config read again names a new key).
-func redact(known *bash.Secrets) func([]string, slog.Attr) slog.Attr {
+func redact(known *childenv.Secrets) func([]string, slog.Attr) slog.Attr {
 	return func(_ []string, a slog.Attr) slog.Attr {
 		if a.Value.Kind() == slog.KindGroup {
 			return a

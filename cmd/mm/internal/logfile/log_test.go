@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/tools/bash"
+	"github.com/mm-agent/mm/permit/childenv"
 )
 
 // TestLogMasksTheKey: a server error that echoes the key is logged
@@ -15,7 +15,7 @@ import (
 func TestLogMasksTheKey(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "mm.log")
-	known := &bash.Secrets{}
+	known := &childenv.Secrets{}
 	known.Add(nil, []string{"sk-secret-value-42"})
 	log, closeLog, err := Open(path, nil, true, "", known)
 	if err != nil {

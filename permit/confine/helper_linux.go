@@ -1,0 +1,301 @@
+package confine
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The helper is mm itself, in two roles, so that confining a command
+// needs nothing but mm's own binary:
+//
+//	mm __sandbox --plan PLAN -- ARGV…   the outer helper: it starts the
+//	    inner one in new user, mount, pid and IPC namespaces (and network,
+//	    when the network is off), relays the command's exit status, and
+//	    leaves as soon as the command ends;
+//	mm __sandbox --init PLAN -- ARGV…   the inner helper, pid 1 of the new
+//	    pid namespace: it builds the view of the file system the plan
+//	    says, drops every capability, starts ARGV, reports its status on
+//	    descriptor 3 and then reaps what the command left running.
+//
+// Two processes because a pid namespace dies with its first process: the
+// inner helper stays while a job the command put in the background (a
+// server under nohup) runs, as it would unconfined, while the outer one
+// lets mm see the command end when it ends.
+
+// SetupFailed is the exit status of a helper that could not confine the
+// command: the command did not run.
+const SetupFailed = 125
+
+// Main runs the helper; args follow "__sandbox". It returns the exit
+// status of the command, or SetupFailed with one line on stderr.
+func Main(args []string, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "--plan" && args[0] != "--init" {
+		return landlockMain(args, stderr)
+	}
+	if len(args) < 3 || args[2] != "--" {
+		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox --plan PLAN -- PROGRAM ARGS…")
+		return 2
+	}
+	p, err := decodePlan(args[1])
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox:", err)
+		return SetupFailed
+	}
+	argv := args[3:]
+	if len(argv) == 0 && !p.Probe {
+		fmt.Fprintln(stderr, "mm: sandbox: no command to run")
+		return 2
+	}
+	if args[0] == "--init" {
+		return inner(p, argv, stderr)
+	}
+	return outer(p, args[1], argv, stderr)
+}
+
+// outer starts the inner helper in its namespaces and returns the
+// command's exit status as soon as the inner helper reports it.
+func outer(p Plan, raw string, argv []string, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox: cannot find mm's executable:", err)
+		return SetupFailed
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox:", err)
+		return SetupFailed
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, append([]string{"__sandbox", "--init", raw, "--"}, argv...)...)
+	cmd.Args[0] = "mm"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = namespaces(p.Network)
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox: cannot create the namespaces:", err, userNSHint(err))
+		return SetupFailed
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if code, cerr := strconv.Atoi(strings.TrimSpace(line)); err == nil && cerr == nil {
+		// The inner helper lives on while a background job runs; its
+		// parent is then whoever adopts orphans.
+		return code
+	}
+	werr := cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case werr == nil && p.Probe:
+		return 0
+	case errors.As(werr, &exit) && exit.ExitCode() > 0:
+		return exit.ExitCode()
+	}
+	fmt.Fprintln(stderr, "mm: sandbox: the confined command ended without a status:", werr)
+	return SetupFailed
+}
+
+// namespaces are the new namespaces of the inner helper. Where mm is
+// root the user namespace maps every id to itself, so files keep their
+// owners; elsewhere it maps the user alone, and the inner helper gets
+// the capabilities it needs to set up through ambient capabilities,
+// which it drops before the command starts.
+func namespaces(network bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC,
+	}
+	if !network {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid == 0 {
+		a.UidMappings = identity("/proc/self/uid_map")
+		a.GidMappings = identity("/proc/self/gid_map")
+		a.GidMappingsEnableSetgroups = true
+		return a
+	}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	return a
+}
+
+// identity maps every id the current user namespace has to itself.
+func identity(file string) []syscall.SysProcIDMap {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	}
+	var out []syscall.SysProcIDMap
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			continue
+		}
+		first, err1 := strconv.Atoi(f[0])
+		n, err2 := strconv.Atoi(f[2])
+		if err1 == nil && err2 == nil {
+			out = append(out, syscall.SysProcIDMap{ContainerID: first, HostID: first, Size: n})
+		}
+	}
+	return out
+}
+
+// userNSHint says why the kernel may refuse a user namespace.
+func userNSHint(err error) string {
+	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EINVAL) {
+		return ""
+	}
+	for _, s := range []struct{ file, bad, why string }{
+		{"/proc/sys/kernel/unprivileged_userns_clone", "0", "(unprivileged user namespaces are off: kernel.unprivileged_userns_clone=0)"},
+		{"/proc/sys/user/max_user_namespaces", "0", "(user namespaces are off: user.max_user_namespaces=0)"},
+		{"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1", "(AppArmor restricts unprivileged user namespaces: kernel.apparmor_restrict_unprivileged_userns=1)"},
+	} {
+		if b, err := os.ReadFile(s.file); err == nil && strings.TrimSpace(string(b)) == s.bad {
+			return s.why
+		}
+	}
+	return "(user namespaces are not allowed here)"
+}
+
+// inner is pid 1 of the new namespaces: it sets up, starts the command
+// and reaps.
+func inner(p Plan, argv []string, stderr io.Writer) int {
+	// Capabilities and no_new_privs are per thread, and the command is
+	// forked from the thread that drops them.
+	runtime.LockOSThread()
+	status := os.NewFile(3, "status")
+	syscall.CloseOnExec(3)
+	fail := func(what string, err error) int {
+		fmt.Fprintf(stderr, "mm: sandbox: cannot confine the command: %s: %v\n", what, err)
+		return SetupFailed
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return fail("read the working directory", err)
+	}
+	environ := os.Environ()
+	keptSockets, dropped := socketPaths(environ, p.Keep)
+	if err := build(p, keptSockets, dropped); err != nil {
+		return fail("build the file system view", err)
+	}
+	if !p.Network {
+		if err := loopbackUp(); err != nil {
+			return fail("bring up the loopback interface", err)
+		}
+	}
+	// The working directory still points into the mounts as they were.
+	if err := os.Chdir(dir); err != nil {
+		return fail("enter "+dir, err)
+	}
+	if p.Probe {
+		return 0
+	}
+	scope()
+	if err := dropPrivileges(); err != nil {
+		return fail("drop privileges", err)
+	}
+	env := withoutSockets(environ, p.Keep)
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox:", err)
+		return 127
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox: start", argv[0]+":", err)
+		return 126
+	}
+	// Nothing of the command's output passes through here: let the
+	// reader see its end when the command's own descriptors close.
+	if null, err := os.Open(os.DevNull); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			unix.Dup2(int(null.Fd()), fd)
+		}
+		null.Close()
+	}
+	reap(cmd.Process.Pid, status)
+	return 0
+}
+
+// reap waits for every process of the namespace: the command's status
+// goes to status as soon as it ends; the helper returns when the last
+// background job has ended too, which ends the namespace.
+func reap(command int, status *os.File) {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if pid == command {
+			code := ws.ExitStatus()
+			if ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			}
+			fmt.Fprintf(status, "%d\n", code)
+			status.Close()
+		}
+	}
+}
+
+// dropPrivileges leaves the command no capability in any namespace: the
+// bounding and inheritable sets emptied and the ambient one cleared, so
+// that even a command whose user is root in the namespace gains none at
+// exec, and no_new_privs, so no set-user-id program gives them back. The
+// mounts set up above can then neither be undone nor looked under.
+func dropPrivileges() error {
+	for c := 0; c < 64; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) {
+				break // past the last capability
+			}
+			return fmt.Errorf("drop capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear the ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("read the capabilities: %w", err)
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clear the inheritable capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp brings up lo in the new network namespace: a command may
+// still talk to what it starts itself on 127.0.0.1.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	ifr.SetUint16(unix.IFF_UP | unix.IFF_LOOPBACK | unix.IFF_RUNNING)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}

@@ -1,8 +1,0 @@
-package tools
-
-// The tables of files that run later, for the test that keeps the
-// README's list in step with them.
-var (
-	RunLaterDirs  = runLaterDirs
-	RunLaterFiles = runLaterFiles
-)
