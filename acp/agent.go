@@ -183,6 +183,12 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 	return sdk.AuthenticateResponse{}, nil
 }
 
+// Logout is not served: mm has no login to end (it does not advertise
+// agentCapabilities.auth.logout), so it answers as an unknown method.
+func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+}
+
 // NewSession starts a conversation in the client's working directory. It
 // answers with the modes and config options; the / menu follows the
 // answer (A5).

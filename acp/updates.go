@@ -13,7 +13,7 @@ import (
 	"github.com/mm-agent/mm/engine/store"
 )
 
-// ACP (2026-11) added session updates the SDK (v0.13.0) has no types
+// ACP (2026-11) added session updates the SDK (v0.13.5) has no types
 // for: compaction_update and compaction_summary_chunk, sent only to a
 // client that advertised clientCapabilities.session.compaction, and
 // notice, only with session.notices. The SDK drops the capabilities it
