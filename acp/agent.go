@@ -165,6 +165,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
 		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
 		caps.SessionCapabilities.Fork = &sdk.SessionForkCapabilities{}
+		caps.SessionCapabilities.Delete = &sdk.SessionDeleteCapabilities{}
 	}
 	if a.opts.Providers != nil {
 		caps.Providers = &sdk.ProvidersCapabilities{}

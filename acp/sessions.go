@@ -197,6 +197,44 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 	return resp, nil
 }
 
+// UnstableDeleteSession is session/delete (stable in the schema; the SDK
+// files it under unstable): the session's running turn is cancelled and
+// waited for, as session/close does, the open session is forgotten, and
+// its saved files are removed, so a later load fails. An unknown id, or
+// a session whose turn runs in another mm, is an error and nothing is
+// removed from the store.
+func (a *Agent) UnstableDeleteSession(_ context.Context, p sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionId]
+	delete(a.sessions, p.SessionId)
+	a.mu.Unlock()
+	if s != nil {
+		if !s.close(closeWait) {
+			a.log.Warn("session deleted while its turn still runs", "session", p.SessionId, "waited", closeWait)
+		}
+		s.fresh.Store(false) // nothing to write: it is going away
+		s.release()
+	}
+	if a.opts.Store == nil {
+		if s == nil {
+			return sdk.UnstableDeleteSessionResponse{}, invalid("unknown session " + string(p.SessionId))
+		}
+		return sdk.UnstableDeleteSessionResponse{}, nil
+	}
+	err := a.opts.Store.Delete(string(p.SessionId))
+	switch {
+	case err == nil, s != nil && errors.Is(err, store.ErrNotFound):
+		a.log.Info("session deleted", "session", p.SessionId)
+		return sdk.UnstableDeleteSessionResponse{}, nil
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
+		return sdk.UnstableDeleteSessionResponse{}, invalid("unknown session " + string(p.SessionId) + " — session/list shows the saved ones")
+	case errors.Is(err, store.ErrInUse):
+		return sdk.UnstableDeleteSessionResponse{}, invalid("session " + string(p.SessionId) + " is in use by another mm (a turn is running there) — delete it once that turn ends")
+	}
+	a.log.Warn("cannot delete session", "session", p.SessionId, "err", err)
+	return sdk.UnstableDeleteSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session " + string(p.SessionId) + " cannot be deleted: " + err.Error()})
+}
+
 // replay turns one stored entry into the updates that showed it.
 func replay(e store.Entry) []sdk.SessionUpdate {
 	switch e.Kind {
