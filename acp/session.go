@@ -215,10 +215,14 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		if !ok {
 			return
 		}
-		if f, done := e.(engine.ToolFinished); done && u.ToolCallUpdate != nil {
-			if id := s.terminalOf(f.ID); id != "" {
+		switch e := e.(type) {
+		case engine.ToolFinished:
+			if id := s.terminalOf(e.ID); id != "" {
 				u.ToolCallUpdate.Content = append([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)}, u.ToolCallUpdate.Content...)
 			}
+		case engine.ToolStarted:
+			s.named(send, u, e.Name)
+			return
 		}
 		s.update(send, u)
 	})
@@ -246,9 +250,13 @@ func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
 func render(e engine.Event) (sdk.SessionUpdate, bool) {
 	switch e := e.(type) {
 	case engine.Text:
-		return sdk.UpdateAgentMessageText(e.Text), true
+		u := sdk.UpdateAgentMessageText(e.Text)
+		u.AgentMessageChunk.MessageId = messageID(e.Message)
+		return u, true
 	case engine.Thought:
-		return sdk.UpdateAgentThoughtText(e.Text), true
+		u := sdk.UpdateAgentThoughtText(e.Text)
+		u.AgentThoughtChunk.MessageId = messageID(e.Message)
+		return u, true
 	case engine.Progress:
 		return sdk.UpdateAgentThoughtText(e.Text + "\n"), true
 	case engine.Struggle:
@@ -302,6 +310,15 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.After, Size: e.Size}}, true
 	}
 	return sdk.SessionUpdate{}, false
+}
+
+// messageID is the chunk's messageId: nil when the engine gave none (a
+// session saved before ids).
+func messageID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }
 
 // StruggleNote is the short italic paragraph signed mm shown inside the

@@ -142,6 +142,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 			continue // shown live as a notice: not history
 		}
 		for _, u := range replay(e) {
+			if e.Tool != nil {
+				s.named(ctx, u, e.Tool.Name)
+				continue
+			}
 			s.update(ctx, u)
 		}
 	}
@@ -239,9 +243,13 @@ func (a *Agent) UnstableDeleteSession(_ context.Context, p sdk.UnstableDeleteSes
 func replay(e store.Entry) []sdk.SessionUpdate {
 	switch e.Kind {
 	case store.EntryUser:
-		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(e.Text)}
+		u := sdk.UpdateUserMessageText(e.Text)
+		u.UserMessageChunk.MessageId = messageID(e.Message)
+		return []sdk.SessionUpdate{u}
 	case store.EntryAgent:
-		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(e.Text)}
+		u := sdk.UpdateAgentMessageText(e.Text)
+		u.AgentMessageChunk.MessageId = messageID(e.Message)
+		return []sdk.SessionUpdate{u}
 	case store.EntryNote:
 		lvl := "warning"
 		if e.Level == "severe" {

@@ -92,6 +92,28 @@ func (s *session) raw(update map[string]any) {
 	}
 }
 
+// named sends a tool_call with the tool's name (ToolCall.name, stable in
+// the 2026-11 schema), which the SDK's ToolCall has no field for: the
+// SDK's own encoding of the update, with the name added.
+func (s *session) named(ctx context.Context, u sdk.SessionUpdate, name string) {
+	if name == "" || u.ToolCall == nil {
+		s.update(ctx, u)
+		return
+	}
+	b, err := json.Marshal(u)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		s.agent.log.Debug("tool call sent without its name", "err", err)
+		s.update(ctx, u)
+		return
+	}
+	m["name"] = name
+	s.raw(m)
+}
+
 // compaction shows a compaction as it goes to a client that advertised
 // session.compaction: compaction_update in_progress, then the summary as
 // compaction_summary_chunk and compaction_update completed (the tokens

@@ -231,10 +231,10 @@ func (s *Session) transcribe(e Event) {
 	sv := &s.sv
 	switch e := e.(type) {
 	case Text:
-		if n := len(sv.replay); n > 0 && sv.replay[n-1].Kind == store.EntryAgent {
+		if n := len(sv.replay); n > 0 && sv.replay[n-1].Kind == store.EntryAgent && sv.replay[n-1].Message == e.Message {
 			sv.replay[n-1].Text += e.Text
 		} else if e.Text != "" {
-			sv.replay = append(sv.replay, store.Entry{Kind: store.EntryAgent, Text: e.Text})
+			sv.replay = append(sv.replay, store.Entry{Kind: store.EntryAgent, Text: e.Text, Message: e.Message})
 		}
 	case Thought:
 		sv.reasoned = sv.reasoned || e.Text != ""
@@ -259,7 +259,7 @@ func (s *Session) transcribe(e Event) {
 			sv.open = map[string]int{}
 		}
 		sv.open[e.ID] = len(sv.replay)
-		tl := &store.Tool{ID: e.ID, Title: e.Title, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations}
+		tl := &store.Tool{ID: e.ID, Title: e.Title, Name: e.Name, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations}
 		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryTool, Tool: tl.Bound()})
 	case ToolUpdated:
 		if i, ok := sv.open[e.ID]; ok && e.Status != "" {
@@ -323,7 +323,7 @@ func (s *Session) begin(prompt string) {
 		s.sv.created = time.Now().UTC()
 	}
 	s.sv.turnAt = len(s.sv.replay) + 1
-	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt})
+	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt, Message: newMessageID()})
 }
 
 // ended marks the running turn's entries final.

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,7 +37,8 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 		return end
 	}
 	defer release()
-	t := &turn{s: s, emit: s.locked(func(e Event) { s.transcribe(e); emit(e) })}
+	t := &turn{s: s}
+	t.emit = s.locked(func(e Event) { e = t.stamp(e); s.transcribe(e); emit(e) })
 	s.begin(prompt)
 	defer func() {
 		if r := recover(); r != nil {
@@ -93,6 +96,49 @@ type turn struct {
 	cacheWarned bool           // the cache-drop warning was given (E28)
 	noServer    bool           // a model call found no server listening
 	heard       bool           // a model call answered
+	// msg is the id of the assistant message being shown ("" until its
+	// first piece): one per model call, under Session.emitMu.
+	msg string
+}
+
+// stamp gives the pieces of text and reasoning the id of the message
+// they belong to; a tool call ends the message. Called under emitMu.
+func (t *turn) stamp(e Event) Event {
+	switch v := e.(type) {
+	case Text:
+		v.Message = t.message()
+		return v
+	case Thought:
+		v.Message = t.message()
+		return v
+	case ToolStarted:
+		t.msg = ""
+	}
+	return e
+}
+
+func (t *turn) message() string {
+	if t.msg == "" {
+		t.msg = newMessageID()
+	}
+	return t.msg
+}
+
+// newMessage starts a new assistant message: the next model call's.
+func (t *turn) newMessage() {
+	t.s.emitMu.Lock()
+	defer t.s.emitMu.Unlock()
+	t.msg = ""
+}
+
+// newMessageID is a fresh message id, unique across sessions and
+// restarts: a reloaded transcript keeps the ids it was shown with.
+func newMessageID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return "msg_" + hex.EncodeToString(b)
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -74,4 +77,95 @@ func TestACPSessionDelete(t *testing.T) {
 	}
 	p.stop(t)
 	checkSchema(t, p.sent.String(), p.stdout.String())
+}
+
+// TestACPMessageIDsAndToolNames: the chunks of one model call share a
+// messageId and the next call's answer has another; a tool call carries
+// the tool's name; session/load, in another mm, replays the user's
+// message with an id and the answers and the call with the ids and the
+// name they were shown with.
+func TestACPMessageIDsAndToolNames(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{Reasoning: "Read it first.", Content: "Reading the file.", ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "a.txt"}}}},
+		{Content: "It says hi."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), "hi\n")
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := testenv.Context(t)
+
+	p := startAgentProcess(t, dir, env)
+	id := p.session(t, ctx, dir)
+	if _, err := p.prompt(ctx, id, "What does a.txt say?"); err != nil {
+		t.Fatal(err)
+	}
+	live := chunkIDs(t, p)
+	if len(live.agent) != 2 || live.agent[0] == live.agent[1] {
+		t.Errorf("answer message ids = %v, want two different ones (one per model call)", live.agent)
+	}
+	if len(live.thought) != 1 || len(live.agent) > 0 && live.thought[0] != live.agent[0] {
+		t.Errorf("thought ids = %v, answer ids = %v: the reasoning and the text of one call share one", live.thought, live.agent)
+	}
+	if live.missing > 0 {
+		t.Errorf("%d text chunks without a messageId", live.missing)
+	}
+	if !strings.Contains(p.stdout.String(), `"name":"read_file"`) {
+		t.Errorf("no tool_call carries the tool's name:\n%s", p.stdout)
+	}
+	p.stop(t)
+	checkSchema(t, p.sent.String(), p.stdout.String())
+
+	q := startAgentProcess(t, dir, env)
+	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	replayed := chunkIDs(t, q)
+	if !slices.Equal(replayed.agent, live.agent) {
+		t.Errorf("replayed answer ids = %v, shown live as %v", replayed.agent, live.agent)
+	}
+	if len(replayed.user) != 1 || replayed.missing > 0 {
+		t.Errorf("replayed user message ids = %v (%d chunks without), want one", replayed.user, replayed.missing)
+	}
+	if !strings.Contains(q.stdout.String(), `"name":"read_file"`) {
+		t.Errorf("the replayed tool_call lost the tool's name:\n%s", q.stdout)
+	}
+	q.stop(t)
+	checkSchema(t, q.sent.String(), q.stdout.String())
+}
+
+// messageIDs are the distinct messageIds of a client's chunks, in order.
+type messageIDs struct {
+	user, agent, thought []string
+	missing              int // text chunks (user or answer) without one
+}
+
+func chunkIDs(t *testing.T, p *agentProc) messageIDs {
+	t.Helper()
+	us, _ := p.client.snapshot()
+	var m messageIDs
+	add := func(to *[]string, id *string) {
+		if id == nil {
+			m.missing++
+			return
+		}
+		if n := len(*to); n == 0 || (*to)[n-1] != *id {
+			*to = append(*to, *id)
+		}
+	}
+	for _, u := range us {
+		switch {
+		case u.UserMessageChunk != nil:
+			add(&m.user, u.UserMessageChunk.MessageId)
+		case u.AgentMessageChunk != nil:
+			add(&m.agent, u.AgentMessageChunk.MessageId)
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.MessageId != nil:
+			add(&m.thought, u.AgentThoughtChunk.MessageId)
+		}
+	}
+	return m
 }

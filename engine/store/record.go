@@ -132,6 +132,9 @@ type Entry struct {
 	Text  string    `json:"text,omitempty"`
 	Level string    `json:"level,omitempty"`
 	Tool  *Tool     `json:"tool,omitempty"`
+	// Message is the id the user's or the model's message was shown with
+	// (EntryUser, EntryAgent); "" in sessions saved before ids.
+	Message string `json:"messageId,omitempty"`
 	// Compaction is set on an EntryCompaction.
 	Compaction *Compaction `json:"compaction,omitempty"`
 }
@@ -149,8 +152,10 @@ type Compaction struct {
 
 // Tool is a tool call as it ended.
 type Tool struct {
-	ID        string           `json:"id"`
-	Title     string           `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Name is the tool's name as the model called it.
+	Name      string           `json:"name,omitempty"`
 	Kind      tools.Kind       `json:"kind"`
 	Status    string           `json:"status"`
 	Input     json.RawMessage  `json:"input,omitempty"`
