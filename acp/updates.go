@@ -21,9 +21,10 @@ import (
 // updates are written here, in one place, as JSON-RPC lines through the
 // writer the SDK writes with.
 
-// sessionCaps are the client's session capabilities the SDK cannot see.
+// sessionCaps are the client's session capabilities the SDK cannot see:
+// compaction and notices updates, boolean config options.
 type sessionCaps struct {
-	compaction, notices bool
+	compaction, notices, booleans bool
 }
 
 // readSessionCaps reads clientCapabilities.session of an initialize
@@ -37,8 +38,11 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 		Params struct {
 			Caps struct {
 				Session struct {
-					Compaction json.RawMessage `json:"compaction"`
-					Notices    json.RawMessage `json:"notices"`
+					Compaction    json.RawMessage `json:"compaction"`
+					Notices       json.RawMessage `json:"notices"`
+					ConfigOptions struct {
+						Boolean json.RawMessage `json:"boolean"`
+					} `json:"configOptions"`
 				} `json:"session"`
 			} `json:"clientCapabilities"`
 		} `json:"params"`
@@ -50,7 +54,7 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 		return len(raw) > 0 && raw[0] == '{'
 	}
 	s := m.Params.Caps.Session
-	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices)}, true
+	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices), booleans: on(s.ConfigOptions.Boolean)}, true
 }
 
 func (a *Agent) sessionCaps() sessionCaps {

@@ -115,13 +115,17 @@ func (s *Session) modelLocked() string {
 	return ""
 }
 
-// ThinkingOff is the thought level that turns reasoning off.
-const ThinkingOff = "none"
+// The thought levels of a model whose chat template has a thinking
+// switch (enable_thinking) rather than an effort: off and on.
+const (
+	ThinkingOff = "none"
+	ThinkingOn  = "on"
+)
 
 // SetThinking sets the thought level of the next requests (E8): "none"
-// turns thinking off (chat_template_kwargs.enable_thinking=false, which
-// the client sends only to servers that read it), another level is sent
-// as reasoning_effort, "" goes back to the configured effort.
+// and "on" turn thinking off and on (chat_template_kwargs.enable_thinking,
+// which the client sends only to servers that read it), another level is
+// sent as reasoning_effort, "" goes back to the configured effort.
 func (s *Session) SetThinking(level string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,8 +149,8 @@ func (s *Session) reasoning() (effort string, kwargs map[string]any) {
 	switch s.st.thought {
 	case "":
 		return s.opts.ReasoningEffort, s.opts.ChatTemplateKwargs
-	case ThinkingOff:
-		kw := map[string]any{"enable_thinking": false}
+	case ThinkingOff, ThinkingOn:
+		kw := map[string]any{"enable_thinking": s.st.thought == ThinkingOn}
 		for k, v := range s.opts.ChatTemplateKwargs {
 			if k != "enable_thinking" {
 				kw[k] = v

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -168,4 +169,89 @@ func chunkIDs(t *testing.T, p *agentProc) messageIDs {
 		}
 	}
 	return m
+}
+
+// TestACPThinkingSwitch: a model whose chat template (as llama-server
+// shows it) reads enable_thinking gets thinking as a boolean option —
+// only for a client that advertised boolean config options — and
+// switching it off sends enable_thinking false with the next request.
+func TestACPThinkingSwitch(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{
+		ChatTemplate: "{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{%- endif %}",
+		Steps:        []llmtest.Step{{Reasoning: "A greeting.", Content: "Hello!"}, {Content: "Hello, without thinking."}},
+	})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	env := mmEnv(t, srv)
+	ctx := testenv.Context(t)
+	r := startRawProcess(t, dir, env)
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"configOptions":{"boolean":{}}}}}}`)
+	r.wait(`"init"`)
+	b, _ := json.Marshal(dir)
+	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
+	var ns struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(r.wait(`"new"`).Result, &ns)
+	waitLogged(t, ctx, env, "thinking switch")
+	sid, _ := json.Marshal(ns.SessionID)
+	r.send(`{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"hi"}]}}`)
+	r.wait(`"p1"`)
+	toggle := func(line string) (value, found bool) {
+		var m struct {
+			Params struct {
+				Update struct {
+					ConfigOptions []map[string]any `json:"configOptions"`
+				} `json:"update"`
+			} `json:"params"`
+			Result struct {
+				ConfigOptions []map[string]any `json:"configOptions"`
+			} `json:"result"`
+		}
+		json.Unmarshal([]byte(line), &m)
+		for _, o := range append(m.Params.Update.ConfigOptions, m.Result.ConfigOptions...) {
+			if o["id"] == "thought_level" {
+				v, ok := o["currentValue"].(bool)
+				return v, ok && o["type"] == "boolean" && o["category"] == "thought_level"
+			}
+		}
+		return false, false
+	}
+	shown := false
+	for _, l := range strings.Split(r.lines(), "\n") {
+		if v, ok := toggle(l); ok && strings.Contains(l, "config_option_update") {
+			shown = v
+		}
+	}
+	if !shown {
+		t.Fatalf("no config_option_update shows thinking as a boolean, on, after the model reasoned:\n%s", r.lines())
+	}
+	r.send(`{"jsonrpc":"2.0","id":"off","method":"session/set_config_option","params":{"sessionId":` + string(sid) + `,"configId":"thought_level","type":"boolean","value":false}}`)
+	if v, ok := toggle(r.wait(`"off"`).Line); !ok || v {
+		t.Errorf("set_config_option answered thinking = %v (boolean %v), want false", v, ok)
+	}
+	r.send(`{"jsonrpc":"2.0","id":"p2","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"hi again"}]}}`)
+	r.wait(`"p2"`)
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, `"enable_thinking":false`) {
+		t.Errorf("the request after switching thinking off:\n%s\nwant chat_template_kwargs.enable_thinking false", body)
+	}
+	if err := r.close(); err != nil {
+		t.Error(err)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
+
+	// A client without boolean options gets the same switch as a select.
+	env2 := mmEnv(t, srv)
+	q := startRawProcess(t, dir, env2)
+	qid := q.handshake(dir)
+	waitLogged(t, ctx, env2, "thinking switch")
+	qsid, _ := json.Marshal(qid)
+	q.send(`{"jsonrpc":"2.0","id":"p","method":"session/set_config_option","params":{"sessionId":` + string(qsid) + `,"configId":"thought_level","value":"on"}}`)
+	if a := q.wait(`"p"`); !strings.Contains(a.Line, `"type":"select"`) || !strings.Contains(a.Line, `"value":"on"`) || strings.Contains(a.Line, `"boolean"`) {
+		t.Errorf("without boolean options, thinking should be a select of none and on: %s", a.Line)
+	}
+	q.close()
+	checkSchema(t, q.sent.String(), q.lines())
 }

@@ -175,6 +175,11 @@ func (a *App) Workspace(cwd string, ask permit.Asker) (*workspace.Workspace, *pe
 func (a *App) thoughtLevels(context.Context) []string {
 	switch a.conn.Provider() {
 	case llm.ProviderLlamaCpp, llm.ProviderDMR:
+		if a.conn.ThinkingSwitch() {
+			// The template reads enable_thinking, not an effort: a
+			// switch is what the user means.
+			return []string{engine.ThinkingOff, engine.ThinkingOn}
+		}
 		return []string{engine.ThinkingOff, "low", "medium", "high"}
 	}
 	return []string{"low", "medium", "high"}
