@@ -78,6 +78,11 @@ type Usage struct {
 	Prompt, Completion, Cached int
 }
 
+// Steered is a message the user sent while the turn ran, as the model
+// now reads it (after the preGeneration hooks), in its place in the
+// conversation; Message is its id.
+type Steered struct{ Text, Message string }
+
 // Progress is a line about what the model server is doing before it
 // answers ("Reading the prompt 12.0k/25.3k tokens").
 type Progress struct{ Text string }
@@ -162,5 +167,6 @@ func (ToolFinished) event() {}
 func (Plan) event()         {}
 func (Usage) event()        {}
 func (Progress) event()     {}
+func (Steered) event()      {}
 func (Struggle) event()     {}
 func (TurnEnd) event()      {}

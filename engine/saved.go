@@ -35,10 +35,10 @@ type saved struct {
 	stored, saved bool
 }
 
-// steering is what the user changed for the next requests: the model,
+// choices are what the user changed for the next requests: the model,
 // the thought level, and notes for the model about those changes.
 // Guarded by Session.mu.
-type steering struct {
+type choices struct {
 	model   string   // "" uses Options.ModelName / the server's
 	thought string   // "" uses Options.ReasoningEffort
 	notes   []string // prepended to the next user message
@@ -252,6 +252,8 @@ func (s *Session) transcribe(e Event) {
 		}
 		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryCompaction, Text: text, Compaction: &store.Compaction{
 			ID: e.ID, Status: string(e.Status), Before: e.Before, After: e.After, Turns: e.Turns}})
+	case Steered:
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryUser, Text: e.Text, Message: e.Message, Steered: true})
 	case Struggle:
 		lvl := "warning"
 		if e.Level == Severe {
@@ -380,7 +382,7 @@ func (s *Session) record(lazy bool) *store.Record {
 	}
 	turns := 0
 	for _, e := range s.sv.replay {
-		if e.Kind == store.EntryUser {
+		if e.Kind == store.EntryUser && !e.Steered {
 			turns++
 		}
 	}

@@ -145,7 +145,7 @@ type Session struct {
 	report  detect.Report                  // the running turn's struggle reporter
 	total   TurnEnd                        // session totals (Prompt, Completion, Cached)
 	sv      saved                          // what is stored beside the history (saved.go)
-	st      steering                       // model, thought level, notes (saved.go)
+	st      choices                        // model, thought level, notes (saved.go)
 	cs      ctxState                       // context budgeting (context.go)
 	spill   *spillFile                     // masked outputs on disk (spill.go)
 	hidden  map[string]bool                // tools hidden for the running turn (toolroute.go)

@@ -135,6 +135,9 @@ type Entry struct {
 	// Message is the id the user's or the model's message was shown with
 	// (EntryUser, EntryAgent); "" in sessions saved before ids.
 	Message string `json:"messageId,omitempty"`
+	// Steered marks a user's message sent while a turn ran (EntryUser):
+	// shown in its place, not counted as a turn of its own.
+	Steered bool `json:"steered,omitempty"`
 	// Compaction is set on an EntryCompaction.
 	Compaction *Compaction `json:"compaction,omitempty"`
 }
