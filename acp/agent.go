@@ -175,6 +175,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:         &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
 		AgentCapabilities: caps,
 		AuthMethods:       []sdk.AuthMethod{},
+		Meta:              steeringMeta(),
 	}, nil
 }
 
@@ -216,6 +217,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
 	}
+	arrival := arrivalOf(p.Meta)
+	in := s.inbox(arrival)
+	defer s.forget(arrival, in)
 	if err := checkBlocks(p.Prompt); err != nil {
 		return sdk.PromptResponse{}, err
 	}
@@ -226,7 +230,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 			resp, err = sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("internal error: %v", r)})
 		}
 	}()
-	ctx, done, st := s.begin(ctx, arrivalOf(p.Meta))
+	ctx, done, st := s.begin(ctx, arrival)
 	defer done()
 	switch st {
 	case beginClosed:
@@ -245,7 +249,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 		s.retitle(context.WithoutCancel(ctx), title)
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
-	end := s.run(ctx, text)
+	end := s.run(ctx, text, in)
 	usage := turnUsage(end)
 	switch end.Reason {
 	case engine.Cancelled:

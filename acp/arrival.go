@@ -67,6 +67,9 @@ func (a *Agent) arrive(msg []byte) []byte {
 		}
 		n := a.arrivals.Add(1)
 		meta[metaArrival] = n
+		if s := a.session(sid); s != nil {
+			s.expect(n) // steering read from now on goes to this prompt
+		}
 		params["_meta"], _ = json.Marshal(meta)
 		m["params"], _ = json.Marshal(params)
 		out, err := json.Marshal(m)

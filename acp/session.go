@@ -52,6 +52,12 @@ type session struct {
 
 	terminals map[string]string // tool call id → its terminal (under mu)
 
+	// The steering inboxes of the prompts read and not yet returned, by
+	// arrival, and the newest one's, which steering goes to (under mu;
+	// steering.go).
+	inboxes map[uint64]*engine.Inbox
+	latest  *engine.Inbox
+
 	mu      sync.Mutex
 	current *turnCtl // the latest prompt's turn; nil when idle
 	// cancelled: every prompt read at or before this arrival was
@@ -185,7 +191,7 @@ func (s *session) release() {
 // run plays one turn, rendering every event as a session update. Updates
 // are sent on a context detached from the turn's, so the final ones still
 // reach the client after a cancel (A7).
-func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
+func (s *session) run(ctx context.Context, prompt string, in *engine.Inbox) engine.TurnEnd {
 	if !s.agent.hold() {
 		return engine.TurnEnd{Reason: engine.Cancelled} // the connection is closing
 	}
@@ -202,7 +208,7 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		s.info(send, title, time.Time{})
 	}
 	defer func() { s.info(send, "", time.Now()) }()
-	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
+	end := s.engine.RunSteered(ctx, prompt, in, func(e engine.Event) {
 		switch e := e.(type) {
 		case engine.Compaction:
 			s.compaction(e)
@@ -392,10 +398,9 @@ var promptCapabilities = sdk.PromptCapabilities{EmbeddedContext: true}
 // checkBlocks refuses, as invalid params naming the block type, a prompt
 // block mm did not advertise or does not know — dropping it silently would
 // answer a question the user did not ask.
-func checkBlocks(blocks []sdk.ContentBlock) error {
-	refuse := func(i int, why string) error {
-		msg := fmt.Sprintf("prompt block %d: %s", i, why)
-		return &sdk.RequestError{Code: -32602, Message: msg, Data: map[string]any{"error": msg}}
+func checkBlocks(blocks []sdk.ContentBlock) *sdk.RequestError {
+	refuse := func(i int, why string) *sdk.RequestError {
+		return invalidParams(fmt.Sprintf("prompt block %d: %s", i, why))
 	}
 	for i, b := range blocks {
 		switch {

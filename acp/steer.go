@@ -124,7 +124,7 @@ func (s *session) thoughtLevels(ctx context.Context) []string {
 
 // invalid is an invalid-params error whose message is the line itself.
 func invalid(line string) error {
-	return &sdk.RequestError{Code: -32602, Message: line, Data: map[string]any{"error": line}}
+	return invalidParams(line)
 }
 
 // setMode switches the permission mode; the model is told when plan mode
