@@ -84,7 +84,8 @@ type Agent struct {
 	caps     sessionCaps // what the SDK cannot read of the client's (updates.go)
 	out      io.Writer   // the writer the SDK writes with, for updates it has no types for
 	sessions map[sdk.SessionId]*session
-	closing  bool // closeAll began: no new announcement goroutine
+	children map[sdk.SessionId]*subagent // the sessions' subagent sessions (subagents.go)
+	closing  bool                        // closeAll began: no new announcement goroutine
 
 	own ownRequests // requests mm writes itself (elicit.go)
 
@@ -288,6 +289,9 @@ func turnUsage(end engine.TurnEnd) *sdk.Usage {
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s := a.session(p.SessionId)
 	running := s != nil && s.cancel()
+	if c := a.child(p.SessionId); c != nil {
+		running = c.cancel()
+	}
 	a.log.Info("cancel", "session", p.SessionId, "running", running)
 	return nil
 }

@@ -55,6 +55,9 @@ func (a *Agent) arrive(msg []byte) []byte {
 		}
 		s := a.session(sid)
 		running := s != nil && s.cancelUpTo(a.arrivals.Load())
+		if c := a.child(sid); c != nil {
+			running = c.cancel() // a subagent's work alone
+		}
 		a.log.Info("cancel", "session", sid, "running", running)
 		return nil
 	case sdk.AgentMethodSessionPrompt:

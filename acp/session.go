@@ -58,6 +58,8 @@ type session struct {
 	inboxes map[uint64]*engine.Inbox
 	latest  *engine.Inbox
 
+	children map[string]*subagent // by agent name (under mu; subagents.go)
+
 	mu      sync.Mutex
 	current *turnCtl // the latest prompt's turn; nil when idle
 	// cancelled: every prompt read at or before this arrival was
@@ -179,6 +181,7 @@ func (s *session) close(wait time.Duration) bool {
 func (s *session) release() {
 	s.released.Do(func() {
 		s.agent.models.forget(s)
+		s.forgetChildren()
 		if s.fresh.Load() && s.engine != nil {
 			s.save()
 		}
@@ -241,13 +244,16 @@ func (s *session) run(ctx context.Context, prompt string, in *engine.Inbox) engi
 	return end
 }
 
-func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
-	conn := s.agent.connection()
+func (s *session) update(ctx context.Context, u sdk.SessionUpdate) { s.agent.updateOn(ctx, s.id, u) }
+
+// updateOn sends u on the session id, a child session's included.
+func (a *Agent) updateOn(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate) {
+	conn := a.connection()
 	if conn == nil {
 		return
 	}
-	if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
-		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
+	if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+		a.log.Debug("session update not delivered", "session", id, "err", err)
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 // compaction and notices updates, boolean config options.
 type sessionCaps struct {
 	compaction, notices, booleans bool
+	subagents                     bool // clientCapabilities.subagents (unstable)
 }
 
 // readSessionCaps reads clientCapabilities.session of an initialize
@@ -44,6 +45,7 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 						Boolean json.RawMessage `json:"boolean"`
 					} `json:"configOptions"`
 				} `json:"session"`
+				Subagents json.RawMessage `json:"subagents"`
 			} `json:"clientCapabilities"`
 		} `json:"params"`
 	}
@@ -54,7 +56,8 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 		return len(raw) > 0 && raw[0] == '{'
 	}
 	s := m.Params.Caps.Session
-	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices), booleans: on(s.ConfigOptions.Boolean)}, true
+	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices), booleans: on(s.ConfigOptions.Boolean),
+		subagents: on(m.Params.Caps.Subagents)}, true
 }
 
 func (a *Agent) sessionCaps() sessionCaps {
@@ -88,11 +91,14 @@ func (a *Agent) send(msg map[string]any) error {
 // raw sends a session/update the SDK cannot express. The caller's
 // goroutine writes it as it writes the SDK's updates, so it keeps its
 // place among them.
-func (s *session) raw(update map[string]any) {
-	err := s.agent.send(map[string]any{"method": sdk.ClientMethodSessionUpdate,
-		"params": map[string]any{"sessionId": s.id, "update": update}})
+func (s *session) raw(update map[string]any) { s.agent.rawOn(s.id, update) }
+
+// rawOn is raw for the session id, a child session's included.
+func (a *Agent) rawOn(id sdk.SessionId, update map[string]any) {
+	err := a.send(map[string]any{"method": sdk.ClientMethodSessionUpdate,
+		"params": map[string]any{"sessionId": id, "update": update}})
 	if err != nil {
-		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
+		a.log.Debug("session update not delivered", "session", id, "err", err)
 	}
 }
 
@@ -100,8 +106,13 @@ func (s *session) raw(update map[string]any) {
 // the 2026-11 schema), which the SDK's ToolCall has no field for: the
 // SDK's own encoding of the update, with the name added.
 func (s *session) named(ctx context.Context, u sdk.SessionUpdate, name string) {
+	s.agent.namedOn(ctx, s.id, u, name)
+}
+
+// namedOn is named for the session id, a child session's included.
+func (a *Agent) namedOn(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate, name string) {
 	if name == "" || u.ToolCall == nil {
-		s.update(ctx, u)
+		a.updateOn(ctx, id, u)
 		return
 	}
 	b, err := json.Marshal(u)
@@ -110,12 +121,12 @@ func (s *session) named(ctx context.Context, u sdk.SessionUpdate, name string) {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil {
-		s.agent.log.Debug("tool call sent without its name", "err", err)
-		s.update(ctx, u)
+		a.log.Debug("tool call sent without its name", "err", err)
+		a.updateOn(ctx, id, u)
 		return
 	}
 	m["name"] = name
-	s.raw(m)
+	a.rawOn(id, m)
 }
 
 // compaction shows a compaction as it goes to a client that advertised
