@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -254,4 +255,37 @@ func TestACPThinkingSwitch(t *testing.T) {
 	}
 	q.close()
 	checkSchema(t, q.sent.String(), q.lines())
+}
+
+// TestACPCancelRequest: $/cancel_request naming a running prompt stops
+// its turn as session/cancel does — the model stream is cut, the prompt
+// answers — and mm goes on serving.
+func TestACPCancelRequest(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{Content: "A long answer that goes on", StallAfter: ptrTo(2)},
+		{Content: "ok"},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	r := startRawProcess(t, dir, mmEnv(t, srv))
+	sid, _ := json.Marshal(r.handshake(dir))
+	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"go"}]}}`)
+	select {
+	case <-srv.StepStalled(0):
+	case <-time.After(hung):
+		t.Fatal("the answer never started")
+	}
+	r.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p"}}`)
+	if a := r.wait(`"p"`); !strings.Contains(a.Line, `"stopReason":"cancelled"`) {
+		t.Errorf("the cancelled prompt answered %s, want cancelled", a.Line)
+	}
+	r.send(`{"jsonrpc":"2.0","id":"q","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"again"}]}}`)
+	if a := r.wait(`"q"`); !strings.Contains(a.Line, `"end_turn"`) {
+		t.Errorf("the next prompt answered %s", a.Line)
+	}
+	if err := r.close(); err != nil {
+		t.Error(err)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
 }
