@@ -23,8 +23,9 @@ import (
 // changed on disk changes the sessions opened after, never a running one.
 type Builder struct {
 	// Workspace returns the base environment (disk) and the permission
-	// policy of a new session whose working directory is cwd.
-	Workspace func(cwd string) (tools.Env, *permit.Policy, error)
+	// policy of a new session whose working directory is cwd and whose
+	// other roots are dirs (additionalDirectories, absolute).
+	Workspace func(cwd string, dirs []string) (tools.Env, *permit.Policy, error)
 	// Engine builds the engine session of an ACP session (new, or about to
 	// be restored from the store) with this id; its tools run in env (the
 	// editor-aware environment built by this package), extra are the
@@ -168,6 +169,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		caps.SessionCapabilities.Fork = &sdk.SessionForkCapabilities{}
 		caps.SessionCapabilities.Delete = &sdk.SessionDeleteCapabilities{}
 	}
+	if a.opts.Builder != nil {
+		caps.SessionCapabilities.AdditionalDirectories = &sdk.SessionAdditionalDirectoriesCapabilities{}
+	}
 	if a.opts.Providers != nil {
 		caps.Providers = &sdk.ProvidersCapabilities{}
 	}
@@ -201,7 +205,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	id := sdk.SessionId(store.NewID())
-	s, err := a.open(ctx, b, id, p.Cwd, nil, p.McpServers)
+	s, err := a.open(ctx, b, id, p.Cwd, p.AdditionalDirectories, nil, p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}

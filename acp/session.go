@@ -31,6 +31,7 @@ type session struct {
 	agent  *Agent
 	b      *Builder // what the session was built with (its config)
 	cwd    string
+	dirs   []string // its other roots (additionalDirectories), cleaned
 	engine *engine.Session
 	env    *editorEnv
 	policy *permit.Policy

@@ -20,15 +20,16 @@ const listPage = 50
 
 // open builds a session in cwd under id, restored from rec when given,
 // and registers it.
-func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
+func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd string, dirs []string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, got " + cwd)
 	}
-	base, policy, err := b.Workspace(cwd)
+	dirs = cleanDirs(dirs)
+	base, policy, err := b.Workspace(cwd, dirs)
 	if err != nil {
 		return nil, invalid(err.Error())
 	}
-	s := &session{id: id, agent: a, b: b, cwd: cwd, policy: policy}
+	s := &session{id: id, agent: a, b: b, cwd: cwd, dirs: dirs, policy: policy}
 	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
 	a.mu.Lock()
 	fsCaps := a.client.Fs
@@ -99,10 +100,27 @@ func inWorkspace(s *session, cwd string) (*session, error) {
 	return s, nil
 }
 
-// resume opens a stored session, or returns the open one.
-func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []sdk.McpServer) (*session, error) {
+// cleanDirs are additional directories as mm keeps them: cleaned, in
+// the client's order.
+func cleanDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Clean(d))
+	}
+	return out
+}
+
+// resume opens a stored session, or returns the open one. The request's
+// additional directories are the session's whole list from now on (none
+// when it gives none): an open session asked for another list is saved,
+// closed — its running turn cancelled — and opened again with it.
+func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, dirs []string, mcp []sdk.McpServer) (*session, error) {
 	if s := a.session(id); s != nil {
-		return inWorkspace(s, cwd)
+		s, err := inWorkspace(s, cwd)
+		if err != nil || slices.Equal(s.dirs, cleanDirs(dirs)) {
+			return s, err
+		}
+		a.reopen(s)
 	}
 	b, err := a.builder()
 	if err != nil {
@@ -112,7 +130,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 	if err != nil || s != nil {
 		return s, err
 	}
-	s, err = a.open(ctx, b, id, cwd, rec, mcp)
+	s, err = a.open(ctx, b, id, cwd, dirs, rec, mcp)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +147,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 // as updates — user messages, answers, mm's notes, tool calls with their
 // final status, output and diffs — before the answer (A2).
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -158,7 +176,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // ResumeSession is session/resume: the session is restored without
 // replaying it (the client kept its view).
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -191,7 +209,7 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 	end := min(start+listPage, len(all))
 	for _, sum := range all[start:end] {
 		resp.Sessions = append(resp.Sessions, sdk.SessionInfo{
-			SessionId: sdk.SessionId(sum.ID), Cwd: sum.Cwd, Title: sdk.Ptr(sum.Title),
+			SessionId: sdk.SessionId(sum.ID), Cwd: sum.Cwd, AdditionalDirectories: sum.Dirs, Title: sdk.Ptr(sum.Title),
 			UpdatedAt: sdk.Ptr(sum.Updated.UTC().Format(time.RFC3339)),
 		})
 	}
@@ -199,6 +217,22 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 		resp.NextCursor = sdk.Ptr(strconv.Itoa(end))
 	}
 	return resp, nil
+}
+
+// reopen saves and closes the open session s, so that it can be opened
+// again from the store (with other roots).
+func (a *Agent) reopen(s *session) {
+	a.mu.Lock()
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
+	if !s.close(closeWait) {
+		a.log.Warn("session reopened while its turn still runs", "session", s.id, "waited", closeWait)
+	}
+	s.save()
+	s.release()
+	a.log.Info("session reopened with other additional directories", "session", s.id)
 }
 
 // UnstableDeleteSession is session/delete (stable in the schema; the SDK

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -386,12 +387,13 @@ func (s *Session) record(lazy bool) *store.Record {
 			turns++
 		}
 	}
-	cwd := ""
+	cwd, dirs := "", []string(nil)
 	if s.opts.Env != nil {
 		cwd = s.opts.Env.Cwd()
+		dirs = otherRoots(cwd, s.opts.Env.Roots())
 	}
 	r := &store.Record{
-		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
+		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Dirs: dirs, Provider: provider, Model: model,
 		Mode: s.sv.mode, Thought: s.st.thought, Reasoned: s.sv.reasoned, Created: s.sv.created, Updated: time.Now().UTC(),
 		Turns: turns, CallSeq: s.callSeq,
 		History: cloneHistory(s.history),
@@ -409,6 +411,17 @@ func (s *Session) record(lazy bool) *store.Record {
 		r.History = s.wholeLocked(r.History, 0)
 	}
 	return r
+}
+
+// otherRoots are the roots of a session beside its cwd, in order.
+func otherRoots(cwd string, roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		if filepath.Clean(r) != filepath.Clean(cwd) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (s *Session) writerLocked() string {

@@ -16,12 +16,15 @@ const Version = 1
 
 // Record is one session as stored.
 type Record struct {
-	Version  int    `json:"version"`
-	ID       string `json:"id"`
-	Title    string `json:"title"`
-	Cwd      string `json:"cwd"`
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Cwd     string `json:"cwd"`
+	// Dirs are the session's other roots, beside Cwd, as it last used
+	// them (ACP additionalDirectories).
+	Dirs     []string `json:"additionalDirectories,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Model    string   `json:"model,omitempty"`
 	// Mode is the permission mode (ask, accept-edits, plan, yolo).
 	Mode string `json:"mode,omitempty"`
 	// Thought is the chosen thought level, "" for the configured one.
@@ -182,6 +185,7 @@ type Summary struct {
 	Turns   int       `json:"turns"`
 	Title   string    `json:"title"`
 	Cwd     string    `json:"cwd"`
+	Dirs    []string  `json:"additionalDirectories,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 

@@ -156,7 +156,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 			return res, err
 		}
 	}
-	return r.exec(ctx, env.Cwd(), line, r.timeout(p.Timeout), extra)
+	return r.exec(ctx, env.Cwd(), env.Roots(), line, r.timeout(p.Timeout), extra)
 }
 
 // inTerminal runs line in the front end's terminal, where the user
@@ -208,7 +208,7 @@ const drainGrace = 200 * time.Millisecond
 // exec runs line and reports what it printed and how it ended. The output
 // goes through a pipe into a capture that keeps its two ends only, so no
 // command can fill memory or a disk through it.
-func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Duration, extra []string) (tools.Result, error) {
+func (r *runner) exec(ctx context.Context, dir string, roots []string, line string, timeout time.Duration, extra []string) (tools.Result, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("create output pipe: %w", err)
@@ -226,7 +226,15 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 	defer cancel()
 	argv := []string{"bash", "-o", "pipefail", "-c", line}
 	if sb := r.opts.Sandbox; sb != nil {
-		argv = append([]string{sb.Exe, "__sandbox", "--workspace", dir, "--write", sb.TempDir, "--"}, argv...)
+		// Each root of the session is writable on its own terms (its
+		// files that run later are not).
+		pre := []string{sb.Exe, "__sandbox", "--workspace", dir}
+		for _, root := range roots {
+			if root != dir {
+				pre = append(pre, "--workspace", root)
+			}
+		}
+		argv = append(append(pre, "--write", sb.TempDir, "--"), argv...)
 	}
 	cmd := exec.CommandContext(tctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
