@@ -129,8 +129,7 @@ func TestACPAdditionalDirectories(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("a relative additional directory: %v, want refused", err)
 	}
-	p.stop(t)
-	checkSchema(t, p.sent.String(), p.stdout.String())
+	p.stopChecked(t)
 
 	// session/load's list is the session's whole list: given, the second
 	// root is there again; omitted (the open session loaded again), it
@@ -158,6 +157,5 @@ func TestACPAdditionalDirectories(t *testing.T) {
 			t.Errorf("loaded with %v, reading the second root: %q, want %q", tc.dirs, got, tc.want)
 		}
 	}
-	q.stop(t)
-	checkSchema(t, q.sent.String(), q.stdout.String())
+	q.stopChecked(t)
 }

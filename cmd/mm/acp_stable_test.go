@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -77,8 +78,7 @@ func TestACPSessionDelete(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != -32602 {
 		t.Errorf("delete of an unknown session: %v, want -32602", err)
 	}
-	p.stop(t)
-	checkSchema(t, p.sent.String(), p.stdout.String())
+	p.stopChecked(t)
 }
 
 // TestACPMessageIDsAndToolNames: the chunks of one model call share a
@@ -116,16 +116,9 @@ func TestACPMessageIDsAndToolNames(t *testing.T) {
 	if !strings.Contains(p.stdout.String(), `"name":"read_file"`) {
 		t.Errorf("no tool_call carries the tool's name:\n%s", p.stdout)
 	}
-	p.stop(t)
-	checkSchema(t, p.sent.String(), p.stdout.String())
+	p.stopChecked(t)
 
-	q := startAgentProcess(t, dir, env)
-	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatal(err)
-	}
+	q := loadInNew(t, ctx, dir, env, id)
 	replayed := chunkIDs(t, q)
 	if !slices.Equal(replayed.agent, live.agent) {
 		t.Errorf("replayed answer ids = %v, shown live as %v", replayed.agent, live.agent)
@@ -136,8 +129,29 @@ func TestACPMessageIDsAndToolNames(t *testing.T) {
 	if !strings.Contains(q.stdout.String(), `"name":"read_file"`) {
 		t.Errorf("the replayed tool_call lost the tool's name:\n%s", q.stdout)
 	}
-	q.stop(t)
-	checkSchema(t, q.sent.String(), q.stdout.String())
+	q.stopChecked(t)
+}
+
+// stopChecked stops mm and checks every message it wrote against the
+// schema.
+func (p *agentProc) stopChecked(t *testing.T) {
+	t.Helper()
+	p.stop(t)
+	checkSchema(t, p.sent.String(), p.stdout.String())
+}
+
+// loadInNew starts another mm in dir and loads the session id there
+// (its replay is then in the client's updates).
+func loadInNew(t *testing.T, ctx context.Context, dir string, env []string, id sdk.SessionId) *agentProc {
+	t.Helper()
+	q := startAgentProcess(t, dir, env)
+	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	return q
 }
 
 // messageIDs are the distinct messageIds of a client's chunks, in order.
@@ -187,16 +201,9 @@ func TestACPThinkingSwitch(t *testing.T) {
 	env := mmEnv(t, srv)
 	ctx := testenv.Context(t)
 	r := startRawProcess(t, dir, env)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"session":{"configOptions":{"boolean":{}}}}}}`)
-	r.wait(`"init"`)
-	b, _ := json.Marshal(dir)
-	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	var ns struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(r.wait(`"new"`).Result, &ns)
+	session := r.handshakeWith(dir, `{"session":{"configOptions":{"boolean":{}}}}`)
 	waitLogged(t, ctx, env, "thinking switch")
-	sid, _ := json.Marshal(ns.SessionID)
+	sid, _ := json.Marshal(session)
 	r.send(`{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"hi"}]}}`)
 	r.wait(`"p1"`)
 	toggle := func(line string) (value, found bool) {

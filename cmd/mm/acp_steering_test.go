@@ -153,17 +153,10 @@ func TestACPSteering(t *testing.T) {
 	if m := reqs[3].Messages; m[len(m)-1].Content != "the second too" || !strings.HasSuffix(m[len(m)-2].Content, "read both") {
 		t.Errorf("the turn's first request ends with %+v, want the prompt then the correction", m[len(m)-2:])
 	}
-	p.stop(t)
-	checkSchema(t, p.sent.String(), p.stdout.String())
+	p.stopChecked(t)
 
 	// The replay shows each correction as the user's, in its place.
-	q := startAgentProcess(t, dir, env)
-	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatal(err)
-	}
+	q := loadInNew(t, ctx, dir, env, id)
 	rs, _ := q.client.snapshot()
 	var seq []string
 	for _, u := range rs {
@@ -183,6 +176,5 @@ func TestACPSteering(t *testing.T) {
 	if !slices.Equal(seq, want) {
 		t.Errorf("replay:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
 	}
-	q.stop(t)
-	checkSchema(t, q.sent.String(), q.stdout.String())
+	q.stopChecked(t)
 }

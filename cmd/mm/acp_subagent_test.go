@@ -60,15 +60,8 @@ steps:
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: agents/historian.yaml}\n")
 	env := trusted(t, dir, mmEnv(t, chat))
 	r := startRawProcess(t, dir, env)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}}`)
-	r.wait(`"init"`)
-	b, _ := json.Marshal(dir)
-	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	var ns struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(r.wait(`"new"`).Result, &ns)
-	sid, _ := json.Marshal(ns.SessionID)
+	parent := r.handshakeWith(dir, `{"subagents":{}}`)
+	sid, _ := json.Marshal(parent)
 	prompt := func(id, text string) rawMsg {
 		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"` + text + `"}]}}`)
 		return r.wait(`"` + id + `"`)
@@ -87,7 +80,7 @@ steps:
 		case kind == "subagent_update" && child == "":
 			child, _ = u.Update["sessionId"].(string)
 			caps, _ := u.Update["capabilities"].(map[string]any)
-			if u.Session != ns.SessionID || u.Update["title"] != "historian" || u.Update["description"] != "knows why the code is the way it is" || caps["cancel"] == nil {
+			if u.Session != parent || u.Update["title"] != "historian" || u.Update["description"] != "knows why the code is the way it is" || caps["cancel"] == nil {
 				t.Errorf("the announcement = %+v, want on the parent, titled, with cancel", u)
 			}
 			seen = append(seen, "announced")
@@ -154,22 +147,10 @@ func lastLines(out []rawMsg) string {
 // idle at the end — while the model's request still carries the warning.
 func TestACPGuardSubagent(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "guard_readme")
-	g := guardServer(t, "steps:"+guardYes)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "README.md"), injectedReadme)
-	writeFile(t, filepath.Join(dir, ".mm", "guards", "injection.yaml"), "baseURL: "+g.URL()+"\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n")
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: [read_file]}\n")
-	r := startRawProcess(t, dir, trusted(t, dir, mmEnv(t, srv)))
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"subagents":{}}}}`)
-	r.wait(`"init"`)
-	b, _ := json.Marshal(dir)
-	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	var ns struct {
-		SessionID string `json:"sessionId"`
-	}
-	json.Unmarshal(r.wait(`"new"`).Result, &ns)
-	sid, _ := json.Marshal(ns.SessionID)
+	srv, _, dir, env := guardedReadme(t, "read_file")
+	r := startRawProcess(t, dir, env)
+	parent := r.handshakeWith(dir, `{"subagents":{}}`)
+	sid, _ := json.Marshal(parent)
 	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"what is this project?"}]}}`)
 	r.wait(`"p"`)
 	var child, asked, found string

@@ -100,6 +100,20 @@ func (tm *term) waitFor(s string) {
 	}
 }
 
+// exit leaves with /exit and checks mm exits 0.
+func (tm *term) exit() {
+	tm.t.Helper()
+	tm.send("/exit\r")
+	select {
+	case <-tm.done:
+		if tm.err != nil {
+			tm.t.Errorf("mm exited with %v, want 0", tm.err)
+		}
+	case <-time.After(10 * time.Second):
+		tm.t.Fatal("mm did not exit after /exit")
+	}
+}
+
 func (tm *term) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.f.WriteString(s); err != nil {
@@ -146,15 +160,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	tm.waitFor("mode: plan")
 	tm.send("/mode nope\r")
 	tm.waitFor(`no mode "nope"`)
-	tm.send("/exit\r")
-	select {
-	case <-tm.done:
-		if tm.err != nil {
-			t.Errorf("mm exited with %v, want 0", tm.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mm did not exit after /exit")
-	}
+	tm.exit()
 	if srv.Remaining() != 0 {
 		t.Errorf("%d scenario steps left", srv.Remaining())
 	}
@@ -237,15 +243,7 @@ func TestREPLSteering(t *testing.T) {
 	if n := len(m); m[n-2].Role != "assistant" || !strings.HasPrefix(m[n-2].Content, "Working on it") || m[n-1].Role != "user" || m[n-1].Content != "use b instead" {
 		t.Errorf("the second request ends with %+v, want the first answer, then the line typed", m[len(m)-2:])
 	}
-	tm.send("/exit\r")
-	select {
-	case <-tm.done:
-		if tm.err != nil {
-			t.Errorf("mm exited with %v, want 0", tm.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mm did not exit after /exit")
-	}
+	tm.exit()
 }
 
 func ptrTo[T any](v T) *T { return &v }

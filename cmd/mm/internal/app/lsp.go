@@ -104,7 +104,7 @@ func (a *App) venvRoots(roots []string) []string {
 // as it is now: the config mm loaded when it is dir's, else dir's read
 // for its trust alone (never applied).
 func (a *App) trustedRoot(dir string) bool {
-	if t := a.Trust; t != nil && t.Workspace && sameDir(filepath.Dir(filepath.Dir(t.Path)), dir) {
+	if t := a.Trust; t != nil && t.Workspace && tools.Real(filepath.Dir(filepath.Dir(t.Path))) == tools.Real(dir) {
 		return t.Trusted
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".mm", "agent.yaml")); err != nil {
@@ -112,16 +112,6 @@ func (a *App) trustedRoot(dir string) bool {
 	}
 	_, t, err := config.LoadFor(a.env, "", dir, TrustFile(a.env))
 	return err == nil && t != nil && t.Workspace && t.Trusted
-}
-
-// sameDir reports whether a and b name one directory, through links.
-func sameDir(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }
 
 // closeLSP stops every language server (shutdown, exit, then the process
