@@ -281,6 +281,11 @@ func (s *Session) header() string {
 	var b strings.Builder
 	if s.opts.Env != nil {
 		b.WriteString("Workspace: " + s.opts.Env.Cwd() + "\n")
+		// More roots (additionalDirectories): the model reaches them by
+		// absolute path; relative paths stay relative to the first.
+		if more := otherRoots(s.opts.Env.Cwd(), s.opts.Env.Roots()); len(more) > 0 {
+			b.WriteString("Also in the workspace: " + strings.Join(more, ", ") + "\n")
+		}
 	}
 	if pc := strings.TrimSpace(s.opts.ProjectContext); pc != "" {
 		const max = 4000

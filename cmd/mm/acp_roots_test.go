@@ -83,10 +83,20 @@ func TestACPAdditionalDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.client.choose = sdk.PermissionOptionKindRejectOnce
-	if _, err := p.prompt(ctx, ns.SessionId, "set things up"); err != nil {
+	// The model is told of the second root; mentions and attached files
+	// may be in either root, never outside.
+	prompt := []sdk.ContentBlock{
+		sdk.TextBlock("set things up with @" + filepath.Join(second, "lib.txt") + " and @" + filepath.Join(outside, "secret.txt")),
+		sdk.ResourceLinkBlock("lib.txt", "file://"+filepath.Join(second, "lib.txt")),
+	}
+	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
+	if asked := reqs[0].Last().Content; !strings.Contains(asked, "Also in the workspace: "+second+"\n") ||
+		!strings.Contains(asked, "[attached file: "+filepath.Join(second, "lib.txt")+"]") || !strings.Contains(asked, "secret.txt is outside the workspace") {
+		t.Errorf("the first request's prompt:\n%s\nwant the second root named, its file attached, the outside one refused", asked)
+	}
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests, want 4", len(reqs))
 	}
