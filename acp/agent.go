@@ -23,8 +23,9 @@ import (
 // changed on disk changes the sessions opened after, never a running one.
 type Builder struct {
 	// Workspace returns the base environment (disk) and the permission
-	// policy of a new session whose working directory is cwd.
-	Workspace func(cwd string) (tools.Env, *permit.Policy, error)
+	// policy of a new session whose working directory is cwd and whose
+	// other roots are dirs (additionalDirectories, absolute).
+	Workspace func(cwd string, dirs []string) (tools.Env, *permit.Policy, error)
 	// Engine builds the engine session of an ACP session (new, or about to
 	// be restored from the store) with this id; its tools run in env (the
 	// editor-aware environment built by this package), extra are the
@@ -84,7 +85,8 @@ type Agent struct {
 	caps     sessionCaps // what the SDK cannot read of the client's (updates.go)
 	out      io.Writer   // the writer the SDK writes with, for updates it has no types for
 	sessions map[sdk.SessionId]*session
-	closing  bool // closeAll began: no new announcement goroutine
+	children map[sdk.SessionId]*subagent // the sessions' subagent sessions (subagents.go)
+	closing  bool                        // closeAll began: no new announcement goroutine
 
 	own ownRequests // requests mm writes itself (elicit.go)
 
@@ -165,6 +167,10 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
 		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
 		caps.SessionCapabilities.Fork = &sdk.SessionForkCapabilities{}
+		caps.SessionCapabilities.Delete = &sdk.SessionDeleteCapabilities{}
+	}
+	if a.opts.Builder != nil {
+		caps.SessionCapabilities.AdditionalDirectories = &sdk.SessionAdditionalDirectoriesCapabilities{}
 	}
 	if a.opts.Providers != nil {
 		caps.Providers = &sdk.ProvidersCapabilities{}
@@ -174,6 +180,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:         &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
 		AgentCapabilities: caps,
 		AuthMethods:       []sdk.AuthMethod{},
+		Meta:              steeringMeta(),
 	}, nil
 }
 
@@ -181,6 +188,12 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 // from the environment.
 func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	return sdk.AuthenticateResponse{}, nil
+}
+
+// Logout is not served: mm has no login to end (it does not advertise
+// agentCapabilities.auth.logout), so it answers as an unknown method.
+func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, error) {
+	return sdk.LogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
 }
 
 // NewSession starts a conversation in the client's working directory. It
@@ -192,7 +205,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	id := sdk.SessionId(store.NewID())
-	s, err := a.open(ctx, b, id, p.Cwd, nil, p.McpServers)
+	s, err := a.open(ctx, b, id, p.Cwd, p.AdditionalDirectories, nil, p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -209,6 +222,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 	if s == nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "unknown session " + string(p.SessionId)})
 	}
+	arrival := arrivalOf(p.Meta)
+	in := s.inbox(arrival)
+	defer s.forget(arrival, in)
 	if err := checkBlocks(p.Prompt); err != nil {
 		return sdk.PromptResponse{}, err
 	}
@@ -219,7 +235,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 			resp, err = sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("internal error: %v", r)})
 		}
 	}()
-	ctx, done, st := s.begin(ctx, arrivalOf(p.Meta))
+	ctx, done, st := s.begin(ctx, arrival)
 	defer done()
 	switch st {
 	case beginClosed:
@@ -238,7 +254,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 		s.retitle(context.WithoutCancel(ctx), title)
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	}
-	end := s.run(ctx, text)
+	end := s.run(ctx, text, in)
 	usage := turnUsage(end)
 	switch end.Reason {
 	case engine.Cancelled:
@@ -277,6 +293,9 @@ func turnUsage(end engine.TurnEnd) *sdk.Usage {
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s := a.session(p.SessionId)
 	running := s != nil && s.cancel()
+	if c := a.child(p.SessionId); c != nil {
+		running = c.cancel()
+	}
 	a.log.Info("cancel", "session", p.SessionId, "running", running)
 	return nil
 }

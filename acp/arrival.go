@@ -55,6 +55,9 @@ func (a *Agent) arrive(msg []byte) []byte {
 		}
 		s := a.session(sid)
 		running := s != nil && s.cancelUpTo(a.arrivals.Load())
+		if c := a.child(sid); c != nil {
+			running = c.cancel() // a subagent's work alone
+		}
 		a.log.Info("cancel", "session", sid, "running", running)
 		return nil
 	case sdk.AgentMethodSessionPrompt:
@@ -67,6 +70,9 @@ func (a *Agent) arrive(msg []byte) []byte {
 		}
 		n := a.arrivals.Add(1)
 		meta[metaArrival] = n
+		if s := a.session(sid); s != nil {
+			s.expect(n) // steering read from now on goes to this prompt
+		}
 		params["_meta"], _ = json.Marshal(meta)
 		m["params"], _ = json.Marshal(params)
 		out, err := json.Marshal(m)

@@ -38,6 +38,16 @@
 //     advertised elicitation.form; mm writes that request itself (ids
 //     "mm-N"), takes its answer out of the input before the SDK sees it,
 //     and reads anything but an accepted, ticked form as no.
+//   - _session/steering is decided by the stdin reader in input order:
+//     a prompt read before it is "running" even before its handler
+//     began, so a correction sent right behind its prompt steers it
+//     (steering.go). Nothing is echoed live; the replay shows it.
+//   - Subagent sessions (asked and guard agents) exist only for a client
+//     that advertised clientCapabilities.subagents; a child is announced
+//     on its parent before any of its traffic, and session/cancel with
+//     its id stops it alone (subagents.go).
+//   - A session's roots are cwd and its additionalDirectories; load and
+//     resume take the request's list as the whole list.
 //   - The package stays thin: it imports the engine and the tools contract,
 //     never a tool implementation, lspbridge or fileedit, so the SDK can be
 //     upgraded in a day.

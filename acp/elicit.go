@@ -16,7 +16,7 @@ import (
 // A question that is not a tool's permission — trusting the workspace's
 // own config — is asked as a form (elicitation/create, unstable in ACP)
 // when the client advertised clientCapabilities.elicitation.form. The
-// SDK's request type (v0.13.0) has no sessionId, which the protocol's
+// SDK's request type (v0.13.5) has no sessionId, which the protocol's
 // schema requires of a form (it is tied to a session or to a request),
 // so mm writes this request itself and takes its answer out of the input
 // before the SDK sees it.

@@ -39,7 +39,7 @@ func (a *Agent) UnstableForkSession(ctx context.Context, p sdk.UnstableForkSessi
 			return sdk.UnstableForkSessionResponse{}, invalid("mcpServers: " + err.Error())
 		}
 	}
-	s, err := a.open(ctx, b, sdk.SessionId(fork.ID), p.Cwd, &fork, mcp)
+	s, err := a.open(ctx, b, sdk.SessionId(fork.ID), p.Cwd, p.AdditionalDirectories, &fork, mcp)
 	if err != nil {
 		return sdk.UnstableForkSessionResponse{}, err
 	}

@@ -27,7 +27,7 @@ import (
 // from the next model request on, by the open sessions and those opened
 // after (new, load, resume, fork).
 //
-// The SDK (v0.13.0) names the provider `id` where the schema says
+// The SDK (v0.13.5) names the provider `id` where the schema says
 // `providerId`, and refuses a request without `id`, so these three are
 // answered here, from the stdin reader, in the schema's shape.
 

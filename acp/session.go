@@ -31,6 +31,7 @@ type session struct {
 	agent  *Agent
 	b      *Builder // what the session was built with (its config)
 	cwd    string
+	dirs   []string // its other roots (additionalDirectories), cleaned
 	engine *engine.Session
 	env    *editorEnv
 	policy *permit.Policy
@@ -51,6 +52,14 @@ type session struct {
 	fresh atomic.Bool
 
 	terminals map[string]string // tool call id → its terminal (under mu)
+
+	// The steering inboxes of the prompts read and not yet returned, by
+	// arrival, and the newest one's, which steering goes to (under mu;
+	// steering.go).
+	inboxes map[uint64]*engine.Inbox
+	latest  *engine.Inbox
+
+	children map[string]*subagent // by agent name (under mu; subagents.go)
 
 	mu      sync.Mutex
 	current *turnCtl // the latest prompt's turn; nil when idle
@@ -173,6 +182,7 @@ func (s *session) close(wait time.Duration) bool {
 func (s *session) release() {
 	s.released.Do(func() {
 		s.agent.models.forget(s)
+		s.forgetChildren()
 		if s.fresh.Load() && s.engine != nil {
 			s.save()
 		}
@@ -185,7 +195,7 @@ func (s *session) release() {
 // run plays one turn, rendering every event as a session update. Updates
 // are sent on a context detached from the turn's, so the final ones still
 // reach the client after a cancel (A7).
-func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
+func (s *session) run(ctx context.Context, prompt string, in *engine.Inbox) engine.TurnEnd {
 	if !s.agent.hold() {
 		return engine.TurnEnd{Reason: engine.Cancelled} // the connection is closing
 	}
@@ -202,7 +212,7 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		s.info(send, title, time.Time{})
 	}
 	defer func() { s.info(send, "", time.Now()) }()
-	end := s.engine.Run(ctx, prompt, func(e engine.Event) {
+	end := s.engine.RunSteered(ctx, prompt, in, func(e engine.Event) {
 		switch e := e.(type) {
 		case engine.Compaction:
 			s.compaction(e)
@@ -215,10 +225,14 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 		if !ok {
 			return
 		}
-		if f, done := e.(engine.ToolFinished); done && u.ToolCallUpdate != nil {
-			if id := s.terminalOf(f.ID); id != "" {
+		switch e := e.(type) {
+		case engine.ToolFinished:
+			if id := s.terminalOf(e.ID); id != "" {
 				u.ToolCallUpdate.Content = append([]sdk.ToolCallContent{sdk.ToolTerminalRef(id)}, u.ToolCallUpdate.Content...)
 			}
+		case engine.ToolStarted:
+			s.named(send, u, e.Name)
+			return
 		}
 		s.update(send, u)
 	})
@@ -231,13 +245,16 @@ func (s *session) run(ctx context.Context, prompt string) engine.TurnEnd {
 	return end
 }
 
-func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
-	conn := s.agent.connection()
+func (s *session) update(ctx context.Context, u sdk.SessionUpdate) { s.agent.updateOn(ctx, s.id, u) }
+
+// updateOn sends u on the session id, a child session's included.
+func (a *Agent) updateOn(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate) {
+	conn := a.connection()
 	if conn == nil {
 		return
 	}
-	if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
-		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
+	if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+		a.log.Debug("session update not delivered", "session", id, "err", err)
 	}
 }
 
@@ -246,9 +263,13 @@ func (s *session) update(ctx context.Context, u sdk.SessionUpdate) {
 func render(e engine.Event) (sdk.SessionUpdate, bool) {
 	switch e := e.(type) {
 	case engine.Text:
-		return sdk.UpdateAgentMessageText(e.Text), true
+		u := sdk.UpdateAgentMessageText(e.Text)
+		u.AgentMessageChunk.MessageId = messageID(e.Message)
+		return u, true
 	case engine.Thought:
-		return sdk.UpdateAgentThoughtText(e.Text), true
+		u := sdk.UpdateAgentThoughtText(e.Text)
+		u.AgentThoughtChunk.MessageId = messageID(e.Message)
+		return u, true
 	case engine.Progress:
 		return sdk.UpdateAgentThoughtText(e.Text + "\n"), true
 	case engine.Struggle:
@@ -302,6 +323,15 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.After, Size: e.Size}}, true
 	}
 	return sdk.SessionUpdate{}, false
+}
+
+// messageID is the chunk's messageId: nil when the engine gave none (a
+// session saved before ids).
+func messageID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }
 
 // StruggleNote is the short italic paragraph signed mm shown inside the
@@ -375,10 +405,9 @@ var promptCapabilities = sdk.PromptCapabilities{EmbeddedContext: true}
 // checkBlocks refuses, as invalid params naming the block type, a prompt
 // block mm did not advertise or does not know — dropping it silently would
 // answer a question the user did not ask.
-func checkBlocks(blocks []sdk.ContentBlock) error {
-	refuse := func(i int, why string) error {
-		msg := fmt.Sprintf("prompt block %d: %s", i, why)
-		return &sdk.RequestError{Code: -32602, Message: msg, Data: map[string]any{"error": msg}}
+func checkBlocks(blocks []sdk.ContentBlock) *sdk.RequestError {
+	refuse := func(i int, why string) *sdk.RequestError {
+		return invalidParams(fmt.Sprintf("prompt block %d: %s", i, why))
 	}
 	for i, b := range blocks {
 		switch {

@@ -20,15 +20,16 @@ const listPage = 50
 
 // open builds a session in cwd under id, restored from rec when given,
 // and registers it.
-func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
+func (a *Agent) open(ctx context.Context, b *Builder, id sdk.SessionId, cwd string, dirs []string, rec *store.Record, mcp []sdk.McpServer) (*session, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid("cwd must be an absolute path, got " + cwd)
 	}
-	base, policy, err := b.Workspace(cwd)
+	dirs = cleanDirs(dirs)
+	base, policy, err := b.Workspace(cwd, dirs)
 	if err != nil {
 		return nil, invalid(err.Error())
 	}
-	s := &session{id: id, agent: a, b: b, cwd: cwd, policy: policy}
+	s := &session{id: id, agent: a, b: b, cwd: cwd, dirs: dirs, policy: policy}
 	s.env = &editorEnv{Env: base, files: base, policy: policy, s: s}
 	a.mu.Lock()
 	fsCaps := a.client.Fs
@@ -99,10 +100,27 @@ func inWorkspace(s *session, cwd string) (*session, error) {
 	return s, nil
 }
 
-// resume opens a stored session, or returns the open one.
-func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []sdk.McpServer) (*session, error) {
+// cleanDirs are additional directories as mm keeps them: cleaned, in
+// the client's order.
+func cleanDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Clean(d))
+	}
+	return out
+}
+
+// resume opens a stored session, or returns the open one. The request's
+// additional directories are the session's whole list from now on (none
+// when it gives none): an open session asked for another list is saved,
+// closed — its running turn cancelled — and opened again with it.
+func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, dirs []string, mcp []sdk.McpServer) (*session, error) {
 	if s := a.session(id); s != nil {
-		return inWorkspace(s, cwd)
+		s, err := inWorkspace(s, cwd)
+		if err != nil || slices.Equal(s.dirs, cleanDirs(dirs)) {
+			return s, err
+		}
+		a.reopen(s)
 	}
 	b, err := a.builder()
 	if err != nil {
@@ -112,7 +130,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 	if err != nil || s != nil {
 		return s, err
 	}
-	s, err = a.open(ctx, b, id, cwd, rec, mcp)
+	s, err = a.open(ctx, b, id, cwd, dirs, rec, mcp)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +147,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, mcp []
 // as updates — user messages, answers, mm's notes, tool calls with their
 // final status, output and diffs — before the answer (A2).
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -142,6 +160,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 			continue // shown live as a notice: not history
 		}
 		for _, u := range replay(e) {
+			if e.Tool != nil {
+				s.named(ctx, u, e.Tool.Name)
+				continue
+			}
 			s.update(ctx, u)
 		}
 	}
@@ -154,7 +176,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // ResumeSession is session/resume: the session is restored without
 // replaying it (the client kept its view).
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -187,7 +209,7 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 	end := min(start+listPage, len(all))
 	for _, sum := range all[start:end] {
 		resp.Sessions = append(resp.Sessions, sdk.SessionInfo{
-			SessionId: sdk.SessionId(sum.ID), Cwd: sum.Cwd, Title: sdk.Ptr(sum.Title),
+			SessionId: sdk.SessionId(sum.ID), Cwd: sum.Cwd, AdditionalDirectories: sum.Dirs, Title: sdk.Ptr(sum.Title),
 			UpdatedAt: sdk.Ptr(sum.Updated.UTC().Format(time.RFC3339)),
 		})
 	}
@@ -197,13 +219,71 @@ func (a *Agent) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.
 	return resp, nil
 }
 
+// reopen saves and closes the open session s, so that it can be opened
+// again from the store (with other roots).
+func (a *Agent) reopen(s *session) {
+	a.mu.Lock()
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
+	a.mu.Unlock()
+	if !s.close(closeWait) {
+		a.log.Warn("session reopened while its turn still runs", "session", s.id, "waited", closeWait)
+	}
+	s.save()
+	s.release()
+	a.log.Info("session reopened with other additional directories", "session", s.id)
+}
+
+// UnstableDeleteSession is session/delete (stable in the schema; the SDK
+// files it under unstable): the session's running turn is cancelled and
+// waited for, as session/close does, the open session is forgotten, and
+// its saved files are removed, so a later load fails. An unknown id, or
+// a session whose turn runs in another mm, is an error and nothing is
+// removed from the store.
+func (a *Agent) UnstableDeleteSession(_ context.Context, p sdk.UnstableDeleteSessionRequest) (sdk.UnstableDeleteSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionId]
+	delete(a.sessions, p.SessionId)
+	a.mu.Unlock()
+	if s != nil {
+		if !s.close(closeWait) {
+			a.log.Warn("session deleted while its turn still runs", "session", p.SessionId, "waited", closeWait)
+		}
+		s.fresh.Store(false) // nothing to write: it is going away
+		s.release()
+	}
+	if a.opts.Store == nil {
+		if s == nil {
+			return sdk.UnstableDeleteSessionResponse{}, invalid("unknown session " + string(p.SessionId))
+		}
+		return sdk.UnstableDeleteSessionResponse{}, nil
+	}
+	err := a.opts.Store.Delete(string(p.SessionId))
+	switch {
+	case err == nil, s != nil && errors.Is(err, store.ErrNotFound):
+		a.log.Info("session deleted", "session", p.SessionId)
+		return sdk.UnstableDeleteSessionResponse{}, nil
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrBadID):
+		return sdk.UnstableDeleteSessionResponse{}, invalid("unknown session " + string(p.SessionId) + " — session/list shows the saved ones")
+	case errors.Is(err, store.ErrInUse):
+		return sdk.UnstableDeleteSessionResponse{}, invalid("session " + string(p.SessionId) + " is in use by another mm (a turn is running there) — delete it once that turn ends")
+	}
+	a.log.Warn("cannot delete session", "session", p.SessionId, "err", err)
+	return sdk.UnstableDeleteSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session " + string(p.SessionId) + " cannot be deleted: " + err.Error()})
+}
+
 // replay turns one stored entry into the updates that showed it.
 func replay(e store.Entry) []sdk.SessionUpdate {
 	switch e.Kind {
 	case store.EntryUser:
-		return []sdk.SessionUpdate{sdk.UpdateUserMessageText(e.Text)}
+		u := sdk.UpdateUserMessageText(e.Text)
+		u.UserMessageChunk.MessageId = messageID(e.Message)
+		return []sdk.SessionUpdate{u}
 	case store.EntryAgent:
-		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(e.Text)}
+		u := sdk.UpdateAgentMessageText(e.Text)
+		u.AgentMessageChunk.MessageId = messageID(e.Message)
+		return []sdk.SessionUpdate{u}
 	case store.EntryNote:
 		lvl := "warning"
 		if e.Level == "severe" {

@@ -70,6 +70,13 @@ func (s *session) configOptions(ctx context.Context) []sdk.SessionConfigOption {
 		if !slices.Contains(levels, cur) {
 			cur = levels[len(levels)-1]
 		}
+		if s.thoughtSwitch(levels) {
+			out = append(out, sdk.SessionConfigOption{Boolean: &sdk.SessionConfigOptionBoolean{
+				Type: "boolean", Id: optThought, Name: "Thinking", Category: sdk.Ptr(sdk.SessionConfigOptionCategoryThoughtLevel),
+				Description: sdk.Ptr("Whether the model reasons before it answers"), CurrentValue: cur != engine.ThinkingOff,
+			}})
+			return out
+		}
 		cs := make([]choice, len(levels))
 		for i, l := range levels {
 			cs[i] = choice{value: l, name: thoughtName(l)}
@@ -79,9 +86,20 @@ func (s *session) configOptions(ctx context.Context) []sdk.SessionConfigOption {
 	return out
 }
 
+// thoughtSwitch reports whether the thought levels are a switch (off and
+// on: the model's template turns thinking on and off) shown as a toggle:
+// only to a client that advertised boolean config options; others get
+// the same two values as a select.
+func (s *session) thoughtSwitch(levels []string) bool {
+	return slices.Equal(levels, []string{engine.ThinkingOff, engine.ThinkingOn}) && s.agent.sessionCaps().booleans
+}
+
 func thoughtName(l string) string {
-	if l == engine.ThinkingOff {
+	switch l {
+	case engine.ThinkingOff:
 		return "Off"
+	case engine.ThinkingOn:
+		return "On"
 	}
 	return strings.ToUpper(l[:1]) + l[1:]
 }
@@ -106,7 +124,7 @@ func (s *session) thoughtLevels(ctx context.Context) []string {
 
 // invalid is an invalid-params error whose message is the line itself.
 func invalid(line string) error {
-	return &sdk.RequestError{Code: -32602, Message: line, Data: map[string]any{"error": line}}
+	return invalidParams(line)
 }
 
 // setMode switches the permission mode; the model is told when plan mode
@@ -136,8 +154,11 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 // whole updated list. A mode change is also sent as current_mode_update
 // for clients that show the modes.
 func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if p.Boolean != nil {
+		return a.setBoolean(ctx, *p.Boolean)
+	}
 	if p.ValueId == nil {
-		return sdk.SetSessionConfigOptionResponse{}, invalid("mm's options are selects: send a value id")
+		return sdk.SetSessionConfigOptionResponse{}, invalid("send a value id, or a boolean value for a boolean option")
 	}
 	v := p.ValueId
 	s := a.session(v.SessionId)
@@ -176,6 +197,25 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	default:
 		return sdk.SetSessionConfigOptionResponse{}, invalid("unknown option " + string(v.ConfigId) + " — the options are mode, model, thought_level")
 	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(ctx)}, nil
+}
+
+// setBoolean is session/set_config_option with a boolean value: the
+// thinking switch is mm's one boolean option.
+func (a *Agent) setBoolean(ctx context.Context, v sdk.SetSessionConfigOptionBoolean) (sdk.SetSessionConfigOptionResponse, error) {
+	s := a.session(v.SessionId)
+	if s == nil {
+		return sdk.SetSessionConfigOptionResponse{}, invalid("unknown session " + string(v.SessionId))
+	}
+	if string(v.ConfigId) != optThought || !s.thoughtSwitch(s.allThoughtLevels(ctx)) {
+		return sdk.SetSessionConfigOptionResponse{}, invalid("option " + string(v.ConfigId) + " is not a boolean — send one of its value ids")
+	}
+	level := engine.ThinkingOff
+	if v.Value {
+		level = engine.ThinkingOn
+	}
+	s.engine.SetThinking(level)
+	s.save()
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions(ctx)}, nil
 }
 

@@ -56,8 +56,8 @@ func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 			reqs.add(id)
 			opens.expect(id, msg)
 		}
-		if a.providerCall(id, msg) {
-			return nil // answered by mm itself (providers.go)
+		if a.providerCall(id, msg) || a.steerCall(id, msg) {
+			return nil // answered by mm itself (providers.go, steering.go)
 		}
 		return a.arrive(msg)
 	}

@@ -216,7 +216,7 @@ func TestNoTurnStartsOnceClosing(t *testing.T) {
 	a := New(Options{})
 	a.closeAll()
 	s := &session{agent: a} // no engine: running it would panic
-	if end := s.run(context.Background(), "hi"); end.Reason != engine.Cancelled {
+	if end := s.run(context.Background(), "hi", nil); end.Reason != engine.Cancelled {
 		t.Fatalf("turn end = %+v, want cancelled", end)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/mm-agent/mm/engine/store"
 )
 
-// ACP (2026-11) added session updates the SDK (v0.13.0) has no types
+// ACP (2026-11) added session updates the SDK (v0.13.5) has no types
 // for: compaction_update and compaction_summary_chunk, sent only to a
 // client that advertised clientCapabilities.session.compaction, and
 // notice, only with session.notices. The SDK drops the capabilities it
@@ -21,9 +21,11 @@ import (
 // updates are written here, in one place, as JSON-RPC lines through the
 // writer the SDK writes with.
 
-// sessionCaps are the client's session capabilities the SDK cannot see.
+// sessionCaps are the client's session capabilities the SDK cannot see:
+// compaction and notices updates, boolean config options.
 type sessionCaps struct {
-	compaction, notices bool
+	compaction, notices, booleans bool
+	subagents                     bool // clientCapabilities.subagents (unstable)
 }
 
 // readSessionCaps reads clientCapabilities.session of an initialize
@@ -37,9 +39,13 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 		Params struct {
 			Caps struct {
 				Session struct {
-					Compaction json.RawMessage `json:"compaction"`
-					Notices    json.RawMessage `json:"notices"`
+					Compaction    json.RawMessage `json:"compaction"`
+					Notices       json.RawMessage `json:"notices"`
+					ConfigOptions struct {
+						Boolean json.RawMessage `json:"boolean"`
+					} `json:"configOptions"`
 				} `json:"session"`
+				Subagents json.RawMessage `json:"subagents"`
 			} `json:"clientCapabilities"`
 		} `json:"params"`
 	}
@@ -50,7 +56,8 @@ func readSessionCaps(msg []byte) (sessionCaps, bool) {
 		return len(raw) > 0 && raw[0] == '{'
 	}
 	s := m.Params.Caps.Session
-	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices)}, true
+	return sessionCaps{compaction: on(s.Compaction), notices: on(s.Notices), booleans: on(s.ConfigOptions.Boolean),
+		subagents: on(m.Params.Caps.Subagents)}, true
 }
 
 func (a *Agent) sessionCaps() sessionCaps {
@@ -84,12 +91,42 @@ func (a *Agent) send(msg map[string]any) error {
 // raw sends a session/update the SDK cannot express. The caller's
 // goroutine writes it as it writes the SDK's updates, so it keeps its
 // place among them.
-func (s *session) raw(update map[string]any) {
-	err := s.agent.send(map[string]any{"method": sdk.ClientMethodSessionUpdate,
-		"params": map[string]any{"sessionId": s.id, "update": update}})
+func (s *session) raw(update map[string]any) { s.agent.rawOn(s.id, update) }
+
+// rawOn is raw for the session id, a child session's included.
+func (a *Agent) rawOn(id sdk.SessionId, update map[string]any) {
+	err := a.send(map[string]any{"method": sdk.ClientMethodSessionUpdate,
+		"params": map[string]any{"sessionId": id, "update": update}})
 	if err != nil {
-		s.agent.log.Debug("session update not delivered", "session", s.id, "err", err)
+		a.log.Debug("session update not delivered", "session", id, "err", err)
 	}
+}
+
+// named sends a tool_call with the tool's name (ToolCall.name, stable in
+// the 2026-11 schema), which the SDK's ToolCall has no field for: the
+// SDK's own encoding of the update, with the name added.
+func (s *session) named(ctx context.Context, u sdk.SessionUpdate, name string) {
+	s.agent.namedOn(ctx, s.id, u, name)
+}
+
+// namedOn is named for the session id, a child session's included.
+func (a *Agent) namedOn(ctx context.Context, id sdk.SessionId, u sdk.SessionUpdate, name string) {
+	if name == "" || u.ToolCall == nil {
+		a.updateOn(ctx, id, u)
+		return
+	}
+	b, err := json.Marshal(u)
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		a.log.Debug("tool call sent without its name", "err", err)
+		a.updateOn(ctx, id, u)
+		return
+	}
+	m["name"] = name
+	a.rawOn(id, m)
 }
 
 // compaction shows a compaction as it goes to a client that advertised

@@ -16,9 +16,16 @@
 //     title, mode, model, failures) is written after every turn, a
 //     cancelled or failed one included, before its TurnEnd is emitted; a
 //     store that cannot be written is a warning, never a failed turn.
-//   - Steering (model, thought level, notes about a mode change) changes
-//     only what follows: notes join the next user message, so the cached
-//     prefix of the conversation is never rewritten.
+//   - The user's choices (model, thought level, notes about a mode
+//     change) change only what follows: notes join the next user message,
+//     so the cached prefix of the conversation is never rewritten.
+//   - Steering: what the user sends while a turn runs (an Inbox) joins
+//     the conversation as a user message before the turn's next model
+//     call — after the tool calls of the last answer have run, never
+//     inside one — through the same preGeneration hooks as a prompt. A
+//     turn that would end with a message waiting goes on instead; one
+//     put after the turn decided to end is refused (Put is false), so the
+//     front end starts a turn with it, and the turn ends once.
 //   - A tool failure is text for the model; only the world breaking, a
 //     cancel, or a detector (a loop, a runaway call) ends a turn.
 //   - A prompt answered locally (Rewrite.Answer) leaves history alone,

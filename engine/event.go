@@ -10,11 +10,14 @@ import (
 // ends switch on these types, never on tool names.
 type Event interface{ event() }
 
-// Text is a piece of the answer.
-type Text struct{ Text string }
+// Text is a piece of the answer. Message names the assistant message it
+// belongs to: the pieces of one model call share it, so a front end can
+// tell two answers of one turn apart (ACP's messageId).
+type Text struct{ Text, Message string }
 
-// Thought is a piece of the model's reasoning (shown, never stored).
-type Thought struct{ Text string }
+// Thought is a piece of the model's reasoning (shown, never stored), with
+// the message id of the model call that reasoned.
+type Thought struct{ Text, Message string }
 
 // ToolStatus is the lifecycle of a tool call, as ACP names it.
 type ToolStatus string
@@ -74,6 +77,11 @@ type Usage struct {
 	// This call's counts.
 	Prompt, Completion, Cached int
 }
+
+// Steered is a message the user sent while the turn ran, as the model
+// now reads it (after the preGeneration hooks), in its place in the
+// conversation; Message is its id.
+type Steered struct{ Text, Message string }
 
 // Progress is a line about what the model server is doing before it
 // answers ("Reading the prompt 12.0k/25.3k tokens").
@@ -159,5 +167,6 @@ func (ToolFinished) event() {}
 func (Plan) event()         {}
 func (Usage) event()        {}
 func (Progress) event()     {}
+func (Steered) event()      {}
 func (Struggle) event()     {}
 func (TurnEnd) event()      {}

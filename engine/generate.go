@@ -56,6 +56,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 		return generation{err: ctx.Err()}
 	}
 	req := s.request(withTools)
+	t.newMessage()
 	if withTools {
 		if note := s.opts.budget().Reminder(t.calls); note != "" && len(req.Messages) > 1 {
 			// E21: at the end of what is sent, never in history, so the

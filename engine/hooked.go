@@ -64,7 +64,7 @@ const KindGuard = "guard"
 // tells the user what a guard flagged. The output itself is kept byte for
 // byte: a guard warns, it never blocks or rewrites.
 func (t *turn) postToolUse(ctx context.Context, name string, args json.RawMessage, pre preTool, res tools.Result) tools.Result {
-	post := t.s.opts.Hooks.PostToolUse(ctx, t.s.opts.ID, name, args, res.Text)
+	post := t.s.opts.Hooks.PostToolUseWatched(ctx, t.s.opts.ID, name, args, res.Text, t.watchGuard)
 	t.hookWarnings(post.Warnings)
 	for _, n := range post.Notes {
 		t.emit(Struggle{Level: Warning, Kind: KindGuard, Text: n})
@@ -82,6 +82,32 @@ func (t *turn) postToolUse(ctx context.Context, name string, args json.RawMessag
 		res.Text += l
 	}
 	return res
+}
+
+// watchGuard shows a guard's scan as its own child session where the
+// front end shows subagents (a guard agent is an agent the session
+// delegates to): what it checks, then what it found.
+func (t *turn) watchGuard(ctx context.Context, guard, task string) (context.Context, func([]string, error)) {
+	gctx, child, shown := Delegate(ctx, t.s.opts.Env, Delegation{Agent: "guard " + guard, About: "a guard agent: it checks tool outputs for risks", Task: task})
+	if !shown {
+		return ctx, func([]string, error) {}
+	}
+	return gctx, func(notes []string, err error) {
+		switch {
+		case err != nil && gctx.Err() != nil:
+			child.End(TurnEnd{Reason: Cancelled})
+			return
+		case err != nil:
+			child.End(TurnEnd{Reason: Failed, Err: err.Error()})
+			return
+		case len(notes) == 0:
+			child.Emit(Text{Text: "Nothing flagged."})
+		}
+		for _, n := range notes {
+			child.Emit(Text{Text: n + "\n"})
+		}
+		child.End(TurnEnd{Reason: EndTurn})
+	}
 }
 
 func (t *turn) hookWarnings(ws []string) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -35,10 +36,10 @@ type saved struct {
 	stored, saved bool
 }
 
-// steering is what the user changed for the next requests: the model,
+// choices are what the user changed for the next requests: the model,
 // the thought level, and notes for the model about those changes.
 // Guarded by Session.mu.
-type steering struct {
+type choices struct {
 	model   string   // "" uses Options.ModelName / the server's
 	thought string   // "" uses Options.ReasoningEffort
 	notes   []string // prepended to the next user message
@@ -115,13 +116,17 @@ func (s *Session) modelLocked() string {
 	return ""
 }
 
-// ThinkingOff is the thought level that turns reasoning off.
-const ThinkingOff = "none"
+// The thought levels of a model whose chat template has a thinking
+// switch (enable_thinking) rather than an effort: off and on.
+const (
+	ThinkingOff = "none"
+	ThinkingOn  = "on"
+)
 
 // SetThinking sets the thought level of the next requests (E8): "none"
-// turns thinking off (chat_template_kwargs.enable_thinking=false, which
-// the client sends only to servers that read it), another level is sent
-// as reasoning_effort, "" goes back to the configured effort.
+// and "on" turn thinking off and on (chat_template_kwargs.enable_thinking,
+// which the client sends only to servers that read it), another level is
+// sent as reasoning_effort, "" goes back to the configured effort.
 func (s *Session) SetThinking(level string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,8 +150,8 @@ func (s *Session) reasoning() (effort string, kwargs map[string]any) {
 	switch s.st.thought {
 	case "":
 		return s.opts.ReasoningEffort, s.opts.ChatTemplateKwargs
-	case ThinkingOff:
-		kw := map[string]any{"enable_thinking": false}
+	case ThinkingOff, ThinkingOn:
+		kw := map[string]any{"enable_thinking": s.st.thought == ThinkingOn}
 		for k, v := range s.opts.ChatTemplateKwargs {
 			if k != "enable_thinking" {
 				kw[k] = v
@@ -231,10 +236,10 @@ func (s *Session) transcribe(e Event) {
 	sv := &s.sv
 	switch e := e.(type) {
 	case Text:
-		if n := len(sv.replay); n > 0 && sv.replay[n-1].Kind == store.EntryAgent {
+		if n := len(sv.replay); n > 0 && sv.replay[n-1].Kind == store.EntryAgent && sv.replay[n-1].Message == e.Message {
 			sv.replay[n-1].Text += e.Text
 		} else if e.Text != "" {
-			sv.replay = append(sv.replay, store.Entry{Kind: store.EntryAgent, Text: e.Text})
+			sv.replay = append(sv.replay, store.Entry{Kind: store.EntryAgent, Text: e.Text, Message: e.Message})
 		}
 	case Thought:
 		sv.reasoned = sv.reasoned || e.Text != ""
@@ -248,6 +253,8 @@ func (s *Session) transcribe(e Event) {
 		}
 		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryCompaction, Text: text, Compaction: &store.Compaction{
 			ID: e.ID, Status: string(e.Status), Before: e.Before, After: e.After, Turns: e.Turns}})
+	case Steered:
+		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryUser, Text: e.Text, Message: e.Message, Steered: true})
 	case Struggle:
 		lvl := "warning"
 		if e.Level == Severe {
@@ -259,7 +266,7 @@ func (s *Session) transcribe(e Event) {
 			sv.open = map[string]int{}
 		}
 		sv.open[e.ID] = len(sv.replay)
-		tl := &store.Tool{ID: e.ID, Title: e.Title, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations}
+		tl := &store.Tool{ID: e.ID, Title: e.Title, Name: e.Name, Kind: e.Kind, Status: string(ToolPending), Input: e.Input, Locations: e.Locations}
 		sv.replay = append(sv.replay, store.Entry{Kind: store.EntryTool, Tool: tl.Bound()})
 	case ToolUpdated:
 		if i, ok := sv.open[e.ID]; ok && e.Status != "" {
@@ -323,7 +330,7 @@ func (s *Session) begin(prompt string) {
 		s.sv.created = time.Now().UTC()
 	}
 	s.sv.turnAt = len(s.sv.replay) + 1
-	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt})
+	s.sv.replay = append(s.sv.replay, store.Entry{Kind: store.EntryUser, Text: prompt, Message: newMessageID()})
 }
 
 // ended marks the running turn's entries final.
@@ -376,16 +383,17 @@ func (s *Session) record(lazy bool) *store.Record {
 	}
 	turns := 0
 	for _, e := range s.sv.replay {
-		if e.Kind == store.EntryUser {
+		if e.Kind == store.EntryUser && !e.Steered {
 			turns++
 		}
 	}
-	cwd := ""
+	cwd, dirs := "", []string(nil)
 	if s.opts.Env != nil {
 		cwd = s.opts.Env.Cwd()
+		dirs = otherRoots(cwd, s.opts.Env.Roots())
 	}
 	r := &store.Record{
-		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Provider: provider, Model: model,
+		ID: s.opts.ID, Title: s.sv.title, Cwd: cwd, Dirs: dirs, Provider: provider, Model: model,
 		Mode: s.sv.mode, Thought: s.st.thought, Reasoned: s.sv.reasoned, Created: s.sv.created, Updated: time.Now().UTC(),
 		Turns: turns, CallSeq: s.callSeq,
 		History: cloneHistory(s.history),
@@ -403,6 +411,17 @@ func (s *Session) record(lazy bool) *store.Record {
 		r.History = s.wholeLocked(r.History, 0)
 	}
 	return r
+}
+
+// otherRoots are the roots of a session beside its cwd, in order.
+func otherRoots(cwd string, roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		if filepath.Clean(r) != filepath.Clean(cwd) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (s *Session) writerLocked() string {

@@ -81,10 +81,10 @@ func TestSessionSavedAndRestored(t *testing.T) {
 	}
 }
 
-// TestSteering: the model and thought level chosen apply to the next
+// TestChoices: the model and thought level chosen apply to the next
 // request; a note for the model (a mode change) is appended at the head
 // of the next user message, so the earlier prefix is sent unchanged.
-func TestSteering(t *testing.T) {
+func TestChoices(t *testing.T) {
 	s, srv := newSession(t, script(
 		llmtest.Step{Content: "one"},
 		llmtest.Step{Content: "two"},

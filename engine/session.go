@@ -145,7 +145,7 @@ type Session struct {
 	report  detect.Report                  // the running turn's struggle reporter
 	total   TurnEnd                        // session totals (Prompt, Completion, Cached)
 	sv      saved                          // what is stored beside the history (saved.go)
-	st      steering                       // model, thought level, notes (saved.go)
+	st      choices                        // model, thought level, notes (saved.go)
 	cs      ctxState                       // context budgeting (context.go)
 	spill   *spillFile                     // masked outputs on disk (spill.go)
 	hidden  map[string]bool                // tools hidden for the running turn (toolroute.go)
@@ -281,6 +281,11 @@ func (s *Session) header() string {
 	var b strings.Builder
 	if s.opts.Env != nil {
 		b.WriteString("Workspace: " + s.opts.Env.Cwd() + "\n")
+		// More roots (additionalDirectories): the model reaches them by
+		// absolute path; relative paths stay relative to the first.
+		if more := otherRoots(s.opts.Env.Cwd(), s.opts.Env.Roots()); len(more) > 0 {
+			b.WriteString("Also in the workspace: " + strings.Join(more, ", ") + "\n")
+		}
 	}
 	if pc := strings.TrimSpace(s.opts.ProjectContext); pc != "" {
 		const max = 4000

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +25,16 @@ import (
 //
 // A panic inside the turn is recovered and reported as a failed turn, so
 // mm keeps serving (ARCHITECTURE rule 7).
-func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end TurnEnd) {
+func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) TurnEnd {
+	return s.RunSteered(ctx, prompt, nil, emit)
+}
+
+// RunSteered is Run with an inbox: what the user puts there while the
+// turn runs joins the conversation before the next model call (steer.go).
+// The inbox is closed when the turn ends; what it still held is dropped,
+// with a note unless the turn was cancelled.
+func (s *Session) RunSteered(ctx context.Context, prompt string, in *Inbox, emit func(Event)) (end TurnEnd) {
+	defer in.Close() // also when the turn cannot start
 	s.turn.Lock()
 	defer s.turn.Unlock()
 	release, refused := s.lease()
@@ -35,7 +46,8 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 		return end
 	}
 	defer release()
-	t := &turn{s: s, emit: s.locked(func(e Event) { s.transcribe(e); emit(e) })}
+	t := &turn{s: s, in: in}
+	t.emit = s.locked(func(e Event) { e = t.stamp(e); s.transcribe(e); emit(e) })
 	s.begin(prompt)
 	defer func() {
 		if r := recover(); r != nil {
@@ -43,6 +55,7 @@ func (s *Session) Run(ctx context.Context, prompt string, emit func(Event)) (end
 			end = TurnEnd{Reason: Failed, Err: fmt.Sprintf("internal error: %v (mm is still running; see the log)", r)}
 		}
 		end.Prompt, end.Completion, end.Cached = t.prompt, t.completion, t.cached
+		t.dropped(end, in.Close())
 		s.finish(end)
 		s.ended()
 		if t.noServer && !t.heard && !s.Stored() {
@@ -79,6 +92,7 @@ func (s *Session) locked(emit func(Event)) func(Event) {
 type turn struct {
 	s    *Session
 	emit func(Event)
+	in   *Inbox // what the user sends while the turn runs; nil: nothing
 
 	prompt, completion, cached int
 
@@ -93,6 +107,53 @@ type turn struct {
 	cacheWarned bool           // the cache-drop warning was given (E28)
 	noServer    bool           // a model call found no server listening
 	heard       bool           // a model call answered
+	// msg is the id of the assistant message being shown ("" until its
+	// first piece): one per model call, under Session.emitMu.
+	msg string
+}
+
+// stamp gives the pieces of text and reasoning the id of the message
+// they belong to; a tool call ends the message. Called under emitMu.
+func (t *turn) stamp(e Event) Event {
+	switch v := e.(type) {
+	case Text:
+		v.Message = t.message()
+		return v
+	case Thought:
+		v.Message = t.message()
+		return v
+	case Steered:
+		v.Message = newMessageID() // the user's, not the assistant's
+		t.msg = ""
+		return v
+	case ToolStarted:
+		t.msg = ""
+	}
+	return e
+}
+
+func (t *turn) message() string {
+	if t.msg == "" {
+		t.msg = newMessageID()
+	}
+	return t.msg
+}
+
+// newMessage starts a new assistant message: the next model call's.
+func (t *turn) newMessage() {
+	t.s.emitMu.Lock()
+	defer t.s.emitMu.Unlock()
+	t.msg = ""
+}
+
+// newMessageID is a fresh message id, unique across sessions and
+// restarts: a reloaded transcript keeps the ids it was shown with.
+func newMessageID() string {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return "msg_" + hex.EncodeToString(b)
 }
 
 func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
@@ -113,6 +174,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 		if step == s.opts.MaxTurns {
 			return t.lastChance(ctx)
 		}
+		t.steer(ctx)
 		g := t.generate(ctx, true)
 		t.heard = t.heard || g.err == nil
 		if ctx.Err() != nil {
@@ -165,7 +227,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			return t.serverError(g.err)
 		}
 		if len(g.resp.ToolCalls) == 0 {
-			if t.lateErrors(ctx, g) {
+			if t.lateErrors(ctx, g) || t.steerAtEnd(ctx, g) {
 				continue
 			}
 			return t.answer(g)

@@ -99,17 +99,20 @@ type Config struct {
 	// model saw. The bridge never opens a file itself, except after a
 	// command (Changed), when the disk is what changed. Nil: the disk.
 	Files Files
-	// RunVenv lets a server run a virtual environment's interpreter that
-	// is a file of the workspace (ServerConfig.Venv). pyright runs the
-	// interpreter it is given, to learn where imports live; a real venv's
-	// bin/python is a link to a Python installed elsewhere, but a
-	// repository can ship its own .venv/bin/python script, which would run
-	// on the first edit of a .py file. False: an interpreter whose real
-	// path (links resolved) lies in the server's root, BaseDir or Warm's
-	// root is not given to the server, which reads the venv's
-	// site-packages instead (ServerConfig.VenvPaths). mm sets it only
-	// when the user trusted the workspace's config.
-	RunVenv bool
+	// VenvRoots are the workspace roots whose own configuration the user
+	// trusted: a server whose root lies in one of them may run a virtual
+	// environment's interpreter that is a file of the workspace
+	// (ServerConfig.Venv). pyright runs the interpreter it is given, to
+	// learn where imports live; a real venv's bin/python is a link to a
+	// Python installed elsewhere, but a repository can ship its own
+	// .venv/bin/python script, which would run on the first edit of a .py
+	// file. Any other server is not given an interpreter whose real path
+	// (links resolved) lies in its root, BaseDir or a root given to Warm,
+	// and no server one that lies in a root not trusted on its own — a
+	// trusted root's venv linked into an untrusted one included; such a
+	// server reads the venv's site-packages instead
+	// (ServerConfig.VenvPaths). Nil: none.
+	VenvRoots []string
 }
 
 // Files reads the current text of a file (an absolute path); a missing

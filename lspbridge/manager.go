@@ -24,6 +24,7 @@ type Manager struct {
 	mu        sync.Mutex
 	servers   map[serverKey]*server
 	workspace string
+	roots     []string // every root Warm was given; the first is workspace
 	closed    bool
 	// lates are the checks going on after their result was given
 	// (late.go), which a later change of their files supersedes.
@@ -94,7 +95,9 @@ func (m *Manager) Handles(path string) bool {
 
 // Warm starts, in the background, a server for each language found in the
 // workspace (a root marker, or a file with its extension within a few
-// levels), so the first edit finds it ready. It returns at once.
+// levels), so the first edit finds it ready. It returns at once. A
+// session of several roots warms each: a file of a root without a root
+// marker above it is served from that root.
 func (m *Manager) Warm(ctx context.Context, workspaceRoot string) {
 	if !m.Available() {
 		return
@@ -107,6 +110,9 @@ func (m *Manager) Warm(ctx context.Context, workspaceRoot string) {
 	}
 	if m.workspace == "" {
 		m.workspace = root
+	}
+	if !slices.Contains(m.roots, root) {
+		m.roots = append(m.roots, root)
 	}
 	m.mu.Unlock()
 	m.spawn(func() {
@@ -166,19 +172,51 @@ func (m *Manager) serverFor(path string, start bool) *server {
 	if m.closed {
 		return nil
 	}
-	root := findRoot(path, sc.RootMarkers, m.workspace)
+	root := findRoot(path, sc.RootMarkers, m.rootOf(path))
 	k := serverKey{lang, root}
 	if s := m.servers[k]; s != nil || !start {
 		return s
 	}
-	var confine []string
-	if !m.cfg.RunVenv {
-		confine = []string{root, m.base, m.workspace}
-	}
-	s := newServer(lang, root, sc, confine, m.log)
+	s := newServer(lang, root, sc, m.confine(root), m.log)
 	s.files = m.cfg.files()
 	m.servers[k] = s
 	return s
+}
+
+// rootOf is the workspace root that holds path (the first root when
+// none does). Called with mu.
+func (m *Manager) rootOf(path string) string {
+	for _, r := range m.roots {
+		if within(r, path) {
+			return r
+		}
+	}
+	return m.workspace
+}
+
+// confine are the directories whose interpreters the server of root is
+// not given to run (Config.VenvRoots): its own root, BaseDir and the
+// workspace unless the user trusted the root they lie in, and every
+// root not trusted on its own. Called with mu.
+func (m *Manager) confine(root string) []string {
+	var out []string
+	for _, d := range append([]string{root, m.base, m.workspace}, m.roots...) {
+		if d != "" && !m.venvTrusted(d) && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// venvTrusted reports whether dir lies in a root whose own config the
+// user trusted.
+func (m *Manager) venvTrusted(dir string) bool {
+	for _, r := range m.cfg.VenvRoots {
+		if within(canonical(r), dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // running lists the servers started so far.

@@ -174,7 +174,7 @@ func (s *server) workEndedLocked(title string, idx int) bool {
 }
 
 // newServer makes the server of lang for root; confine are the
-// directories whose programs it may not be given to run (Config.RunVenv).
+// directories whose programs it may not be given to run (Config.VenvRoots).
 func newServer(lang, root string, cfg ServerConfig, confine []string, log *slog.Logger) *server {
 	settings, note := settingsFor(cfg, root, confine)
 	s := &server{

@@ -3,6 +3,7 @@ package lspbridge
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/mm-agent/mm/internal/testenv"
@@ -47,7 +48,11 @@ func TestWorkspaceVenvScriptIsNotRun(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		dir := fixture(t, "py/typeerr")
 		marker := plantVenv(t, dir)
-		m := newTestManagerWith(t, dir, func(c *Config) { c.RunVenv = trusted })
+		m := newTestManagerWith(t, dir, func(c *Config) {
+			if trusted {
+				c.VenvRoots = []string{dir}
+			}
+		})
 		got := edit(t, m, filepath.Join(dir, "calc.py"), "return n * 2", "from vendored import triple\n    return triple(n)")
 		t.Logf("trusted %v, after edit:\n%s", trusted, got)
 		if !trusted {
@@ -56,5 +61,40 @@ func TestWorkspaceVenvScriptIsNotRun(t *testing.T) {
 		if _, err := os.Stat(marker); (err == nil) != trusted {
 			t.Errorf("trusted %v: the repository's .venv/bin/python ran: %v", trusted, err == nil)
 		}
+	}
+}
+
+// TestVenvTrustIsPerRoot: in a session of two roots, trusting one lets
+// only its own servers run its venv's interpreter; the other root's
+// interpreters are never run — not by its own servers, nor by the
+// trusted root's through a link into it.
+func TestVenvTrustIsPerRoot(t *testing.T) {
+	t.Parallel()
+	trusted, other := canonical(t.TempDir()), canonical(t.TempDir())
+	m := New(Config{BaseDir: trusted, VenvRoots: []string{trusted}})
+	m.workspace, m.roots = trusted, []string{trusted, other}
+	for _, tc := range []struct {
+		server        string // the server's root
+		want, notWant []string
+	}{
+		{trusted, []string{other}, []string{trusted}},
+		{filepath.Join(trusted, "svc"), []string{other}, []string{trusted, filepath.Join(trusted, "svc")}},
+		{other, []string{other}, []string{trusted}},
+		{filepath.Join(other, "pkg"), []string{filepath.Join(other, "pkg"), other}, []string{trusted}},
+	} {
+		got := m.confine(tc.server)
+		for _, w := range tc.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("server of %s: %s not confined (%v)", tc.server, w, got)
+			}
+		}
+		for _, w := range tc.notWant {
+			if slices.Contains(got, w) {
+				t.Errorf("server of %s: the trusted %s confined (%v)", tc.server, w, got)
+			}
+		}
+	}
+	if r := m.rootOf(filepath.Join(other, "a", "b.py")); r != other {
+		t.Errorf("a file of the second root is served from %s", r)
 	}
 }

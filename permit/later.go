@@ -31,12 +31,12 @@ func (p *Policy) runsLater(a tools.Approval) (why string, refuse bool) {
 		return a.RunsLater, false
 	}
 	p.mu.Lock()
-	r := p.runLater
+	rs := p.runLater
 	p.mu.Unlock()
 	if a.Caps&(tools.WritesWorkspace|tools.WritesOutside|tools.WritesRunLater) == 0 {
 		return "", false
 	}
-	if r == nil {
+	if len(rs) == 0 {
 		return "", false
 	}
 	var paths []string
@@ -46,27 +46,33 @@ func (p *Policy) runsLater(a tools.Approval) (why string, refuse bool) {
 	for _, l := range a.Locations {
 		paths = append(paths, filepath.Clean(l.Path))
 	}
-	for _, abs := range paths {
-		if real := tools.Real(abs); !slices.Contains(paths, real) {
-			if why := r.Redirect(abs, real); why != "" {
-				return why, true
+	for _, r := range rs {
+		for _, abs := range paths {
+			if real := tools.Real(abs); !slices.Contains(paths, real) {
+				if why := r.Redirect(abs, real); why != "" {
+					return why, true
+				}
 			}
 		}
 	}
-	for _, abs := range paths {
-		if why := r.Why(abs); why != "" {
-			return r.Name(abs) + " runs later — " + why, false
+	for _, r := range rs {
+		for _, abs := range paths {
+			if why := r.Why(abs); why != "" {
+				return r.Name(abs) + " runs later — " + why, false
+			}
 		}
 	}
 	return "", false
 }
 
 // WatchRunLater makes every write to a file that runs later (r.Why) ask
-// the user, in every mode, yolo included.
-func (p *Policy) WatchRunLater(r *runlater.RunLater) {
+// the user, in every mode, yolo included: one RunLater per root of the
+// session, each root's files judged on their own, and every root asked
+// about every write (a link in one may lead into another).
+func (p *Policy) WatchRunLater(rs ...*runlater.RunLater) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.runLater = r
+	p.runLater = rs
 }
 
 // Landing checks a write at the moment it is made, where it lands: real
@@ -80,10 +86,12 @@ func (p *Policy) Landing(path, real string) error {
 		return nil
 	}
 	p.mu.Lock()
-	r := p.runLater
+	rs := p.runLater
 	p.mu.Unlock()
-	if why := r.Redirect(path, real); why != "" {
-		return redirectError(why)
+	for _, r := range rs {
+		if why := r.Redirect(path, real); why != "" {
+			return redirectError(why)
+		}
 	}
 	return nil
 }

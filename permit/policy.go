@@ -34,7 +34,7 @@ type Policy struct {
 	mode     Mode
 	always   map[string]bool // tool + "\x00" + key → allowed
 	remember func(tools.Approval, bool)
-	runLater *runlater.RunLater
+	runLater []*runlater.RunLater // one per root of the session
 }
 
 type rule struct{ tool, pattern string }

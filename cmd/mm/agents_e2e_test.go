@@ -97,6 +97,9 @@ func TestACPAskAgent(t *testing.T) {
 	if got := reqs[1].Last(); got.Role != "tool" || got.Content != answer {
 		t.Errorf("the chat model read %+v, want the historian's answer %q", got, answer)
 	}
+	if strings.Contains(p.stdout.String(), "subagent_update") {
+		t.Errorf("a client that did not advertise subagents got subagent updates")
+	}
 
 	hr := hist.Requests()
 	if len(hr) != 1 {

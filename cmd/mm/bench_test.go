@@ -253,7 +253,7 @@ func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app.App, func
 	a.LSPCold = true
 	b.Cleanup(a.Close)
 	return a, func() *engine.Session {
-		ws, _, err := a.Workspace(dir, nil)
+		ws, _, err := a.Workspace(dir, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

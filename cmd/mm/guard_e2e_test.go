@@ -146,19 +146,28 @@ times the standard library's encoding/csv with ReuseRecord set.
 MIT.
 `
 
+// guardedReadme is a trusted workspace whose README hides an injection,
+// with a postToolUse guard (its server answers yes once) on tools, and
+// the chat model that reads the README.
+func guardedReadme(t *testing.T, tools string) (srv, g *llmtest.Server, dir string, env []string) {
+	t.Helper()
+	srv = scenario(t, "guard_readme")
+	g = guardServer(t, "steps:"+guardYes)
+	dir = t.TempDir()
+	writeFile(t, filepath.Join(dir, "README.md"), injectedReadme)
+	writeFile(t, filepath.Join(dir, ".mm", "guards", "injection.yaml"), "baseURL: "+g.URL()+"\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n")
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: ["+tools+"]}\n")
+	return srv, g, dir, trusted(t, dir, mmEnv(t, srv))
+}
+
 // TestGuardHookACP (E37): a postToolUse guard entry asks the guard about
 // the HTML comment alone (the whole README would drown it); the model's
 // next request carries the README byte for byte with the warning under
 // it, and the user gets a ⚠ note. Nothing is blocked.
 func TestGuardHookACP(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "guard_readme")
-	g := guardServer(t, "steps:"+guardYes)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "README.md"), injectedReadme)
-	writeFile(t, filepath.Join(dir, ".mm", "guards", "injection.yaml"), "baseURL: "+g.URL()+"\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n")
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: [read_file, fetch_content]}\n")
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
+	srv, g, dir, env := guardedReadme(t, "read_file, fetch_content")
+	p := startAgent(t, dir, env)
 	ctx := testenv.Context(t)
 	id := p.session(t, ctx, dir)
 	if _, err := p.prompt(ctx, id, "what is this project?"); err != nil {

@@ -262,14 +262,42 @@ func (p *agentProc) prompt(ctx context.Context, id sdk.SessionId, text string) (
 
 // recorder keeps a copy of a stream.
 type recorder struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced at each write, once waited on
 }
 
 func (r *recorder) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 	return r.buf.Write(p)
+}
+
+// waitFor waits until the stream holds s.
+func (r *recorder) waitFor(t *testing.T, s string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		r.mu.Lock()
+		found := strings.Contains(r.buf.String(), s)
+		if r.changed == nil {
+			r.changed = make(chan struct{})
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("timed out waiting for %q in the stream", s)
+		}
+	}
 }
 
 func (r *recorder) String() string {

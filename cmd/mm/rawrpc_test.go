@@ -216,7 +216,14 @@ func (r *rawAgent) wait(id string) rawMsg {
 // handshake initializes and opens a session in dir, returning its id.
 func (r *rawAgent) handshake(dir string) string {
 	r.t.Helper()
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	return r.handshakeWith(dir, `{}`)
+}
+
+// handshakeWith is handshake advertising the client capabilities caps
+// (a JSON object).
+func (r *rawAgent) handshakeWith(dir, caps string) string {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
 	if m := r.wait(`"init"`); m.Result == nil {
 		r.t.Fatalf("initialize: %s", m.Line)
 	}

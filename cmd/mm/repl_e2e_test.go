@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
 // term is mm running on a real pseudo-terminal, as a user starts it.
@@ -98,6 +100,20 @@ func (tm *term) waitFor(s string) {
 	}
 }
 
+// exit leaves with /exit and checks mm exits 0.
+func (tm *term) exit() {
+	tm.t.Helper()
+	tm.send("/exit\r")
+	select {
+	case <-tm.done:
+		if tm.err != nil {
+			tm.t.Errorf("mm exited with %v, want 0", tm.err)
+		}
+	case <-time.After(10 * time.Second):
+		tm.t.Fatal("mm did not exit after /exit")
+	}
+}
+
 func (tm *term) send(s string) {
 	tm.t.Helper()
 	if _, err := tm.f.WriteString(s); err != nil {
@@ -144,15 +160,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	tm.waitFor("mode: plan")
 	tm.send("/mode nope\r")
 	tm.waitFor(`no mode "nope"`)
-	tm.send("/exit\r")
-	select {
-	case <-tm.done:
-		if tm.err != nil {
-			t.Errorf("mm exited with %v, want 0", tm.err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("mm did not exit after /exit")
-	}
+	tm.exit()
 	if srv.Remaining() != 0 {
 		t.Errorf("%d scenario steps left", srv.Remaining())
 	}
@@ -201,3 +209,41 @@ func TestREPLSecondCtrlCShutsDownCleanly(t *testing.T) {
 		t.Error("the command ran without being allowed")
 	}
 }
+
+// TestREPLSteering: a line typed while a turn runs steers it — mm says
+// at once that it is queued, the model reads it before its next call
+// (here: after the answer it was streaming, so the turn goes on and ends
+// once), and the prompt comes back after.
+func TestREPLSteering(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{Content: "Working on it with a, step by step.", StallAfter: ptrTo(2)},
+		{Content: "Switched to b."},
+	}})
+	t.Cleanup(srv.Close)
+	tm := startTerm(t, t.TempDir(), mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	tm.waitFor("mm> ")
+	tm.send("use a\r")
+	select {
+	case <-srv.StepStalled(0):
+	case <-time.After(20 * time.Second):
+		t.Fatal("the answer never started")
+	}
+	tm.send("use b instead\r")
+	tm.waitFor("queued for the model's next step")
+	srv.Release(0)
+	tm.waitFor("the model now reads: use b instead")
+	tm.waitFor("Switched to b.")
+	tm.waitFor("mm> ")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	m := reqs[1].Messages
+	if n := len(m); m[n-2].Role != "assistant" || !strings.HasPrefix(m[n-2].Content, "Working on it") || m[n-1].Role != "user" || m[n-1].Content != "use b instead" {
+		t.Errorf("the second request ends with %+v, want the first answer, then the line typed", m[len(m)-2:])
+	}
+	tm.exit()
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -184,6 +184,15 @@ func checkSchema(t *testing.T, sent, fromMM string) int {
 				t.Errorf("an answer to id %s, which the client never sent", m.ID)
 				continue
 			}
+			if strings.HasPrefix(method, "_") {
+				// An extension method (_session/steering): the schema
+				// has no type for it; its test checks its shape.
+				if len(m.Result) == 0 || m.Result[0] != '{' {
+					t.Errorf("the answer to %s is not an object: %s", method, m.Result)
+				}
+				n++
+				continue
+			}
 			typ, body = acpSchema.kinds[method]["Response"], m.Result
 		}
 		if typ == "" {

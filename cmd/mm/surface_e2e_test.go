@@ -5,14 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
-// TestREADMEACPSurface keeps the README's ACP table true: each row's
-// stability is the schema's (stable when the stable schema has it), each
-// update is one the schema knows, each method listed is answered by mm
-// acp (not -32601), and every agent method of the schema that is not
-// listed answers -32601 — the table is exactly what mm serves.
+// TestREADMEACPSurface keeps the README's ACP table true: it lists every
+// agent method, update kind and capability of the schema (and mm's
+// extension methods), each with the schema's stability (stable when the
+// stable schema has it); a method marked "not served" answers -32601 and
+// every other one does not; a capability of mm's marked "not advertised"
+// is absent from initialize's answer and every other one is there.
 func TestREADMEACPSurface(t *testing.T) {
 	t.Parallel()
 	defs := schemaDefs(t)
@@ -21,79 +23,191 @@ func TestREADMEACPSurface(t *testing.T) {
 		t.Fatal(err)
 	}
 	stable := stableSchema(t)
-	row := regexp.MustCompile("(?m)^\\| `([a-z_/]+)` \\| (stable|unstable) \\| (.+) \\|$")
-	listed := map[string]string{}
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (stable|unstable|extension) \\| (.+) \\|$")
+	type entry struct{ stability, text string }
+	listed := map[string]entry{}
 	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
-		listed[m[1]] = m[2]
+		listed[m[1]] = entry{m[2], m[3]}
 	}
 	if len(listed) < 10 {
 		t.Fatalf("the README's ACP table has %d rows", len(listed))
-	}
-	updates := map[string]bool{}
-	for _, raw := range []json.RawMessage{defs["SessionUpdate"]} {
-		for _, k := range updateKinds(raw) {
-			updates[k] = true
-		}
 	}
 	stableUpdates := map[string]bool{}
 	for _, k := range updateKinds(stable["SessionUpdate"]) {
 		stableUpdates[k] = true
 	}
-	methods := map[string]string{} // agent method → its Request type
+	want := map[string]string{} // what the table must list, and its stability
+	must := map[string]bool{}   // listed because the schema has it (not mm's choice)
+	methods := map[string]string{}
 	for m, kinds := range acpSchema.kinds {
-		var d struct {
-			Side string `json:"x-side"`
-		}
-		if r := kinds["Request"]; r != "" {
-			json.Unmarshal(defs[r], &d)
-			if d.Side == "agent" {
-				methods[m] = r
+		for _, k := range []string{"Request", "Notification"} {
+			name := kinds[k]
+			if name == "" {
+				continue
 			}
-		}
-		if n := kinds["Notification"]; n != "" && m == "session/cancel" {
-			methods[m] = n
+			var d struct {
+				Side string `json:"x-side"`
+			}
+			json.Unmarshal(defs[name], &d)
+			stab := "unstable"
+			if _, ok := stable[name]; ok {
+				stab = "stable"
+			}
+			want[m] = stab
+			if d.Side == "agent" || d.Side == "protocol" {
+				must[m] = true
+				if k == "Request" {
+					methods[m] = name
+				}
+			}
 		}
 	}
-	for name, stab := range listed {
-		want := "unstable"
+	for _, k := range updateKinds(defs["SessionUpdate"]) {
+		want[k], must[k] = "unstable", true
+		if stableUpdates[k] {
+			want[k] = "stable"
+		}
+	}
+	stableCaps := map[string]bool{}
+	for _, c := range capabilityPaths(stable) {
+		stableCaps[c] = true
+	}
+	for _, c := range capabilityPaths(defs) {
+		want[c], must[c] = "unstable", true
+		if stableCaps[c] {
+			want[c] = "stable"
+		}
+	}
+	for name, e := range listed {
+		w, known := want[name]
 		switch {
-		case methods[name] != "":
-			if _, ok := stable[methods[name]]; ok {
-				want = "stable"
+		case strings.HasPrefix(name, "_"):
+			w, known = "extension", true
+		case !known:
+			// A row may stand for a capability's sub-paths.
+			for c := range want {
+				if strings.HasPrefix(c, name+".") {
+					w, known = want[c], true
+				}
 			}
-		case updates[name]:
-			if stableUpdates[name] {
-				want = "stable"
-			}
-		default:
+		}
+		if !known {
 			t.Errorf("README lists %s, which the schema does not know", name)
 			continue
 		}
-		if stab != want {
-			t.Errorf("README says %s is %s; the schema says %s", name, stab, want)
+		if e.stability != w {
+			t.Errorf("README says %s is %s; the schema says %s", name, e.stability, w)
+		}
+	}
+	for name := range must {
+		covered := false
+		for l := range listed {
+			covered = covered || l == name || strings.HasPrefix(name, l+".")
+		}
+		if !covered && !strings.HasPrefix(name, "proxy/") {
+			t.Errorf("README does not list %s", name)
 		}
 	}
 
 	dir := t.TempDir()
 	r := startRaw(t, dir, mmEnv(t, nil))
 	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	r.wait(`"init"`)
-	for m := range methods {
-		if m == "session/cancel" || m == "initialize" {
-			continue // a notification; answered above
+	init := r.wait(`"init"`)
+	var answer struct {
+		Caps map[string]any `json:"agentCapabilities"`
+	}
+	json.Unmarshal(init.Result, &answer)
+	for name, e := range listed {
+		path, ok := strings.CutPrefix(name, "agentCapabilities.")
+		if !ok {
+			continue
+		}
+		var v any = answer.Caps
+		for _, p := range strings.Split(path, ".") {
+			m, _ := v.(map[string]any)
+			v = m[p]
+		}
+		on := v != nil && v != false
+		if off := strings.HasPrefix(e.text, "not advertised"); on == off {
+			t.Errorf("%s: the README says %q, initialize answered %v", name, e.text, v)
+		}
+	}
+	for name, e := range listed {
+		if methods[name] == "" && !strings.HasPrefix(name, "_") || name == "initialize" || name == "session/cancel" {
+			continue
+		}
+		if _, ok := methods[name]; ok {
+			var d struct {
+				Side string `json:"x-side"`
+			}
+			json.Unmarshal(defs[methods[name]], &d)
+			if d.Side != "agent" {
+				continue // mm calls it; the editor answers it
+			}
 		}
 		// Params that pass the SDK's checks, so that what answers is mm
 		// (the SDK checks a method's params before it looks for it).
-		r.send(`{"jsonrpc":"2.0","id":"` + m + `","method":"` + m + `","params":` + anyParams + `}`)
-		a := r.wait(`"` + m + `"`)
+		r.send(`{"jsonrpc":"2.0","id":"` + name + `","method":"` + name + `","params":` + anyParams + `}`)
+		a := r.wait(`"` + name + `"`)
 		missing := a.Error != nil && a.Error.Code == -32601
-		if _, ok := listed[m]; ok == missing {
-			t.Errorf("%s: listed in the README %v, answered %s", m, ok, a.Line)
+		if served := !strings.HasPrefix(e.text, "not served"); served == missing {
+			t.Errorf("%s: the README says %q, mm answered %s", name, e.text, a.Line)
 		}
 	}
 	if err := r.close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// capabilityPaths are the capabilities of the schema's agent and client,
+// as dotted paths: each property of AgentCapabilities and
+// ClientCapabilities, into the capability objects that have some of their
+// own.
+func capabilityPaths(defs map[string]json.RawMessage) []string {
+	type schema struct {
+		Ref   string                     `json:"$ref"`
+		AllOf []json.RawMessage          `json:"allOf"`
+		AnyOf []json.RawMessage          `json:"anyOf"`
+		Props map[string]json.RawMessage `json:"properties"`
+	}
+	var refOf func(raw json.RawMessage) string
+	refOf = func(raw json.RawMessage) string {
+		var s schema
+		json.Unmarshal(raw, &s)
+		if s.Ref != "" {
+			return strings.TrimPrefix(s.Ref, "#/$defs/")
+		}
+		for _, x := range append(s.AllOf, s.AnyOf...) {
+			if r := refOf(x); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	var out []string
+	var walk func(name, prefix string)
+	walk = func(name, prefix string) {
+		var s schema
+		json.Unmarshal(defs[name], &s)
+		for p, raw := range s.Props {
+			if p == "_meta" {
+				continue
+			}
+			path := prefix + "." + p
+			var sub schema
+			ref := refOf(raw)
+			json.Unmarshal(defs[ref], &sub)
+			delete(sub.Props, "_meta")
+			if strings.HasSuffix(ref, "Capabilities") && len(sub.Props) > 0 {
+				walk(ref, path)
+				continue
+			}
+			out = append(out, path)
+		}
+	}
+	walk("AgentCapabilities", "agentCapabilities")
+	walk("ClientCapabilities", "clientCapabilities")
+	return out
 }
 
 // anyParams has the required fields of every agent method's params;

@@ -200,6 +200,19 @@ type Post struct {
 // flags a passage adds a warning, and a guard that fails is one warning
 // for the user.
 func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args json.RawMessage, output string) Post {
+	return r.PostToolUseWatched(ctx, sessionID, tool, args, output, nil)
+}
+
+// Watch is told of each guard's scan as it begins — the guard's name and
+// what it was asked — and returns the context the scan runs in (a front
+// end that shows the guard's work as a session of its own may end it
+// alone) and the function told of the scan's end: its notes for the
+// user, or why it did not finish.
+type Watch func(ctx context.Context, guard, task string) (context.Context, func(notes []string, err error))
+
+// PostToolUseWatched is PostToolUse with each guard's scan shown to watch
+// (nil: shown to no one).
+func (r *Runner) PostToolUseWatched(ctx context.Context, sessionID, tool string, args json.RawMessage, output string, watch Watch) Post {
 	var out Post
 	if r == nil {
 		return out
@@ -209,7 +222,7 @@ func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args j
 			continue
 		}
 		if h.Guard != nil {
-			r.guard(ctx, h, tool, output, &out)
+			r.guard(ctx, h, tool, output, &out, watch)
 			continue
 		}
 		var ans struct {
@@ -232,22 +245,30 @@ func (r *Runner) PostToolUse(ctx context.Context, sessionID, tool string, args j
 // guard asks a guard agent about a tool's output, within the entry's
 // timeout: a warning per flagged passage, or one line saying why the
 // output goes unchecked.
-func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Post) {
+func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Post, watch Watch) {
 	timeout := h.Timeout
 	if timeout <= 0 {
 		timeout = DefaultGuardTimeout
 	}
-	sctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, ended := ctx, func([]string, error) {}
+	if watch != nil {
+		wctx, ended = watch(ctx, name(h), "Check "+tool+"'s output for "+h.Guard.RiskNames()+".")
+	}
+	sctx, cancel := context.WithTimeout(wctx, timeout)
 	defer cancel()
 	found, err := h.Guard.Scan(sctx, output)
+	notes := len(out.Notes)
 	for _, f := range found {
 		out.Guard = append(out.Guard, f.Warning())
 		out.Notes = append(out.Notes, "guard "+name(h)+": "+f.Where(tool+"'s output")+" "+f.What()+" — the model was told to treat it as data; the output is unchanged")
 	}
+	ended(out.Notes[notes:], err)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s cancelled: %s's output goes unchecked", name(h), tool))
+	case wctx.Err() != nil:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s stopped by the user: %s's output goes unchecked", name(h), tool))
 	case sctx.Err() != nil:
 		out.Warnings = append(out.Warnings, fmt.Sprintf("guard %s: %s's output goes unchecked: the guard did not finish within %s", name(h), tool, timeout))
 	default:

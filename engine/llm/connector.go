@@ -83,6 +83,9 @@ type Connector struct {
 	// or probe learnt of a former server is dropped.
 	target string
 	gen    uint64
+	// switchOf is the client whose chat template was found to have a
+	// thinking switch (enable_thinking): nil while unknown or none.
+	switchOf *Client
 }
 
 // NewConnector returns a connector; nothing is contacted until it is used
@@ -376,6 +379,16 @@ func (c *Connector) WindowUnknown() bool {
 	return c.window == 0 && c.unknown
 }
 
+// ThinkingSwitch reports that the served model's chat template turns
+// thinking on and off (enable_thinking, as Qwen3's does), as the server
+// said in the background probe: false while unknown, and for a server
+// that does not show its template.
+func (c *Connector) ThinkingSwitch() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.client != nil && c.switchOf == c.client
+}
+
 // Learn records the window the server itself reported (the n_ctx of an
 // overflow error): it replaces a wrong configured or probed one (E14).
 func (c *Connector) Learn(nCtx int) {
@@ -415,14 +428,24 @@ func (c *Connector) probeWindow(ctx context.Context) {
 		c.log.Warn("model server not reached yet", "err", err)
 		return
 	}
+	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
+	defer cancel()
+	if cl.opts.Provider == ProviderLlamaCpp {
+		if on, err := cl.ThinkingSwitch(pctx, model); err == nil && on {
+			c.log.Info("the model's chat template has a thinking switch (enable_thinking)", "model", model)
+			c.mu.Lock()
+			if c.client == cl {
+				c.switchOf = cl
+			}
+			c.mu.Unlock()
+		}
+	}
 	c.mu.Lock()
 	known := c.window > 0
 	c.mu.Unlock()
 	if known {
 		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, c.opts.ProbeTimeout)
-	defer cancel()
 	n, source, err := cl.ContextWindow(pctx, model)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		// A server too busy to answer in time has said nothing about its

@@ -84,6 +84,21 @@ func (c *Client) llamaProps(ctx context.Context, model string) (int, error) {
 	return props.DefaultGenerationSettings.NCtx, err
 }
 
+// ThinkingSwitch asks llama-server whether model's chat template reads
+// enable_thinking — a switch that turns its reasoning on and off, where
+// reasoning_effort means nothing to it. The template is the server's own
+// answer (GET /props chat_template), not a guess from the model's name.
+func (c *Client) ThinkingSwitch(ctx context.Context, model string) (bool, error) {
+	var props struct {
+		ChatTemplate string `json:"chat_template"`
+	}
+	err := c.getJSON(ctx, c.root+"/props", &props)
+	if err != nil && model != "" {
+		err = c.getJSON(ctx, c.root+"/props?model="+url.QueryEscape(model), &props)
+	}
+	return strings.Contains(props.ChatTemplate, "enable_thinking"), err
+}
+
 // sameModel compares model names the way Ollama does: "qwen3" is
 // "qwen3:latest".
 func sameModel(a, b string) bool {

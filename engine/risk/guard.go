@@ -50,6 +50,15 @@ func (g *Guard) Check(ctx context.Context, text string) (Report, error) {
 	return rep, nil
 }
 
+// RiskNames lists the risks the guard is asked about, for the user.
+func (g *Guard) RiskNames() string {
+	names := make([]string, len(g.Risks))
+	for i, r := range g.Risks {
+		names[i] = r.Name
+	}
+	return strings.Join(names, ", ")
+}
+
 // DirectTimeout bounds a guard asked directly (mm -p, an editor prompt)
 // rather than from a hook: the first call may wait for the model to load.
 const DirectTimeout = 30 * time.Second

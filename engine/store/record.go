@@ -16,12 +16,15 @@ const Version = 1
 
 // Record is one session as stored.
 type Record struct {
-	Version  int    `json:"version"`
-	ID       string `json:"id"`
-	Title    string `json:"title"`
-	Cwd      string `json:"cwd"`
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
+	Version int    `json:"version"`
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Cwd     string `json:"cwd"`
+	// Dirs are the session's other roots, beside Cwd, as it last used
+	// them (ACP additionalDirectories).
+	Dirs     []string `json:"additionalDirectories,omitempty"`
+	Provider string   `json:"provider,omitempty"`
+	Model    string   `json:"model,omitempty"`
 	// Mode is the permission mode (ask, accept-edits, plan, yolo).
 	Mode string `json:"mode,omitempty"`
 	// Thought is the chosen thought level, "" for the configured one.
@@ -132,6 +135,12 @@ type Entry struct {
 	Text  string    `json:"text,omitempty"`
 	Level string    `json:"level,omitempty"`
 	Tool  *Tool     `json:"tool,omitempty"`
+	// Message is the id the user's or the model's message was shown with
+	// (EntryUser, EntryAgent); "" in sessions saved before ids.
+	Message string `json:"messageId,omitempty"`
+	// Steered marks a user's message sent while a turn ran (EntryUser):
+	// shown in its place, not counted as a turn of its own.
+	Steered bool `json:"steered,omitempty"`
 	// Compaction is set on an EntryCompaction.
 	Compaction *Compaction `json:"compaction,omitempty"`
 }
@@ -149,8 +158,10 @@ type Compaction struct {
 
 // Tool is a tool call as it ended.
 type Tool struct {
-	ID        string           `json:"id"`
-	Title     string           `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Name is the tool's name as the model called it.
+	Name      string           `json:"name,omitempty"`
 	Kind      tools.Kind       `json:"kind"`
 	Status    string           `json:"status"`
 	Input     json.RawMessage  `json:"input,omitempty"`
@@ -174,6 +185,7 @@ type Summary struct {
 	Turns   int       `json:"turns"`
 	Title   string    `json:"title"`
 	Cwd     string    `json:"cwd"`
+	Dirs    []string  `json:"additionalDirectories,omitempty"`
 	Updated time.Time `json:"updated"`
 }
 

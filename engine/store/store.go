@@ -101,6 +101,9 @@ func (s *Store) Save(r *Record) error {
 	// nothing else waits on it.
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.deleted {
+		return nil // deleted by the user: nothing more is kept
+	}
 	if st.leases == 0 {
 		unlock, err := lockFile(path)
 		if err != nil {
@@ -279,6 +282,9 @@ type sessState struct {
 	disk   head   // the head of the file last read or written here,
 	ino    uint64 // whose inode this is
 	known  bool
+	// deleted: Delete removed the session; a save still under way in
+	// this process (a turn winding down) must not bring it back.
+	deleted bool
 }
 
 func (s *Store) state(id string) *sessState {
@@ -529,6 +535,42 @@ func (s *Store) list(dir, cwd string) []Summary {
 		out = append(out, sum)
 	}
 	return out
+}
+
+// Delete removes the session with this id, whatever its workspace: its
+// record, logs and lock. A session whose turn runs (here or in another
+// mm) is not removed (ErrInUse): the front end ends its own turn first.
+// Saves of the session made later by this process are dropped.
+func (s *Store) Delete(id string) error {
+	if !validID(id) {
+		return fmt.Errorf("%q: %w", id, ErrBadID)
+	}
+	matches, _ := filepath.Glob(filepath.Join(s.dir, "sessions", "*", id+".json"))
+	if len(matches) == 0 {
+		return fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	st := s.state(id)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.leases > 0 {
+		return fmt.Errorf("delete session %s: %w", id, ErrInUse)
+	}
+	for _, path := range matches {
+		unlock, err := lockFile(path)
+		if err != nil {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+		err = os.Remove(path)
+		os.Remove(logPath(path))
+		os.Remove(histPath(path))
+		os.Remove(lockPath(path))
+		unlock()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete session %s: %w", id, err)
+		}
+	}
+	st.deleted, st.known = true, false
+	return nil
 }
 
 // Latest returns the newest session of the workspace (line mode's

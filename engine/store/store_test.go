@@ -257,3 +257,53 @@ func TestNewIDIsValid(t *testing.T) {
 		t.Fatalf("a NewID is refused by Load: %v", err)
 	}
 }
+
+// TestDelete: a deleted session leaves no file behind, is neither listed
+// nor loadable, a late save of it does not bring it back, and one whose
+// turn runs is kept.
+func TestDelete(t *testing.T) {
+	dir := t.TempDir()
+	s := store.Open(dir, nil)
+	ws := "/home/u/proj"
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, id := range []string{"sess_a", "sess_b"} {
+		if err := s.Save(record(id, ws, t0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release, err := s.Acquire(ws, "sess_b", store.Stamp{Writer: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete("sess_b"); !errors.Is(err, store.ErrInUse) {
+		t.Errorf("deleting a session whose turn runs: %v, want ErrInUse", err)
+	}
+	release()
+	for _, tc := range []struct {
+		id   string
+		want error
+	}{
+		{"sess_a", nil},
+		{"sess_a", store.ErrNotFound},
+		{"../x", store.ErrBadID},
+	} {
+		if err := s.Delete(tc.id); !errors.Is(err, tc.want) {
+			t.Errorf("Delete(%q) = %v, want %v", tc.id, err, tc.want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "sessions", "*", "*sess_a*")); len(left) > 0 {
+		t.Errorf("files left behind: %v", left)
+	}
+	if _, err := s.Load("sess_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("load after delete: %v", err)
+	}
+	if err := s.Save(record("sess_a", ws, t0.Add(time.Hour))); err != nil {
+		t.Errorf("a late save: %v", err)
+	}
+	if _, err := s.Load("sess_a"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a late save brought the deleted session back: %v", err)
+	}
+	if got := s.List(ws); len(got) != 1 || got[0].ID != "sess_b" {
+		t.Errorf("list after delete = %+v, want sess_b alone", got)
+	}
+}

@@ -127,12 +127,13 @@ func (r *RunLater) Why(abs string) string {
 			}
 		}
 	}
-	rel, ok := r.rel(abs)
-	if !ok {
-		return ""
-	}
-	if why := RunsLater(rel); why != "" {
-		return why
+	// A path outside the root is still asked about what the root's
+	// links and git config make of it: in a session of several roots, a
+	// link in one may lead to a file of another.
+	if rel, ok := r.rel(abs); ok {
+		if why := RunsLater(rel); why != "" {
+			return why
+		}
 	}
 	if hooks := hooksDir(r.Root); hooks != "" {
 		if real := tools.Real(abs); strings.HasPrefix(real, tools.Real(hooks)+string(filepath.Separator)) {

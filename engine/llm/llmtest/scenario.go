@@ -28,6 +28,9 @@ type Scenario struct {
 	// Models lists the ids served by GET /v1/models. Empty means
 	// ["fake-model"].
 	Models []string `yaml:"models"`
+	// ChatTemplate is the model's chat template as GET /props shows it
+	// (chat_template); empty shows none.
+	ChatTemplate string `yaml:"chat_template"`
 	// Replies answer the requests whose last message contains their
 	// When, before and without using the steps: the scripted model's
 	// answer to a kind of question that may come at any point (a summary

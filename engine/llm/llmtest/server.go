@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -183,7 +184,8 @@ func (s *Server) nCtx() int {
 
 func (s *Server) props(w http.ResponseWriter, _ *http.Request) {
 	n := s.nCtx()
-	body := fmt.Sprintf(`{"default_generation_settings":{"n_ctx":%d,"params":{"n_predict":-1}},"total_slots":1,"model_path":"/models/%s.gguf","chat_template":"","build_info":"fakellm"}`, n, s.modelIDs()[0])
+	tmpl, _ := json.Marshal(s.sc.ChatTemplate)
+	body := fmt.Sprintf(`{"default_generation_settings":{"n_ctx":%d,"params":{"n_predict":-1}},"total_slots":1,"model_path":"/models/%s.gguf","chat_template":%s,"build_info":"fakellm"}`, n, s.modelIDs()[0], tmpl)
 	writeJSON(w, 200, body)
 }
 

@@ -78,8 +78,11 @@ func (g *Agent) tool(ctx context.Context, env tools.Env, question string) (tools
 func (g *Agent) ask(ctx context.Context, env tools.Env, question string) (answer, failed string, err error) {
 	ro := &readOnly{Env: env, name: g.name, reads: tools.NewReadTracker(), prefix: fmt.Sprintf("ask-%s-%d-", g.name, g.asks.Add(1))}
 	s := g.session(env.Cwd(), ro)
+	// Where the editor shows subagents, the turn is a child session of
+	// its own, which the user may also stop alone.
+	cctx, child, shown := engine.Delegate(ctx, env, engine.Delegation{Agent: g.name, About: g.about, Task: question})
 	var text strings.Builder
-	end := s.Run(ctx, question, func(e engine.Event) {
+	end := s.Run(cctx, question, func(e engine.Event) {
 		switch e := e.(type) {
 		case engine.Text:
 			text.WriteString(e.Text)
@@ -87,9 +90,19 @@ func (g *Agent) ask(ctx context.Context, env tools.Env, question string) (answer
 			text.Reset() // what it said before a call is not its answer
 			env.Progress(g.name + ": " + e.Title)
 		}
+		if shown {
+			child.Emit(e)
+		}
 	})
+	stopped := cctx.Err() != nil // before End, which ends cctx
+	if shown {
+		child.End(end)
+	}
 	if ctx.Err() != nil {
 		return "", "", ctx.Err()
+	}
+	if stopped {
+		return "", "the user stopped it before it answered", nil
 	}
 	answer = strings.TrimSpace(text.String())
 	switch {

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -136,19 +138,39 @@ func (a *App) version() string {
 func explain(err error) string { return llm.Explain(err) }
 
 // Workspace builds the disk environment and permission policy of a
-// session in cwd. ask is nil in ACP mode (the acp package asks).
+// session in cwd, whose other roots are dirs (ACP additionalDirectories:
+// absolute directories; relative paths stay relative to cwd). ask is nil
+// in ACP mode (the acp package asks).
+//
+// Every root is confined and watched on its own: its files that run
+// later are asked about like cwd's, and a link in one root is judged by
+// what it leads to in any other. A root brings its files, never its
+// configuration: mm's config is cwd's, so another root's .mm/ is not
+// trusted because cwd's is — it is not read at all.
 //
 // "Always" answers given in earlier sessions of the workspace come back
 // from the state directory, and new ones go there (A4) — never into a
 // file of the repository, which a cloned project could ship.
-func (a *App) Workspace(cwd string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error) {
+func (a *App) Workspace(cwd string, dirs []string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error) {
 	policy := permit.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
-	ws, err := workspace.New(workspace.Options{Cwd: cwd, Policy: policy, Ask: ask})
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, policy, fmt.Errorf("workspace %s: %w", cwd, err)
+	}
+	roots, err := workspaceRoots(abs, dirs)
+	if err != nil {
+		return nil, policy, err
+	}
+	ws, err := workspace.New(workspace.Options{Cwd: abs, Roots: roots, Policy: policy, Ask: ask})
 	if err != nil {
 		return ws, policy, err
 	}
 	root := ws.Cwd()
-	policy.WatchRunLater(&runlater.RunLater{Root: root, Named: a.runLater(root)})
+	laters := make([]*runlater.RunLater, len(roots))
+	for i, r := range roots {
+		laters[i] = &runlater.RunLater{Root: r, Named: a.runLater(r)}
+	}
+	policy.WatchRunLater(laters...)
 	if a.answers == nil {
 		return ws, policy, nil
 	}
@@ -163,12 +185,38 @@ func (a *App) Workspace(cwd string, ask permit.Asker) (*workspace.Workspace, *pe
 	return ws, policy, nil
 }
 
+// workspaceRoots are a session's roots: cwd, then each of dirs that is
+// an absolute, existing directory, once. A dir that is not is refused
+// with the line saying so: a root the user named and mm silently left
+// out would make the model's reads there fail for no reason it can see.
+func workspaceRoots(cwd string, dirs []string) ([]string, error) {
+	roots := []string{cwd}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("additional directory %q must be an absolute path", d)
+		}
+		d = filepath.Clean(d)
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("additional directory %s is not a directory mm can open", d)
+		}
+		if !slices.Contains(roots, d) {
+			roots = append(roots, d)
+		}
+	}
+	return roots, nil
+}
+
 // thoughtLevels are the reasoning levels offered (A9, E8): "none" only
 // where mm can turn thinking off (chat_template_kwargs on llama.cpp and
 // DMR).
 func (a *App) thoughtLevels(context.Context) []string {
 	switch a.conn.Provider() {
 	case llm.ProviderLlamaCpp, llm.ProviderDMR:
+		if a.conn.ThinkingSwitch() {
+			// The template reads enable_thinking, not an effort: a
+			// switch is what the user means.
+			return []string{engine.ThinkingOff, engine.ThinkingOn}
+		}
 		return []string{engine.ThinkingOff, "low", "medium", "high"}
 	}
 	return []string{"low", "medium", "high"}
@@ -176,12 +224,13 @@ func (a *App) thoughtLevels(context.Context) []string {
 
 // registry is the one table of tools offered to the model (T2): a tool
 // is declared only when it can serve.
-func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
+func (a *App) registry(roots []string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
+	cwd := roots[0]
 	maxTokens := a.cfg.Sampling.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
 	}
-	servers := a.lspFor(cwd)
+	servers := a.lspFor(roots...)
 	var ts []tools.Tool
 	fileTools := files.New(files.Options{MaxOutput: a.maxOutput(), MaxTokens: maxTokens, Diagnostics: lsptool.EditHook{Manager: servers, Late: late}})
 	if config.On(a.cfg.EditTools, true) {
@@ -255,7 +304,7 @@ func (a *App) Session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 	// result: given to the model at its next tool result or before its
 	// turn ends.
 	late := lspbridge.NewLate()
-	reg := a.registry(cwd, late, extra...)
+	reg := a.registry(rootsOf(cwd, env), late, extra...)
 	return engine.NewSession(engine.Options{
 		Model:          a.model,
 		KeepReasoning:  a.model.KeepReasoning,
@@ -294,6 +343,21 @@ func (a *App) Session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 		ID:     id,
 		Served: func() (string, string) { return a.conn.Provider(), a.conn.Model() },
 	})
+}
+
+// rootsOf are the roots of a session in cwd whose tools run in env: cwd
+// first, then env's others.
+func rootsOf(cwd string, env tools.Env) []string {
+	roots := []string{cwd}
+	if env == nil {
+		return roots
+	}
+	for _, r := range env.Roots() {
+		if !slices.Contains(roots, r) {
+			roots = append(roots, r)
+		}
+	}
+	return roots
 }
 
 // rewriter is the prompt rewriter of a session: skills and skill routing

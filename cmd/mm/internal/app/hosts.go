@@ -16,12 +16,15 @@ import (
 	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/skills"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // LineHost is how the terminal front end builds its sessions from a.
 func (a *App) LineHost() line.Host {
 	h := line.Host{
-		Workspace: a.Workspace,
+		Workspace: func(cwd string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error) {
+			return a.Workspace(cwd, nil, ask)
+		},
 		Session: func(id, cwd string, env tools.Env, extra []tools.Tool) *engine.Session {
 			return a.Session(id, cwd, env, extra...)
 		},
@@ -69,7 +72,7 @@ func (a *App) DoctorHost() doctor.Host {
 			return c, err
 		},
 		FixedPrompt: func(cwd string) (int, []string, error) {
-			ws, _, err := a.Workspace(cwd, nil)
+			ws, _, err := a.Workspace(cwd, nil, nil)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -97,7 +100,7 @@ func (a *App) EvalHost() eval.Host {
 			return set, skillOptions(set)
 		},
 		Session: func(dir string, ask permit.Asker) (*engine.Session, error) {
-			ws, _, err := a.Workspace(dir, ask)
+			ws, _, err := a.Workspace(dir, nil, ask)
 			if err != nil {
 				return nil, err
 			}

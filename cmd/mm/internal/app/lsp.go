@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,17 +42,22 @@ func lspConfig(cfg map[string]config.LSP, cwd string) (lspbridge.Config, error) 
 	return c, nil
 }
 
-// lspFor returns the language servers of a workspace, started in the
-// background on first use and shared by its sessions (L1).
-func (a *App) lspFor(cwd string) *lspbridge.Manager {
+// lspFor returns the language servers of a workspace whose roots are
+// roots (the first is the sessions' cwd), started in the background on
+// first use and shared by its sessions (L1): one per language and
+// project root, in every root.
+func (a *App) lspFor(roots ...string) *lspbridge.Manager {
 	if a.parent != nil {
 		// An asked agent (E36) queries the caller's servers: one gopls per
 		// workspace, fed the same file view.
-		return a.parent.lspFor(cwd)
+		return a.parent.lspFor(roots...)
 	}
+	cwd, key := roots[0], strings.Join(roots, "\x00")
+	// Trusting a root's config is read from disk: not under the lock.
+	venv := a.venvRoots(roots)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if m, ok := a.lsp[cwd]; ok {
+	if m, ok := a.lsp[key]; ok {
 		return m
 	}
 	cfg, err := lspConfig(a.cfg.LSP, cwd)
@@ -59,24 +67,51 @@ func (a *App) lspFor(cwd string) *lspbridge.Manager {
 	}
 	cfg.Logger = a.log
 	cfg.Files = a.filesForLocked(cwd)
-	// A .venv/bin/python that is a file of the repository is a program
-	// the repository chose, and pyright runs the interpreter it is given:
-	// it is given only once the user has trusted the workspace.
-	cfg.RunVenv = a.Trust != nil && a.Trust.Workspace && a.Trust.Trusted
+	cfg.VenvRoots = venv
 	for name, sc := range cfg.Servers {
 		sc.Env = a.childEnviron()
 		cfg.Servers[name] = sc
 	}
 	m := lspbridge.New(cfg)
 	if m.Available() && !a.LSPCold {
-		m.Warm(context.Background(), cwd)
+		for _, r := range roots {
+			m.Warm(context.Background(), r)
+		}
 		a.log.Info("language servers", "languages", m.Languages())
 	}
 	if a.lsp == nil {
 		a.lsp = map[string]*lspbridge.Manager{}
 	}
-	a.lsp[cwd] = m
+	a.lsp[key] = m
 	return m
+}
+
+// venvRoots are the roots whose .venv/bin/python may run (a program the
+// repository chose; pyright runs the interpreter it is given): those
+// whose own .mm/agent.yaml the user trusted, each on its own — trusting
+// one root trusts nothing of another.
+func (a *App) venvRoots(roots []string) []string {
+	var out []string
+	for _, r := range roots {
+		if a.trustedRoot(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// trustedRoot reports whether the user trusted dir's own .mm/agent.yaml
+// as it is now: the config mm loaded when it is dir's, else dir's read
+// for its trust alone (never applied).
+func (a *App) trustedRoot(dir string) bool {
+	if t := a.Trust; t != nil && t.Workspace && tools.Real(filepath.Dir(filepath.Dir(t.Path))) == tools.Real(dir) {
+		return t.Trusted
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".mm", "agent.yaml")); err != nil {
+		return false
+	}
+	_, t, err := config.LoadFor(a.env, "", dir, TrustFile(a.env))
+	return err == nil && t != nil && t.Workspace && t.Trusted
 }
 
 // closeLSP stops every language server (shutdown, exit, then the process

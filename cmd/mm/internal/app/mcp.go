@@ -18,7 +18,7 @@ func (a *App) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 		return &mcp.Set{}
 	}
 	var reserved []string
-	for _, t := range a.registry(cwd, nil).Tools() {
+	for _, t := range a.registry([]string{cwd}, nil).Tools() {
 		reserved = append(reserved, t.Name())
 	}
 	return mcp.Connect(ctx, mcp.Options{

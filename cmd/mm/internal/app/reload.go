@@ -112,8 +112,8 @@ func (c *Configs) close() {
 func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Builder {
 	return &acp.Builder{
 		Commands: a.commands(ctx, announce),
-		Workspace: func(cwd string) (tools.Env, *permit.Policy, error) {
-			return a.Workspace(cwd, nil)
+		Workspace: func(cwd string, dirs []string) (tools.Env, *permit.Policy, error) {
+			return a.Workspace(cwd, dirs, nil)
 		},
 		Engine: func(id, cwd string, env tools.Env, extra []tools.Tool) (*engine.Session, error) {
 			return a.Session(id, cwd, env, extra...), nil

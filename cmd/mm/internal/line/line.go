@@ -382,6 +382,8 @@ func (r *renderer) render(e engine.Event) {
 		r.atStart = strings.HasSuffix(e.Text, "\n")
 	case engine.Progress:
 		r.line(r.paint(dim, e.Text))
+	case engine.Steered:
+		r.line(r.paint(dim, "↳ the model now reads: "+e.Text))
 	case engine.ToolStarted:
 		r.titles[e.ID] = e.Title
 		r.line("→ " + e.Title)

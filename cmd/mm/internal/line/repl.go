@@ -36,8 +36,12 @@ type repl struct {
 	policy *permit.Policy
 	extra  []tools.Tool // the MCP servers' tools
 
+	// input routes the lines typed while a turn runs to it (steer.go).
+	input *steerInput
+
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running turn, nil between turns
+	steerTo func(string) bool  // the running turn's inbox, nil between turns
 	lastC   time.Time          // the last Ctrl-C, for "twice exits"
 	leaving bool               // a second Ctrl-C asked to leave
 }
@@ -107,7 +111,8 @@ var replCommands = map[string]replCommand{
 // REPL runs the REPL on the terminal until /exit, Ctrl-D or a second
 // Ctrl-C, and returns the process exit code.
 func REPL(ctx context.Context, h Host, cwd string) int {
-	cfg := &readline.Config{Prompt: "mm> ", InterruptPrompt: "^C", EOFPrompt: "", HistorySearchFold: true}
+	input := newSteerInput(os.Stdin)
+	cfg := &readline.Config{Prompt: "mm> ", InterruptPrompt: "^C", EOFPrompt: "", HistorySearchFold: true, Stdin: input.editor()}
 	if dir := h.StateDir; dir != "" && os.MkdirAll(dir, 0o755) == nil {
 		cfg.HistoryFile = filepath.Join(dir, "history")
 	}
@@ -117,7 +122,7 @@ func REPL(ctx context.Context, h Host, cwd string) int {
 		return exitcode.Usage
 	}
 	defer rl.Close()
-	r := &repl{h: h, cwd: cwd, rl: rl, out: rl.Stdout()}
+	r := &repl{h: h, cwd: cwd, rl: rl, out: rl.Stdout(), input: input}
 	h.Notice(func(s string) { fmt.Fprintln(r.out, dim+s+reset) })
 	extra, notes, stop := h.MCP(ctx, cwd)
 	defer stop()
@@ -270,20 +275,34 @@ func (r *repl) interrupt() (exit bool) {
 }
 
 // turn plays one prompt through the session, rendered as line mode does.
+// A line typed while it runs steers it: the model reads it before its
+// next call.
 func (r *repl) turn(ctx context.Context, prompt string) {
 	ctx, cancel := context.WithCancel(ctx)
+	lr := &renderer{out: r.out, err: r.out, colour: Colour(os.Stdout, r.h.Getenv), atStart: true}
+	in := &engine.Inbox{}
+	put := func(line string) bool {
+		if !in.Put(line) {
+			return false
+		}
+		// Said at once, on a line of its own: the model may be busy for
+		// a while (a long command) before it reads it.
+		fmt.Fprintln(r.out, "\n"+lr.paint(dim, "mm: ↳ queued for the model's next step"))
+		return true
+	}
 	r.mu.Lock()
-	r.cancel = cancel
+	r.cancel, r.steerTo = cancel, put
 	r.mu.Unlock()
+	r.input.steer(put)
 	defer func() {
+		r.input.steer(nil)
 		r.mu.Lock()
-		r.cancel = nil
+		r.cancel, r.steerTo = nil, nil
 		r.mu.Unlock()
 		cancel()
 	}()
-	lr := &renderer{out: r.out, err: r.out, colour: Colour(os.Stdout, r.h.Getenv), atStart: true}
 	inAnswer := false // the cursor is in the streamed answer
-	r.sess.Run(ctx, prompt, func(e engine.Event) {
+	r.sess.RunSteered(ctx, prompt, in, func(e engine.Event) {
 		// One terminal for answer and activity: the answer starts on its
 		// own line, and what follows it knows where the cursor is.
 		text, isText := e.(engine.Text)
@@ -310,6 +329,14 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 // ask is the inline permission prompt: the turn waits here, on the same
 // line editor, for y / a / n / v; Ctrl-C refuses and cancels the turn.
 func (r *repl) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
+	// The answer is typed to the question, not to the turn.
+	r.input.steer(nil)
+	defer func() {
+		r.mu.Lock()
+		f := r.steerTo
+		r.mu.Unlock()
+		r.input.steer(f)
+	}()
 	for ctx.Err() == nil {
 		r.rl.SetPrompt(question(req))
 		line, err := r.rl.Readline()

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
+)
+
+// steering is one _session/steering request's answer.
+type steering struct {
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason"`
+}
+
+func (p *agentProc) steer(t *testing.T, ctx context.Context, id sdk.SessionId, text string, meta map[string]any) steering {
+	t.Helper()
+	params := map[string]any{"sessionId": id, "prompt": []sdk.ContentBlock{sdk.TextBlock(text)}}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	raw, err := p.conn.CallExtension(ctx, "_session/steering", params)
+	if err != nil {
+		t.Fatalf("_session/steering: %v", err)
+	}
+	var s steering
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("_session/steering answered %s: %v", raw, err)
+	}
+	return s
+}
+
+// TestACPSteering is steering as the leading adapters speak it, through
+// the built binary: initialize advertises it; a correction sent while a
+// long tool call runs is injected, the next model request — made only
+// once the tool finished — carries it after the tool's result, the
+// context meter counts it, the turn ends once, and session/load in
+// another mm replays it in its place. With no turn running it answers
+// promptRequired when the client asked for that (nothing starts), and
+// otherwise starts a turn with it. A correction sent right behind its
+// prompt steers that prompt's turn.
+func TestACPSteering(t *testing.T) {
+	t.Parallel()
+	const wait = "until [ -f release ]; do sleep 0.05; done; echo released"
+	srv := llmtest.NewServer(llmtest.Scenario{NCtx: 32768, Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": wait}}}},
+		{Content: "Using b, then."},
+		{Content: "Started by steering."},
+		{Content: "Read both."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := testenv.Context(t)
+
+	p := startAgentProcess(t, dir, env)
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := init.Meta["steering"].(map[string]any); st["supported"] != true {
+		t.Errorf("initialize _meta = %v, want steering.supported true", init.Meta)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ns.SessionId
+
+	// A correction while the tool runs.
+	answered := make(chan sdk.PromptResponse, 1)
+	go func() {
+		resp, err := p.prompt(ctx, id, "use a")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		answered <- resp
+	}()
+	p.client.waitUpdates(t, "the tool call running", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusInProgress
+		})
+	})
+	if got := p.steer(t, ctx, id, "use b instead", nil); got.Outcome != "injected" {
+		t.Fatalf("steering while the tool runs = %+v, want injected", got)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d model requests while the tool still runs, want 1: the correction waits for the tool", n)
+	}
+	writeFile(t, filepath.Join(dir, "release"), "")
+	if resp := <-answered; resp.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("stop reason = %s", resp.StopReason)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (the turn ends once, after the steered call)", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if n := len(msgs); n < 2 || msgs[n-2].Role != "tool" || !strings.Contains(msgs[n-2].Content, "released") || msgs[n-1].Role != "user" || msgs[n-1].Content != "use b instead" {
+		t.Errorf("the request after the tool ends with %+v, want the tool's result, then the correction", msgs[max(0, len(msgs)-2):])
+	}
+	us, _ := p.client.snapshot()
+	used := 0
+	for _, u := range us {
+		if u.UsageUpdate != nil {
+			used = u.UsageUpdate.Used
+		}
+	}
+	if used < reqs[1].PromptTokens {
+		t.Errorf("context meter at %d after the steered call, whose prompt the server counted at %d tokens", used, reqs[1].PromptTokens)
+	}
+
+	// No turn running: the client's choice.
+	if got := p.steer(t, ctx, id, "and then?", map[string]any{"steering": map[string]any{"idleBehavior": "promptRequired"}}); got.Outcome != "promptRequired" || got.Reason != "noRunningTurn" {
+		t.Errorf("steering an idle session that asked for promptRequired = %+v", got)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("promptRequired started a turn anyway (%d requests)", n)
+	}
+	if got := p.steer(t, ctx, id, "start over", nil); got.Outcome != "startedNewTurn" {
+		t.Errorf("steering an idle session = %+v, want startedNewTurn", got)
+	}
+	p.client.waitUpdates(t, "the started turn's answer", func(us []sdk.SessionUpdate) bool {
+		return strings.Contains(messageText(us), "Started by steering.")
+	})
+	if last := srv.Requests()[2].Messages; last[len(last)-1].Content != "start over" {
+		t.Errorf("the started turn's request ends with %+v", last[len(last)-1])
+	}
+
+	// Right behind its prompt, before the prompt's turn could begin.
+	go func() {
+		if _, err := p.prompt(ctx, id, "read both"); err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		answered <- sdk.PromptResponse{}
+	}()
+	p.sent.waitFor(t, `"read both"`)
+	if got := p.steer(t, ctx, id, "the second too", nil); got.Outcome != "injected" {
+		t.Errorf("steering right behind a prompt = %+v, want injected into its turn", got)
+	}
+	<-answered
+	reqs = srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	if m := reqs[3].Messages; m[len(m)-1].Content != "the second too" || !strings.HasSuffix(m[len(m)-2].Content, "read both") {
+		t.Errorf("the turn's first request ends with %+v, want the prompt then the correction", m[len(m)-2:])
+	}
+	p.stopChecked(t)
+
+	// The replay shows each correction as the user's, in its place.
+	q := loadInNew(t, ctx, dir, env, id)
+	rs, _ := q.client.snapshot()
+	var seq []string
+	for _, u := range rs {
+		switch {
+		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
+			seq = append(seq, "user: "+u.UserMessageChunk.Content.Text.Text)
+		case u.ToolCall != nil:
+			seq = append(seq, "tool")
+		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
+			if n := len(seq); n == 0 || !strings.HasPrefix(seq[n-1], "agent: ") {
+				seq = append(seq, "agent: ")
+			}
+			seq[len(seq)-1] += u.AgentMessageChunk.Content.Text.Text
+		}
+	}
+	want := []string{"user: use a", "tool", "user: use b instead", "agent: Using b, then.", "user: start over", "agent: Started by steering.", "user: read both", "user: the second too", "agent: Read both."}
+	if !slices.Equal(seq, want) {
+		t.Errorf("replay:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
+	}
+	q.stopChecked(t)
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mm-agent/mm/engine/llm/llmtest"
+)
+
+// childTraffic is one session/update mm wrote, decoded loosely.
+type childTraffic struct {
+	Session string         `json:"sessionId"`
+	Update  map[string]any `json:"update"`
+}
+
+func sessionUpdates(out []rawMsg) []childTraffic {
+	var us []childTraffic
+	for _, m := range out {
+		if m.Method != "session/update" {
+			continue
+		}
+		var n struct {
+			Params childTraffic `json:"params"`
+		}
+		if json.Unmarshal([]byte(m.Line), &n) == nil {
+			us = append(us, n.Params)
+		}
+	}
+	return us
+}
+
+// TestACPSubagents: to a client that advertised subagents, a question to
+// an asked agent is a child session — announced on the parent (title,
+// description, the cancel capability, running) before any of its
+// traffic, asked with a session_message, its answer streamed on its own
+// session id, ended idle with its stop reason — and session/cancel with
+// the child's id stops that agent alone: the parent's turn goes on and
+// ends normally, its model told the agent did not answer. The same child
+// is used again.
+func TestACPSubagents(t *testing.T) {
+	t.Parallel()
+	chat := scenarioText(t, `
+steps:
+  - tool_calls: [{name: ask_historian, args: {question: "Why was the parser rewritten?"}}]
+  - content: "It could not stream."
+  - tool_calls: [{name: ask_historian, args: {question: "And the lexer?"}}]
+  - content: "The historian did not answer; going on."
+`)
+	hist := llmtest.NewServer(llmtest.Scenario{Models: []string{"hist-7b"}, Steps: []llmtest.Step{
+		{Content: "It was rewritten in 2024: the old one could not stream."},
+		{Content: "The lexer was", StallAfter: ptrTo(2)},
+	}})
+	t.Cleanup(hist.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agents", "historian.yaml"), "baseURL: "+hist.URL()+"\nmodel: hist-7b\ndescription: knows why the code is the way it is\n")
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: agents/historian.yaml}\n")
+	env := trusted(t, dir, mmEnv(t, chat))
+	r := startRawProcess(t, dir, env)
+	parent := r.handshakeWith(dir, `{"subagents":{}}`)
+	sid, _ := json.Marshal(parent)
+	prompt := func(id, text string) rawMsg {
+		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"` + text + `"}]}}`)
+		return r.wait(`"` + id + `"`)
+	}
+	if a := prompt("p1", "Ask the historian"); !strings.Contains(a.Line, `"end_turn"`) {
+		t.Fatalf("first prompt: %s", a.Line)
+	}
+	us := sessionUpdates(r.until("the child's end", func(out []rawMsg) bool {
+		return strings.Contains(lastLines(out), `"stopReason":"end_turn"`)
+	}))
+	var child string
+	var seen []string
+	for _, u := range us {
+		kind, _ := u.Update["sessionUpdate"].(string)
+		switch {
+		case kind == "subagent_update" && child == "":
+			child, _ = u.Update["sessionId"].(string)
+			caps, _ := u.Update["capabilities"].(map[string]any)
+			if u.Session != parent || u.Update["title"] != "historian" || u.Update["description"] != "knows why the code is the way it is" || caps["cancel"] == nil {
+				t.Errorf("the announcement = %+v, want on the parent, titled, with cancel", u)
+			}
+			seen = append(seen, "announced")
+		case u.Session == child && child != "":
+			seen = append(seen, "child "+kind)
+		case kind == "subagent_update":
+			st, _ := u.Update["state"].(map[string]any)
+			seen = append(seen, "parent subagent_update "+st["state"].(string))
+		}
+	}
+	if len(seen) < 4 || seen[0] != "announced" || seen[1] != "child session_message" || !slices.Contains(seen, "child agent_message_chunk") || seen[len(seen)-1] != "parent subagent_update idle" {
+		t.Errorf("child traffic = %v, want announced, the question, the answer on the child, then idle on the parent", seen)
+	}
+	if got := chat.Requests()[1].Last(); got.Role != "tool" || !strings.Contains(got.Content, "could not stream") {
+		t.Errorf("the chat model read %+v, want the historian's answer", got)
+	}
+
+	// The second question is stopped on its own.
+	r.send(`{"jsonrpc":"2.0","id":"p2","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"Ask again"}]}}`)
+	select {
+	case <-hist.StepStalled(1):
+	case <-time.After(hung):
+		t.Fatal("the historian's second answer never started")
+	}
+	cid, _ := json.Marshal(child)
+	r.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
+	if a := r.wait(`"p2"`); !strings.Contains(a.Line, `"end_turn"`) {
+		t.Errorf("the parent's turn after stopping the child: %s, want end_turn", a.Line)
+	}
+	if got := chat.Requests()[3].Last(); got.Role != "tool" || !strings.Contains(got.Content, "stopped") {
+		t.Errorf("the chat model read %+v, want that the user stopped the historian", got)
+	}
+	announced := 0
+	for _, u := range sessionUpdates(r.until("the child's cancelled end", func(out []rawMsg) bool {
+		return strings.Contains(lastLines(out), `"stopReason":"cancelled"`)
+	})) {
+		if u.Update["sessionUpdate"] == "subagent_update" && u.Update["title"] != nil {
+			announced++
+		}
+		if u.Update["sessionUpdate"] == "subagent_update" && u.Update["sessionId"] != child {
+			t.Errorf("a second child: %+v", u)
+		}
+	}
+	if announced != 1 {
+		t.Errorf("the child was announced %d times, want once", announced)
+	}
+	if err := r.close(); err != nil {
+		t.Error(err)
+	}
+	checkSchema(t, r.sent.String(), r.lines())
+}
+
+func lastLines(out []rawMsg) string {
+	var b strings.Builder
+	for _, m := range out {
+		b.WriteString(m.Line + "\n")
+	}
+	return b.String()
+}
+
+// TestACPGuardSubagent: to a client that advertised subagents, a guard
+// agent's check of a tool's output is a child session too: announced on
+// the parent, asked what it checks, its finding on its own session, and
+// idle at the end — while the model's request still carries the warning.
+func TestACPGuardSubagent(t *testing.T) {
+	t.Parallel()
+	srv, _, dir, env := guardedReadme(t, "read_file")
+	r := startRawProcess(t, dir, env)
+	parent := r.handshakeWith(dir, `{"subagents":{}}`)
+	sid, _ := json.Marshal(parent)
+	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"what is this project?"}]}}`)
+	r.wait(`"p"`)
+	var child, asked, found string
+	for _, u := range sessionUpdates(r.until("the guard's end", func(out []rawMsg) bool {
+		return strings.Contains(lastLines(out), `"stopReason":"end_turn"`)
+	})) {
+		switch {
+		case u.Update["sessionUpdate"] == "subagent_update" && child == "":
+			child, _ = u.Update["sessionId"].(string)
+			if u.Update["title"] != "guard guards/injection.yaml" {
+				t.Errorf("the guard's announcement = %+v", u.Update)
+			}
+		case u.Session == child && u.Update["sessionUpdate"] == "session_message":
+			c, _ := u.Update["content"].([]any)
+			asked = c[0].(map[string]any)["text"].(string)
+		case u.Session == child && u.Update["sessionUpdate"] == "agent_message_chunk":
+			found += u.Update["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if asked != "Check read_file's output for jailbreak." || !strings.Contains(found, "looks like a prompt injection (jailbreak 0.93)") {
+		t.Errorf("the guard's child session: asked %q, found %q", asked, found)
+	}
+	if res := srv.Requests()[1].Last(); !strings.Contains(res.Content, "[⚠ guard: ") {
+		t.Errorf("the model's request lost the guard's warning: %s", res.Content)
+	}
+	r.close()
+	checkSchema(t, r.sent.String(), r.lines())
+}
