@@ -181,7 +181,7 @@ func (p *Policy) Decide(a tools.Approval) (tools.Decision, bool) {
 	refused, covered := p.lookup(a.Tool, parts)
 	p.mu.Unlock()
 	if mode == ModePlan && !ReadOnly(a.Caps) {
-		return tools.Decision{Reason: "plan mode is read-only — nothing is written or run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
+		return tools.Decision{Reason: "plan mode is read-only — nothing is written, and only commands that only read run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
 	}
 	if refused != "" {
 		return tools.Decision{Reason: "the user chose to always refuse " + refused + " here"}, true

@@ -154,7 +154,7 @@ func (a *App) Workspace(cwd string, ask permit.Asker) (*workspace.Workspace, *pe
 		return ws, policy, err
 	}
 	root := ws.Cwd()
-	policy.WatchRunLater(&runlater.RunLater{Root: root, Named: a.runLater(root)})
+	policy.WatchRunLater(&runlater.RunLater{Root: root, Named: a.runLater(root), Control: a.control()})
 	if a.answers == nil {
 		return ws, policy, nil
 	}
@@ -223,7 +223,8 @@ func (a *App) registry(cwd string, late *lspbridge.Late, extra ...tools.Tool) *t
 func (a *App) childEnv() childenv.Policy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
 	drop = append(drop, a.cfg.KeyEnvs()...)
-	return childenv.Policy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
+	secrets := append(a.cfg.Keys(), mcpSecrets(fromConfig(a.cfg.MCPServers))...)
+	return childenv.Policy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: secrets, Learned: a.known}
 }
 
 // childEnviron is the environment every program mm starts gets

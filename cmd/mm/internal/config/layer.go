@@ -35,7 +35,7 @@ import (
 
 // layering is one laying of a workspace config over a base.
 type layering struct {
-	out, ws *Config
+	out, ws, base *Config
 	trusted bool
 	// refused are what an untrusted workspace tried to relax, as the ⚠
 	// line names them ("sandbox: off (yours: landlock)").
@@ -119,7 +119,7 @@ func layer(base, ws *Config, trusted bool) (*Config, []string) {
 		out.Base = base.Source
 	}
 	out.lines, out.keys, out.ignored, out.data = ws.lines, ws.keys, ws.ignored, ws.data
-	l := &layering{out: &out, ws: ws, trusted: trusted}
+	l := &layering{out: &out, ws: ws, base: base, trusted: trusted}
 	l.walk(reflect.ValueOf(&out).Elem(), reflect.ValueOf(ws).Elem(), "")
 	return &out, l.refused
 }
@@ -157,9 +157,14 @@ func (l *layering) ignored(path string) bool {
 }
 
 // key takes the workspace's key with its server: a key is for the
-// server it was configured with.
+// server it was configured with. The user's MM_API_KEY stays only when
+// MM_BASE_URL keeps the server the user's own.
 func (l *layering) key() {
-	l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.APIKey
+	same := (!l.ws.keys["baseURL"] || l.ws.BaseURL == l.base.BaseURL) && (!l.ws.keys["provider"] || l.ws.Provider == l.base.Provider)
+	if l.ws.envServer || same && !l.ws.keys["apiKeyEnv"] {
+		return // the user's own server: the user's key
+	}
+	l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.ownKey
 }
 
 // toggle switches a tool as the workspace says; untrusted, it may only

@@ -252,9 +252,9 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (permit.Answer, 
 // zero-width) shown as a marker.
 func question(req tools.Approval) string {
 	var b strings.Builder
-	title := strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")
+	title := strings.ReplaceAll(permit.Shown(req.Title), "\n", "⏎")
 	if req.Detail != "" {
-		for _, l := range strings.Split(shownOnce(tools.Visible(req.Detail), title), "\n") {
+		for _, l := range strings.Split(shownOnce(permit.Shown(req.Detail), title), "\n") {
 			b.WriteString("  │ " + l + "\n")
 		}
 	}
