@@ -70,7 +70,8 @@ type Setting struct {
 }
 
 // Risk says why git run as q would obey a setting of its repository that
-// is not known to run nothing — "<file> sets <key>: …" — or "" when every
+// is not known to run nothing — "<file> sets <key>: …", the file absolute
+// — or "" when every
 // setting of the repository is on the allowlist, or there is no
 // repository. A failure to ask git is a reason too: mm cannot tell.
 func Risk(ctx context.Context, q Query) string {
@@ -94,18 +95,10 @@ func Risk(ctx context.Context, q Query) string {
 			continue
 		}
 		if why := Judge(s); why != "" {
-			return name(q.Dir, s.Origin) + " sets " + s.Key + ": " + why
+			return s.Origin + " sets " + s.Key + ": " + why
 		}
 	}
 	return ""
-}
-
-// name is the origin as the user reads it: relative to dir when inside.
-func name(dir, origin string) string {
-	if rel, err := filepath.Rel(dir, origin); err == nil && !strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(rel)
-	}
-	return origin
 }
 
 // Read is every setting git would read for q, its submodules' included
@@ -248,12 +241,22 @@ func run(ctx context.Context, q Query, args ...string) (string, error) {
 
 // neutral is the environment of a question to git: environ (mm's own when
 // nil) and the line's variables, with nothing that could make git wait
-// for a human or start a pager.
+// for a human or start a pager. Settings given in the environment
+// (GIT_CONFIG_COUNT…, which mm itself adds to commands that run unasked)
+// are left out: the question is what the repository says.
 func neutral(environ, vars []string) []string {
 	if environ == nil {
 		environ = os.Environ()
 	}
-	env := append(append([]string(nil), environ...), vars...)
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "GIT_CONFIG_COUNT" || name == "GIT_CONFIG_PARAMETERS" || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, vars...)
 	return append(env, "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_ASKPASS=", "SSH_ASKPASS=")
 }
 

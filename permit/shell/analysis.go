@@ -443,8 +443,7 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 				note("its redirection `" + rd.op + rd.target + "` is computed when it runs")
 				rulable = false
 				if rd.writesFile() {
-					p.caps |= tools.WritesOutside
-					a.unplaced = append(a.unplaced, rd.target)
+					p.caps |= tools.WritesOutside // it may be anywhere
 				}
 				continue
 			}

@@ -40,7 +40,8 @@ func gitRisk(ctx context.Context, dir, line string, environ []string) string {
 	if !mentionsGit().MatchString(line) {
 		return ""
 	}
-	return gitconfig.Risk(ctx, gitconfig.Query{Dir: dir, Environ: environ})
+	why := gitconfig.Risk(ctx, gitconfig.Query{Dir: dir, Environ: environ})
+	return strings.ReplaceAll(why, dir+string(filepath.Separator), "")
 }
 
 // gitEnv are the variables that choose which repository or config files

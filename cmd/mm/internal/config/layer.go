@@ -36,7 +36,7 @@ import (
 // layering is one laying of a workspace config over a base.
 type layering struct {
 	out, ws, base *Config
-	trusted bool
+	trusted       bool
 	// refused are what an untrusted workspace tried to relax, as the ⚠
 	// line names them ("sandbox: off (yours: landlock)").
 	refused []string
@@ -157,14 +157,20 @@ func (l *layering) ignored(path string) bool {
 }
 
 // key takes the workspace's key with its server: a key is for the
-// server it was configured with. The user's MM_API_KEY stays only when
-// MM_BASE_URL keeps the server the user's own.
+// server it was configured with. Your MM_API_KEY goes only to your own
+// server — the one MM_BASE_URL names, or the same as your config's —
+// never to one the workspace names, which gets the key of its own
+// apiKeyEnv, or none.
 func (l *layering) key() {
 	same := (!l.ws.keys["baseURL"] || l.ws.BaseURL == l.base.BaseURL) && (!l.ws.keys["provider"] || l.ws.Provider == l.base.Provider)
-	if l.ws.envServer || same && !l.ws.keys["apiKeyEnv"] {
-		return // the user's own server: the user's key
+	switch {
+	case (l.ws.envServer || same) && l.ws.keys["apiKeyEnv"]:
+		l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.APIKey
+	case l.ws.envServer || same:
+		// the user's own server: the user's key stays
+	default:
+		l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.ownKey
 	}
-	l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.ownKey
 }
 
 // toggle switches a tool as the workspace says; untrusted, it may only
