@@ -51,7 +51,7 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 			return exitFailed
 		}
 	}
-	if err := t.Grant(); err != nil {
+	if err := t.Record(); err != nil {
 		fmt.Fprintln(stderr, "mm: not trusted:", err)
 		return exitFailed
 	}

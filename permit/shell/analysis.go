@@ -16,12 +16,12 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// This file says what a grant, an allow rule and a deny rule cover in a
+// This file says what an answer, an allow rule and a deny rule cover in a
 // command line. The line is parsed (mvdan.cc/sh) and every simple command
 // in it — after ;, &&, ||, |, &, a newline, inside $(…), `…`, <(…),
 // subshells, functions, loops, and inside the script of sh -c, bash -c and
 // eval, behind env, command, xargs, sudo, nice, timeout… — is one part
-// that a grant or a rule must cover on its own. What an "always" answer
+// that an answer or a rule must cover on its own. What an "always" answer
 // remembers for a part is its key:
 //
 //   - a program on the plain list, with no option from its table of
@@ -62,7 +62,7 @@ type analysis struct {
 	// write files or of programs mm does not know — resolved against
 	// every directory the command may run in (a cd before it). They go to
 	// the approval's locations, so that the Policy asks for a write to a
-	// file that runs later (tools.RunsLater) whatever the mode or grant.
+	// file that runs later (tools.RunsLater) whatever the mode, rule or answer.
 	writes []string
 	// unplaced are the relative paths the line may write in a directory
 	// computed when it runs (`cd "$X"`): any of them may be a file that
@@ -759,10 +759,10 @@ func (o options) runsOrWrites(arg string) bool {
 }
 
 // plainPrograms are the programs whose arguments are data (files,
-// patterns, revisions): a grant of one use covers the same program with
+// patterns, revisions): an answer for one use covers the same program with
 // the same options and other such arguments. Each lists the options that
 // make it run a program or write a file; a use with one of them is
-// covered only by a grant of exactly that command. Every other program is
+// covered only by an answer for exactly that command. Every other program is
 // keyed by its whole argument list.
 var plainPrograms = map[string]options{
 	"ls": {}, "cat": {}, "head": {}, "tail": {}, "wc": {}, "cut": {}, "column": {},

@@ -32,9 +32,9 @@ func decide(p *permit.Policy, env tools.Env, line string) (string, string) {
 	return "refuse", d.Reason
 }
 
-// TestGrantKeys: what an "always" answer remembers for each simple
+// TestAnswerKeys: what an "always" answer remembers for each simple
 // command of a line ("" when nothing may cover it).
-func TestGrantKeys(t *testing.T) {
+func TestAnswerKeys(t *testing.T) {
 	env := newEnv(t)
 	cases := map[string]string{
 		"ls -la":              "ls -la",

@@ -130,7 +130,7 @@ func (a *App) trustAnswer(t *config.Trust, yes bool, err error) engine.Rewrite {
 	case !yes:
 		return engine.Rewrite{Answer: "mm: not trusted — nothing changed"}
 	}
-	if err := t.Grant(); err != nil {
+	if err := t.Record(); err != nil {
 		return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
 	}
 	return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}

@@ -24,7 +24,7 @@ func layered(t *testing.T, user, workspace string, trust bool, extra ...string) 
 		t.Fatal(err)
 	}
 	if trust {
-		if err := tr.Grant(); err != nil {
+		if err := tr.Record(); err != nil {
 			t.Fatal(err)
 		}
 		if c, tr, err = LoadFor(env, "", dir, store, nil); err != nil || !tr.Trusted {

@@ -215,7 +215,7 @@ type Trust struct {
 	Parts []string
 	Hash  string
 	// Unbound says why trust cannot be bound to the files (too many under
-	// .mm/, one unreadable); Grant refuses with it.
+	// .mm/, one unreadable); Record refuses with it.
 	Unbound error
 	// Full is the config as it would apply once trusted (nil when the
 	// full config does not load); mm trust shows it.
@@ -351,9 +351,9 @@ func sameFile(a, b string) bool {
 	return os.SameFile(fa, fb)
 }
 
-// Grant records that the user trusts t's config as it is now. It refuses
+// Record records that the user trusts t's config as it is now. It refuses
 // when the files changed since t was read: the user trusts what was shown.
-func (t *Trust) Grant() error {
+func (t *Trust) Record() error {
 	if t.Store == "" {
 		return errors.New("no state directory to record trust in (set XDG_STATE_HOME)")
 	}

@@ -82,7 +82,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 	}
 	grant := func() {
 		t.Helper()
-		if err := load().Grant(); err != nil {
+		if err := load().Record(); err != nil {
 			t.Fatal(err)
 		}
 		if !load().Trusted {
@@ -112,7 +112,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 		write(t, filepath.Join(dir, ".mm", "many", strconv.Itoa(i)), "")
 	}
 	tr := load()
-	if tr.Trusted || tr.Unbound == nil || tr.Grant() == nil {
+	if tr.Trusted || tr.Unbound == nil || tr.Record() == nil {
 		t.Errorf("past %d files: trusted %v, unbound %v", trust.MaxFiles, tr.Trusted, tr.Unbound)
 	}
 }

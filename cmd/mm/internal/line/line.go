@@ -383,8 +383,9 @@ func (r *renderer) render(e engine.Event) {
 	case engine.Progress:
 		r.line(r.paint(dim, e.Text))
 	case engine.ToolStarted:
-		r.titles[e.ID] = e.Title
-		r.line("→ " + e.Title)
+		title := strings.ReplaceAll(permit.Shown(e.Title), "\n", "⏎")
+		r.titles[e.ID] = title
+		r.line("→ " + title)
 	case engine.ToolUpdated:
 		if e.Progress != "" {
 			r.line(r.paint(dim, "  "+e.Progress))
