@@ -367,6 +367,29 @@ func TestAttacksOnWhatIsShown(t *testing.T) {
 			t.Errorf("mm trust does not show the hidden characters as markers:\n%s", out)
 		}
 	})
+	t.Run("control characters in the /trust form", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".mm", "notes\u202etxt.sh"), "x\n")
+		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse:\n    - {command: [sh, -c, \"true\\e[2K\\r  harmless\"], tools: [fetch_content]}\n")
+		p := startAgentProcess(t, dir, mmEnv(t, nil))
+		var shown string
+		p.client.elicit = func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+			if r.Form != nil {
+				shown = r.Form.Message
+			}
+			return sdk.NewUnstableCreateElicitationResponseDecline()
+		}
+		ctx := testenv.Context(t)
+		caps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}
+		id := p.sessionWith(t, ctx, dir, caps, nil)
+		if _, err := p.prompt(ctx, id, "/trust"); err != nil {
+			t.Fatal(err)
+		}
+		if shown == "" || strings.ContainsAny(shown, "\x1b\r\u202e") {
+			t.Errorf("the /trust form showed raw control characters (or nothing):\n%q", shown)
+		}
+	})
 	t.Run("the user's environment in the trust summary", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()

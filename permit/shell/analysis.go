@@ -367,7 +367,7 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 		p.Unknown = true // computed, or filled in by xargs -I{} / find -exec {}
 	case !readable || (braces && len(shown) > 0 && hasBraces(shown[0].text)):
 		p.Unknown = true // a program formed by an expansion mm could not follow
-	case definesCommands[prog] || a.redefines:
+	case defines(prog, texts) || a.redefines:
 		p.Unknown = true // alias, hash, enable: a later name runs something else
 	}
 	for _, as := range call.Assigns {
@@ -375,13 +375,13 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 			p.Unknown = true
 		}
 	}
-	if definesCommands[prog] {
+	if defines(prog, texts) {
 		a.redefines = true
 	}
 	if writers[prog] {
 		p.caps |= tools.WritesWorkspace
 	}
-	if isSelf(inner[0].text, firstDir(pl)) && slices.Contains(texts, "trust") || !inner[0].literal && slices.Contains(texts, "trust") {
+	if slices.Contains(texts, "trust") && (!inner[0].literal || isSelf(inner[0].text, firstDir(pl))) {
 		a.control = "it runs `mm trust`, which records that you trust this workspace's configuration: only you may run it"
 	}
 	a.gitCheck(env, pl, src, call, ws, inner)

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -207,15 +208,14 @@ func tildeHome(p, home string) (string, string, bool) {
 	return u.HomeDir, rest, true
 }
 
-// isSelf reports whether the program word names mm itself: by its name,
+// isSelf reports whether the program word names mm itself: by its name
+// (mm, or the running executable's, wherever it lies: a copy is mm too),
 // or as a path to the executable that is running.
 func isSelf(prog, dir string) bool {
 	base := baseName(prog)
 	exe, err := os.Executable()
-	if base == "mm" || (err == nil && base == filepath.Base(exe) && base != "") {
-		if !strings.Contains(prog, "/") {
-			return true
-		}
+	if base == "mm" || err == nil && base == filepath.Base(exe) {
+		return true
 	}
 	if err != nil {
 		return false
@@ -243,6 +243,15 @@ var changesWhatRuns = map[string]bool{
 	"IFS": true, "PROMPT_COMMAND": true, "SHELLOPTS": true, "BASHOPTS": true,
 }
 
-// definesCommands are the builtins that make a later command name run
-// something else.
-var definesCommands = map[string]bool{"alias": true, "hash": true, "enable": true, "shopt": true}
+// defines reports whether a command makes a later command name run
+// something else: alias, hash, enable, and shopt turning on
+// expand_aliases.
+func defines(prog string, words []string) bool {
+	switch prog {
+	case "alias", "hash", "enable":
+		return true
+	case "shopt":
+		return slices.Contains(words, "expand_aliases")
+	}
+	return false
+}
