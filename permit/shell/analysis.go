@@ -62,7 +62,7 @@ type analysis struct {
 	// write files or of programs mm does not know — resolved against
 	// every directory the command may run in (a cd before it). They go to
 	// the approval's locations, so that the Policy asks for a write to a
-	// file that runs later (tools.RunsLater) whatever the mode, rule or answer.
+	// file that runs later (runlater.RunsLater) whatever the mode, rule or answer.
 	writes []string
 	// unplaced are the relative paths the line may write in a directory
 	// computed when it runs (`cd "$X"`): any of them may be a file that
@@ -396,7 +396,10 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 	}
 	rulable := true
 	for _, as := range call.Assigns {
+		// A rule names a command, not the environment that changes what
+		// it does (LD_PRELOAD=…, GIT_CONFIG_COUNT=…).
 		note("it sets " + as.Name.Value + " for the command")
+		rulable = false
 	}
 	if pl.unknown() {
 		note("it runs in a directory a `cd` computes when the line runs")

@@ -88,3 +88,18 @@ func TestReadOnlyCommands(t *testing.T) {
 		}
 	}
 }
+
+// A rule names a command, not the variables set for it: they change what
+// it does (LD_PRELOAD, git's own settings).
+func TestRulesDoNotCoverAssignments(t *testing.T) {
+	env := newEnv(t)
+	p := permit.NewPolicy(false, []string{"bash:git diff*"}, nil)
+	for _, line := range []string{"LD_PRELOAD=./x.so git diff", "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=sh git diff"} {
+		if got, why := decide(p, env, line); got != "ask" {
+			t.Errorf("%q under bash:git diff*: %s (%s), want ask", line, got, why)
+		}
+	}
+	if got, why := decide(p, env, "git diff"); got != "allow" {
+		t.Errorf("git diff: %s (%s)", got, why)
+	}
+}
