@@ -1,8 +1,11 @@
 package gitconfig
 
 import (
+	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Allowed are the settings a repository may hold without a git command
@@ -196,13 +199,29 @@ var Allowed = []Allow{
 	{"includeif.*.path", nil, "reads another file, whose settings are judged"},
 	// Switched off for every command that runs without a question
 	// (Neutral): a pager runs only on a terminal and GIT_PAGER=cat wins.
-	{"core.fsmonitor", nil, "switched off when unasked (core.fsmonitor=false)"},
-	{"core.hookspath", nil, "switched off when unasked (core.hooksPath=/dev/null); mm asks for writes to that directory"},
+	{"core.fsmonitor", neutralized, "switched off when unasked (core.fsmonitor=false)"},
+	{"core.hookspath", neutralized, "switched off when unasked (core.hooksPath=/dev/null); mm asks for writes to that directory"},
 	{"core.pager", nil, "switched off when unasked (GIT_PAGER=cat)"},
 	{"pager.*", nil, "switched off when unasked (GIT_PAGER=cat)"},
 	{"core.editor", nil, "switched off when unasked (GIT_EDITOR=:)"},
 	{"sequence.editor", nil, "switched off when unasked (GIT_SEQUENCE_EDITOR=:)"},
 }
+
+// neutralized accepts a setting Neutral switches off through
+// GIT_CONFIG_COUNT, which git reads from 2.31 on: with an older git the
+// repository's fsmonitor and hooks would run, so they are asked about.
+func neutralized(string) bool { return configCount() }
+
+// configCount reports whether the git on PATH reads GIT_CONFIG_COUNT.
+var configCount = sync.OnceValue(func() bool {
+	out, err := exec.Command("git", "version").Output()
+	if err != nil {
+		return false
+	}
+	var major, minor int
+	fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "git version "), "%d.%d", &major, &minor)
+	return major > 2 || major == 2 && minor >= 31
+})
 
 // Allow is one allowed setting.
 type Allow struct {
@@ -219,7 +238,7 @@ func Judge(s Setting) string {
 			continue
 		}
 		if a.Value != nil && !a.Value(s.Value) {
-			return "git would run what its value " + strconv.Quote(s.Value) + " names"
+			return "git would run what " + strconv.Quote(s.Value) + " names (or this git cannot be told to skip it)"
 		}
 		return ""
 	}
