@@ -72,11 +72,11 @@ func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (permit.Answer,
 	}
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(req.CallID),
-		Title:      sdk.Ptr(strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")),
+		Title:      sdk.Ptr(strings.ReplaceAll(permit.Shown(req.Title), "\n", "⏎")),
 		Kind:       sdk.Ptr(toolKind(req.Kind)),
 		Status:     sdk.Ptr(sdk.ToolCallStatusPending),
 		Locations:  locations(req.Locations),
-		Content:    content(req.Diffs, tools.Visible(req.Detail)),
+		Content:    content(req.Diffs, permit.Shown(req.Detail)),
 	}
 	if req.Input != nil {
 		tc.RawInput = req.Input

@@ -275,7 +275,7 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 	case engine.Struggle:
 		return sdk.UpdateAgentMessageText(StruggleNote(e)), true
 	case engine.ToolStarted:
-		return sdk.StartToolCall(sdk.ToolCallId(e.ID), e.Title,
+		return sdk.StartToolCall(sdk.ToolCallId(e.ID), permit.Shown(e.Title),
 			sdk.WithStartKind(toolKind(e.Kind)),
 			sdk.WithStartStatus(sdk.ToolCallStatusPending),
 			sdk.WithStartLocations(locations(e.Locations)),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -308,7 +309,7 @@ func replay(e store.Entry) []sdk.SessionUpdate {
 		if len(t.Input) > 0 {
 			opts = append(opts, sdk.WithStartRawInput(rawJSON(t.Input)))
 		}
-		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(t.ID), t.Title, opts...)}
+		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(t.ID), permit.Shown(t.Title), opts...)}
 	}
 	return nil
 }

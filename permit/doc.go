@@ -7,7 +7,9 @@
 //	permit/answers    remembered answers, kept in mm's state directory
 //	permit/runlater   files that run later, and what a confined command may write
 //	permit/shell      the analysis of a shell line: its commands, where they run,
-//	                  what they write, the key an answer covers, git's config
+//	                  what they write, the key an answer covers
+//	permit/gitconfig  git's configuration, as git itself reports it, judged by an
+//	                  allowlist of settings known to run nothing
 //	permit/trust      workspace trust, bound to the content of the files
 //	permit/childenv   the environment and secrets given to child processes
 //	permit/confine    the confinement of commands: namespaces, or Landlock
@@ -54,6 +56,9 @@
 //     caches, not what runs later, the home directory or mm's files.
 //   - child environment: the variables every program mm starts receives;
 //     a secret is a value no child receives and every output masks.
+//   - grant: what confinement lets a command write (Landlock's word);
+//     nothing else — a remembered permission is an answer, trust is trust.
+//   - shown: untrusted text as mm shows it (Shown: Visible, then Bound).
 //
 // # Invariants
 //
@@ -69,4 +74,10 @@
 //     key, never the whole line by its first word.
 //   - Remembered answers and trust records live in mm's state directory,
 //     never in the repository.
+//   - Where a decision depends on what another program will do, that
+//     program is asked (git rev-parse and git config, bash's own parser),
+//     and what is allowed is what is known to be safe: an unknown git
+//     setting, a form the analysis cannot read, asks.
+//   - mm's own configuration, state and trust command are runs-later by
+//     path, whatever exists today.
 package permit

@@ -9,13 +9,15 @@ type Mode string
 const (
 	// ModeAsk (the default): edits, writes and commands ask.
 	ModeAsk Mode = "ask"
-	// ModeAcceptEdits: edits and writes of workspace files apply without
-	// asking; commands, the network and files that run later still ask.
+	// ModeAcceptEdits: edits and writes of workspace files, and commands
+	// proven to only read the workspace, apply without asking; other
+	// commands, the network and files that run later still ask.
 	ModeAcceptEdits Mode = "accept-edits"
 	// ModePlan is read-only: only calls that declare themselves
-	// read-only go ahead (or ask, for the network); everything else —
-	// edits, commands, MCP tools, a fetch that saves — is refused without
-	// a question.
+	// read-only go ahead (or ask, as the other modes would: the network,
+	// a command proven to only read — ls, grep, git log — unless a rule or
+	// an answer allows it); everything else — edits, other commands, MCP
+	// tools, a fetch that saves — is refused without a question.
 	ModePlan Mode = "plan"
 	// ModeYolo: nothing asks.
 	ModeYolo Mode = "yolo"
@@ -60,9 +62,9 @@ func (m Mode) Name() string {
 func (m Mode) Description() string {
 	switch m {
 	case ModeAcceptEdits:
-		return "Edits and writes apply without asking; commands still ask."
+		return "Edits, writes and read-only commands apply without asking; other commands still ask."
 	case ModePlan:
-		return "Read-only: nothing is written or run; the model plans."
+		return "Read-only: nothing is written; only read-only commands run; the model plans."
 	case ModeYolo:
 		return "Nothing asks: edits and commands go ahead."
 	}
@@ -73,6 +75,6 @@ func (m Mode) Description() string {
 // the head of the next user message, never in the system prompt, so the
 // cached prefix survives the switch.
 const (
-	PlanNote    = "[mm: plan mode — read-only. Read and search as you need, but do not edit, write or run commands: they will be refused. Answer with a plan: the files to change and how.]"
+	PlanNote    = "[mm: plan mode — read-only. Read and search as you need (read-only commands such as ls, grep or git log may run), but do not edit, write or run other commands: they will be refused. Answer with a plan: the files to change and how.]"
 	PlanEndNote = "[mm: plan mode is over — you may edit files and run commands again.]"
 )

@@ -162,7 +162,7 @@ func (p *Policy) Approve(ctx context.Context, req tools.Approval, ask Asker) (to
 // Decide returns the decision and true when no question is needed.
 //
 // It reads only what the approval declares: its capabilities (for the
-// modes) and its parts (for grants and rules). Every part must be
+// modes) and its parts (for answers and rules). Every part must be
 // covered by an allow rule or an "always" answer for the action to go
 // ahead unasked; a deny rule matching any part refuses the whole action.
 func (p *Policy) Decide(a tools.Approval) (tools.Decision, bool) {
@@ -181,7 +181,7 @@ func (p *Policy) Decide(a tools.Approval) (tools.Decision, bool) {
 	refused, covered := p.lookup(a.Tool, parts)
 	p.mu.Unlock()
 	if mode == ModePlan && !ReadOnly(a.Caps) {
-		return tools.Decision{Reason: "plan mode is read-only — nothing is written or run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
+		return tools.Decision{Reason: "plan mode is read-only — nothing is written, and only commands that only read run (this " + a.Caps.String() + "); put this step in your plan instead"}, true
 	}
 	if refused != "" {
 		return tools.Decision{Reason: "the user chose to always refuse " + refused + " here"}, true
@@ -335,7 +335,7 @@ func glob(pattern, s string) bool {
 	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
-// partsOf is what a grant or rule must cover for a: its Parts, or the one
+// partsOf is what an answer or rule must cover for a: its Parts, or the one
 // part its Key and Subject make.
 func partsOf(a tools.Approval) []tools.Part {
 	if a.Parts != nil {

@@ -3,7 +3,7 @@ package tools
 import "strings"
 
 // Caps is what a tool, or one call of it, may do. The Policy decides from
-// these alone — never from a tool's name or kind — so a mode, a grant or a
+// these alone — never from a tool's name or kind — so a mode, an answer or a
 // rule means the same for every tool, and a new tool is judged by what it
 // declares. The zero value declares nothing and is refused: a tool that
 // does not say what it does never runs.

@@ -63,7 +63,7 @@ type Approval struct {
 	// workspace for file tools, the URL for fetch_content.
 	Subject string
 	// Parts, when set, replace Key and Subject: the pieces of the action
-	// that a grant or a rule must each cover (every simple command of a
+	// that an answer or a rule must each cover (every simple command of a
 	// bash line).
 	Parts     []Part
 	Diffs     []Diff
@@ -81,7 +81,7 @@ type Approval struct {
 	RunsLater string
 }
 
-// Part is one piece of an action that a grant or a rule must cover on its
+// Part is one piece of an action that an answer or a rule must cover on its
 // own: one simple command of a command line.
 type Part struct {
 	// Key is what an "always" answer remembers for this part; "" when no

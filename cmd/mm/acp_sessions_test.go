@@ -231,7 +231,8 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 
 // TestACPModesAndModel: in plan mode a write is refused without a prompt
 // and the file is absent; the model picker switches the next request's
-// model; in accept-edits a write applies without a prompt but bash asks;
+// model; in accept-edits a write applies without a prompt but a command
+// that is not proven read-only asks;
 // unknown values are refused with the valid ones, nothing changed.
 func TestACPModesAndModel(t *testing.T) {
 	t.Parallel()

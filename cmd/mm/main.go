@@ -28,6 +28,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
 	"github.com/mm-agent/mm/permit/childenv"
 	"github.com/mm-agent/mm/permit/confine"
+	"github.com/mm-agent/mm/permit/trust"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; left
@@ -288,8 +289,9 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", env.dirErr)
 		return exitUsage
 	}
+	hashes := &trust.Cache{} // a file trust covers is read again only once changed
 	readConfig := func() (*config.Config, *config.Trust, error) {
-		return config.LoadFor(env.vars, f.config, cwd, app.TrustFile(env.vars))
+		return config.LoadFor(env.vars, f.config, cwd, app.TrustFile(env.vars), hashes)
 	}
 	cfg, trust, cfgErr := readConfig()
 	if mode == "trust" {

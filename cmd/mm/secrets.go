@@ -20,7 +20,7 @@ func secretNames(args []string, environ []string) []string {
 	f, _, err := parseFlags(env, args, io.Discard, io.Discard)
 	cwd, werr := os.Getwd()
 	if err == nil && werr == nil {
-		if cfg, _, err := config.LoadFor(env, f.config, cwd, app.TrustFile(env)); err == nil && cfg != nil {
+		if cfg, _, err := config.LoadFor(env, f.config, cwd, app.TrustFile(env), nil); err == nil && cfg != nil {
 			for _, n := range cfg.KeyEnvs() {
 				if env.Get(n) != "" && !slices.Contains(names, n) {
 					names = append(names, n)

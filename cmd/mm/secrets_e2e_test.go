@@ -385,7 +385,8 @@ try 'echo ok > src/new.txt' src/new.txt
 	writeFile(t, filepath.Join(dir, "src", "main.go"), "package main\n")
 	writeFile(t, filepath.Join(dir, "tools", "env.sh"), "export A=1\n")
 	writeFile(t, filepath.Join(dir, "githooks", "pre-commit"), "go vet ./...\n")
-	writeFile(t, filepath.Join(dir, ".git", "config"), "[core]\n\thooksPath = githooks\n")
+	gitIn(t, dir, "init", "-q", ".")
+	gitIn(t, dir, "config", "core.hooksPath", "githooks")
 	if err := os.Symlink("tools/env.sh", filepath.Join(dir, ".envrc")); err != nil {
 		t.Skip("no symlinks:", err)
 	}

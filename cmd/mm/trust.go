@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/permit"
 )
 
 // runTrust is `mm trust [--yes]`: it shows what the workspace's
@@ -22,7 +23,7 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 	}
 	switch {
 	case !t.Workspace && t.Path != "":
-		fmt.Fprintf(stdout, "mm: the config in use is your own (%s): it is always trusted\n", t.Path)
+		fmt.Fprintf(stdout, "mm: the config in use is your own (%s): it is always trusted\n", permit.Visible(t.Path))
 		return exitOK
 	case !t.Workspace:
 		fmt.Fprintln(stdout, "mm: there is no .mm/agent.yaml here — nothing to trust")
@@ -32,13 +33,13 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 		if cfgErr != nil {
 			line = strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": ")
 		}
-		fmt.Fprintf(stderr, "mm: %s — fix it before trusting it\n", line)
+		fmt.Fprintf(stderr, "mm: %s — fix it before trusting it\n", permit.Visible(line))
 		return exitUsage
 	case t.Trusted:
-		fmt.Fprintf(stdout, "mm: %s is trusted already, as it is now\n", t.Path)
+		fmt.Fprintf(stdout, "mm: %s is trusted already, as it is now\n", permit.Visible(t.Path))
 		return exitOK
 	case t.Unbound != nil:
-		fmt.Fprintln(stderr, "mm: cannot trust it:", t.Unbound)
+		fmt.Fprintln(stderr, "mm: cannot trust it:", permit.Visible(t.Unbound.Error()))
 		return exitFailed
 	}
 	fmt.Fprint(stdout, t.Summary())
@@ -50,7 +51,7 @@ func runTrust(t *config.Trust, cfgErr error, args []string, yes bool, stdin io.R
 			return exitFailed
 		}
 	}
-	if err := t.Grant(); err != nil {
+	if err := t.Record(); err != nil {
 		fmt.Fprintln(stderr, "mm: not trusted:", err)
 		return exitFailed
 	}

@@ -1,7 +1,8 @@
-// Package store keeps sessions on disk (E29) and the "always allow /
-// always reject" answers of each workspace (A4), under mm's state
-// directory — never inside the repository, which a cloned project could
-// ship with answers already given.
+// Package store keeps sessions on disk under mm's state directory, and
+// says where the remembered answers of each workspace lie beside them
+// (AnswersFile; permit/answers reads and writes them) — never inside the
+// repository, which a cloned project could ship with answers already
+// given.
 //
 // Layout under the directory given to Open ($XDG_STATE_HOME/mm):
 //
@@ -9,7 +10,7 @@
 //	sessions/<workspace>/<id>.history  its history, appended to
 //	sessions/<workspace>/<id>.replay   what the user saw, appended to
 //	sessions/<workspace>/.<id>.lock    held by the mm running a turn of it
-//	permissions/<workspace>.json     remembered answers of a workspace
+//	permissions/<workspace>.json       remembered answers of a workspace (permit/answers)
 //
 // where <workspace> is the base name of the working directory and a hash
 // of its absolute path.

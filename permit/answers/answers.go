@@ -11,10 +11,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
-	"github.com/mm-agent/mm/permit/internal/statefile"
+	"github.com/mm-agent/mm/fileedit/disk"
 )
 
 // Answer is one remembered "always allow" or "always reject": the tool
@@ -78,5 +79,9 @@ func (s *Store) Remember(workspace string, a Answer) error {
 	if err != nil {
 		return fmt.Errorf("remember permission: %w", err)
 	}
-	return statefile.Write(s.file(workspace), b)
+	path := s.file(workspace)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("remember permission: %w", err)
+	}
+	return disk.WriteAtomic("", path, b, 0o600)
 }

@@ -60,7 +60,7 @@ func (p Policy) Dropped(environ []string) []string {
 
 func (p Policy) keeps(name, value string) bool {
 	for _, s := range p.Secrets {
-		if s != "" && value == s {
+		if carries(value, s) {
 			return false
 		}
 	}
@@ -70,13 +70,32 @@ func (p Policy) keeps(name, value string) bool {
 	if matchAny(p.Keep, name) {
 		return true
 	}
+	return !SecretName(name)
+}
+
+// SecretName reports whether a variable's name says it holds a secret
+// (KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL in it, in any case).
+func SecretName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, w := range secretWords {
 		if strings.Contains(upper, w) {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// carries reports whether value holds the secret: equal to it, or, for a
+// secret long enough not to be a common word, containing it (a variable
+// AUTH="Bearer <key>" under an innocent name).
+func carries(value, secret string) bool {
+	switch {
+	case secret == "":
+		return false
+	case len(secret) >= minSecret:
+		return strings.Contains(value, secret)
+	}
+	return value == secret
 }
 
 func matchAny(patterns []string, name string) bool {

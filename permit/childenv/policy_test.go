@@ -56,3 +56,18 @@ func TestPolicyLearnsSecrets(t *testing.T) {
 		t.Errorf("mask: %q", got)
 	}
 }
+
+// A variable whose value carries a secret — the key inside a header,
+// under an innocent name — is dropped like the secret itself.
+func TestPolicyDropsValuesCarryingASecret(t *testing.T) {
+	p := Policy{Secrets: []string{"sk-the-key-0123456789", "short"}}
+	got := p.Environ([]string{"AUTH_HEADER=Bearer sk-the-key-0123456789", "PLAIN=not-short-at-all", "SHORTY=short", "WORD=shorter"})
+	if want := []string{"PLAIN=not-short-at-all", "WORD=shorter"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var learned Secrets
+	learned.Add(nil, []string{"learned-secret-value"})
+	if got := learned.Filter([]string{"X=prefix learned-secret-value", "Y=other"}); !slices.Equal(got, []string{"Y=other"}) {
+		t.Errorf("learned: %q", got)
+	}
+}

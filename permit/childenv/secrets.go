@@ -1,6 +1,7 @@
 package childenv
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -68,7 +69,7 @@ func (s *Secrets) Filter(environ []string) []string {
 	out := environ[:0:0]
 	for _, kv := range environ {
 		name, value, _ := strings.Cut(kv, "=")
-		if !matchAny(names, name) && !contains(values, value) {
+		if !matchAny(names, name) && !slices.ContainsFunc(values, func(s string) bool { return carries(value, s) }) {
 			out = append(out, kv)
 		}
 	}

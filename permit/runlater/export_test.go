@@ -3,6 +3,7 @@ package runlater
 // The tables of files that run later, for the test that keeps the
 // README's list in step with them.
 var (
-	RunLaterDirs  = runLaterDirs
-	RunLaterFiles = runLaterFiles
+	RunLaterDirs     = runLaterDirs
+	RunLaterFiles    = runLaterFiles
+	RunLaterSuffixes = runLaterSuffixes
 )

@@ -2,6 +2,7 @@ package runlater_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,28 +64,33 @@ func TestRunsLater(t *testing.T) {
 	}
 }
 
-// TestREADMEListsFilesThatRunLater: the README's list of files that run
-// later names every directory and file of the tables, so what users read
-// is what mm asks about.
+// TestREADMEListsFilesThatRunLater: the security page's list of files
+// that run later names every directory and file of the tables, so what
+// users read is what mm asks about.
 func TestREADMEListsFilesThatRunLater(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
+	readme := strings.ToLower(string(b))
 	for dir := range runlater.RunLaterDirs {
 		if !strings.Contains(readme, "`"+dir+"/`") {
-			t.Errorf("README does not list `%s/`", dir)
+			t.Errorf("docs/security.md does not list `%s/`", dir)
 		}
 	}
 	for file := range runlater.RunLaterFiles {
 		if !strings.Contains(readme, "`"+file+"`") {
-			t.Errorf("README does not list `%s`", file)
+			t.Errorf("docs/security.md does not list `%s`", file)
 		}
 	}
-	for _, more := range []string{"`*.code-workspace`", "`.github/workflows/*`", "`.github/actions/`", "a `.git` file"} {
+	for suffix := range runlater.RunLaterSuffixes {
+		if !strings.Contains(readme, "`*"+suffix+"`") {
+			t.Errorf("docs/security.md does not list `*%s`", suffix)
+		}
+	}
+	for _, more := range []string{"`.github/workflows/*`", "`.forgejo/workflows/*`", "`.gitea/workflows/*`", "`.github/actions/`", "a `.git` file", "`*.pth`", "`sitecustomize.py`", "`usercustomize.py`"} {
 		if !strings.Contains(readme, more) {
-			t.Errorf("README does not list %s", more)
+			t.Errorf("docs/security.md does not list %s", more)
 		}
 	}
 }
@@ -130,25 +136,41 @@ func TestRunLaterLinkedTo(t *testing.T) {
 }
 
 // TestRunLaterHooksPath: a repository whose config points git's hooks at
-// a tracked directory (core.hooksPath) makes the files there hooks.
+// a tracked directory (core.hooksPath) makes the files there hooks — as
+// git reads the config, so a section and its key on one line count too.
 func TestRunLaterHooksPath(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
-		t.Fatal(err)
+	for name, config := range map[string]string{
+		"usual":    "[core]\n\thooksPath = scripts/hooks\n[remote \"origin\"]\n\turl = x\n",
+		"one line": "[core] hooksPath = scripts/hooks\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			gitInit(t, dir)
+			r := &runlater.RunLater{Root: dir}
+			hook := filepath.Join(dir, "scripts", "hooks", "pre-commit")
+			if why := r.Why(hook); why != "" {
+				t.Fatalf("without core.hooksPath: %q, want nothing", why)
+			}
+			f, err := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(config)
+			f.Close()
+			if why := r.Why(hook); !strings.Contains(why, "core.hooksPath") {
+				t.Errorf("Why(scripts/hooks/pre-commit) = %q, want core.hooksPath named", why)
+			}
+			if why := r.Why(filepath.Join(dir, "scripts", "build.sh")); why != "" {
+				t.Errorf("a script beside the hooks: %q, want nothing", why)
+			}
+		})
 	}
-	r := &runlater.RunLater{Root: dir}
-	hook := filepath.Join(dir, "scripts", "hooks", "pre-commit")
-	if why := r.Why(hook); why != "" {
-		t.Fatalf("without core.hooksPath: %q, want nothing", why)
-	}
-	config := "[core]\n\trepositoryformatversion = 0\n\thooksPath = scripts/hooks\n[remote \"origin\"]\n\turl = x\n"
-	if err := os.WriteFile(filepath.Join(dir, ".git", "config"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if why := r.Why(hook); !strings.Contains(why, "core.hooksPath") {
-		t.Errorf("Why(scripts/hooks/pre-commit) = %q, want core.hooksPath named", why)
-	}
-	if why := r.Why(filepath.Join(dir, "scripts", "build.sh")); why != "" {
-		t.Errorf("a script beside the hooks: %q, want nothing", why)
+}
+
+// gitInit makes dir a git repository.
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
 	}
 }

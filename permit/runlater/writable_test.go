@@ -2,6 +2,7 @@ package runlater
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -39,7 +40,12 @@ func TestWorkspaceGrantsLeaveOutLinkTargets(t *testing.T) {
 	for _, f := range []string{"notes.txt", "README.md", "scripts/hooks/check.sh", "scripts/build.sh", "githooks/pre-push"} {
 		os.WriteFile(filepath.Join(root, f), nil, 0o644)
 	}
-	os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n\thooksPath = githooks\n"), 0o644)
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", root, "config", "core.hooksPath", "githooks").CombinedOutput(); err != nil {
+		t.Fatalf("git config: %v\n%s", err, out)
+	}
 	for link, target := range map[string]string{".envrc": "notes.txt", ".git/hooks/pre-commit": "../../scripts/hooks/check.sh"} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Skip("no symlinks:", err)

@@ -1,9 +1,9 @@
 package shell
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -12,15 +12,16 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
-// This file says what a grant, an allow rule and a deny rule cover in a
+// This file says what an answer, an allow rule and a deny rule cover in a
 // command line. The line is parsed (mvdan.cc/sh) and every simple command
 // in it — after ;, &&, ||, |, &, a newline, inside $(…), `…`, <(…),
 // subshells, functions, loops, and inside the script of sh -c, bash -c and
 // eval, behind env, command, xargs, sudo, nice, timeout… — is one part
-// that a grant or a rule must cover on its own. What an "always" answer
+// that an answer or a rule must cover on its own. What an "always" answer
 // remembers for a part is its key:
 //
 //   - a program on the plain list, with no option from its table of
@@ -47,6 +48,9 @@ type part struct {
 	text string // the command's words and redirections, for the question
 	why  string // why no answer covers it, when Key is ""
 	caps tools.Caps
+	// glob: a word of it is a glob bash expands when it runs; outside: it
+	// names a path outside the workspace.
+	glob, outside bool
 }
 
 // analysis is what a line does, part by part.
@@ -58,7 +62,7 @@ type analysis struct {
 	// write files or of programs mm does not know — resolved against
 	// every directory the command may run in (a cd before it). They go to
 	// the approval's locations, so that the Policy asks for a write to a
-	// file that runs later (tools.RunsLater) whatever the mode or grant.
+	// file that runs later (runlater.RunsLater) whatever the mode, rule or answer.
 	writes []string
 	// unplaced are the relative paths the line may write in a directory
 	// computed when it runs (`cd "$X"`): any of them may be a file that
@@ -71,17 +75,46 @@ type analysis struct {
 	// gitEnv says the line sets GIT_DIR or another variable that picks
 	// the repository git reads, for the commands after it.
 	gitEnv bool
+	// control says why the line runs mm's own trust command, which only
+	// the user may run.
+	control string
+	// creates says an earlier command of the line may create or rename
+	// files: a glob after it matches what the line made, not what mm
+	// saw (createdGlobs).
+	creates bool
+	// redefines says an earlier command defines what a later name runs
+	// (alias, hash, enable, shopt).
+	redefines bool
+	// budget is how many more simple commands the analysis follows; past
+	// it the rest of the line is one part no answer covers (tooBig).
+	budget int
+
+	// What the questions to git need (gitRepo); check is false for a
+	// title alone, which asks git nothing.
+	ctx     context.Context
+	environ []string
+	cwd     string
+	check   bool
 }
+
+// maxParts bounds the simple commands a line is judged by: a line of a
+// thousand nested $(…) is asked as a whole, quickly, instead of growing a
+// question of megabytes.
+const maxParts = 200
 
 // Approval is what the bash tool asks for running line in env: every
 // simple command of it judged (a part each), the files it may write, and
 // why it runs code later when it does — a git command whose repository
 // configures a program included. input is the call's arguments, for the
 // clients that show them.
-func Approval(env tools.Env, line string, input any) tools.Approval {
-	ap := analyse(env, line).approval(line, input)
+// environ is the environment the commands start from (HOME, PATH; nil:
+// mm's own), which the questions to git use too.
+func Approval(ctx context.Context, env tools.Env, line string, input any, environ []string) tools.Approval {
+	a := analysis{ctx: ctx, environ: environ, check: true}
+	a.run(env, line)
+	ap := a.approval(line, input)
 	if ap.RunsLater == "" && env != nil {
-		ap.RunsLater = gitRisk(env.Cwd(), line)
+		ap.RunsLater = gitRisk(ctx, env.Cwd(), line, environ)
 	}
 	return ap
 }
@@ -92,20 +125,56 @@ func Title(env tools.Env, line string) string {
 }
 
 // analyse judges every simple command of line, with paths resolved
-// against env's workspace.
+// against env's workspace, asking git nothing.
 func analyse(env tools.Env, line string) analysis {
-	a := analysis{lines: strings.Count(strings.TrimSpace(line), "\n") + 1}
+	var a analysis
+	a.run(env, line)
+	return a
+}
+
+// run judges every simple command of line.
+func (a *analysis) run(env tools.Env, line string) {
+	a.lines = strings.Count(strings.TrimSpace(line), "\n") + 1
+	a.budget = maxParts
+	if a.ctx == nil {
+		a.ctx = context.Background()
+	}
 	var start place
 	if env != nil {
-		start = place{{dir: env.Cwd()}}
+		a.cwd = env.Cwd()
+		start = place{{dir: a.cwd}}
 	}
 	a.walk(env, line, start, 0)
-	return a
+	if a.budget <= 0 {
+		text := strings.TrimSpace(line)
+		a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}, Unknown: true}, text: text,
+			why: fmt.Sprintf("the line holds more than %d commands: mm does not judge them one by one", maxParts), caps: tools.Anything})
+	}
+	a.createdGlobs()
+}
+
+// setsAny reports whether an assignment or declaration sets one of names.
+func setsAny(c syntax.Command, names map[string]bool) bool {
+	switch c := c.(type) {
+	case *syntax.CallExpr:
+		for _, as := range c.Assigns {
+			if names[as.Name.Value] {
+				return true
+			}
+		}
+	case *syntax.DeclClause:
+		for _, as := range c.Args {
+			if as.Name != nil && names[as.Name.Value] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // approval is the Approval of the whole line.
 func (a analysis) approval(line string, input any) tools.Approval {
-	caps := tools.RunsPrograms
+	var caps tools.Caps
 	parts := make([]tools.Part, 0, len(a.parts))
 	for _, pt := range a.parts {
 		caps |= pt.caps
@@ -130,6 +199,8 @@ func (a analysis) approval(line string, input any) tools.Approval {
 		Input:     input,
 	}
 	switch {
+	case a.control != "":
+		ap.RunsLater = a.control
 	case len(a.unplaced) > 0:
 		ap.RunsLater = "it writes " + strings.Join(a.unplaced, ", ") + " in a directory a `cd` computes when it runs, so it may be a file that runs later"
 	case a.gitLater != "":
@@ -145,11 +216,7 @@ func (a *analysis) written(env tools.Env, pl place, path string) {
 	if env == nil || path == "" || path == "/dev/null" {
 		return
 	}
-	if strings.HasPrefix(path, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			path = filepath.Join(home, path[2:])
-		}
-	}
+	path = a.expandHome(path)
 	if filepath.IsAbs(path) {
 		a.writtenAt(filepath.Clean(path))
 		return
@@ -180,9 +247,12 @@ func (a *analysis) writtenAt(path string) {
 }
 
 func (a *analysis) walk(env tools.Env, src string, start place, depth int) {
+	if a.budget <= 0 {
+		return
+	}
 	f, err := parse(src)
 	if err != nil {
-		a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{strings.TrimSpace(src)}, Unknown: true},
+		a.add(part{Part: tools.Part{Deny: []string{strings.TrimSpace(src)}, Unknown: true},
 			text: strings.TrimSpace(src), why: "it does not parse", caps: tools.Anything})
 		return
 	}
@@ -199,6 +269,9 @@ func (a *analysis) walk(env tools.Env, src string, start place, depth int) {
 				}
 				return true
 			})
+		}
+		if a.budget <= 0 {
+			return false
 		}
 		st, ok := n.(*syntax.Stmt)
 		if !ok {
@@ -224,11 +297,14 @@ func (a *analysis) walk(env tools.Env, src string, start place, depth int) {
 		case isCall, isDecl(st.Cmd):
 			// NAME=value, export, declare, local…: the variables of every
 			// later command (PATH, CDPATH, GIT_DIR, BASH_ENV) change.
-			a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}}, text: text,
+			if setsAny(st.Cmd, changesWhatRuns) {
+				a.redefines = true // a later name may run another program
+			}
+			a.add(part{Part: tools.Part{Deny: []string{text}}, text: text,
 				why: "it sets variables for the commands after it", caps: tools.RunsPrograms})
 		default:
 			if writes := writingRedirs(src, st.Redirs); len(writes) > 0 {
-				a.parts = append(a.parts, part{Part: tools.Part{Deny: []string{text}}, text: text,
+				a.add(part{Part: tools.Part{Deny: []string{text}}, text: text,
 					why: "it writes " + strings.Join(writes, ", "), caps: tools.WritesWorkspace})
 			}
 		}
@@ -251,20 +327,25 @@ type word struct {
 }
 
 func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, call *syntax.CallExpr, piped bool, depth int) {
-	var ws []word
+	var shown []word // the words as written
 	for _, w := range call.Args {
 		text, lit := literal(src, w)
 		if !lit {
 			text = wordText(src, w)
 		}
-		ws = append(ws, word{text, lit})
+		shown = append(shown, word{text, lit})
+	}
+	// The words it runs with: braces expanded, env -S split.
+	ws, braces, readable := runWords(src, call)
+	if len(ws) == 0 {
+		ws, readable = shown, false
 	}
 	p := part{caps: tools.RunsPrograms}
 	texts := make([]string, len(ws))
 	for i, w := range ws {
 		texts[i] = w.text
 	}
-	written := strings.Join(texts, " ")
+	written := wordsText(shown)
 	from, to := int(st.Pos().Offset()), int(call.End().Offset())
 	for _, r := range st.Redirs {
 		to = max(to, int(r.End().Offset()))
@@ -277,16 +358,36 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 		inner = ws[:1]
 	}
 	p.Deny = denyForms(written, inner)
-	if !inner[0].literal || strings.Contains(inner[0].text, "{}") {
-		p.Unknown = true // computed, or filled in by xargs -I{} / find -exec {}
+	if run := wordsText(ws); run != written {
+		p.Deny = append(p.Deny, denyForms(run, inner)...)
 	}
-	if writers[baseName(inner[0].text)] {
+	prog := baseName(inner[0].text)
+	switch {
+	case !inner[0].literal || strings.Contains(inner[0].text, "{}"):
+		p.Unknown = true // computed, or filled in by xargs -I{} / find -exec {}
+	case !readable || (braces && len(shown) > 0 && hasBraces(shown[0].text)):
+		p.Unknown = true // a program formed by an expansion mm could not follow
+	case defines(prog, texts) || a.redefines:
+		p.Unknown = true // alias, hash, enable: a later name runs something else
+	}
+	for _, as := range call.Assigns {
+		if changesWhatRuns[as.Name.Value] {
+			p.Unknown = true
+		}
+	}
+	if defines(prog, texts) {
+		a.redefines = true
+	}
+	if writers[prog] {
 		p.caps |= tools.WritesWorkspace
+	}
+	if slices.Contains(texts, "trust") && (!inner[0].literal || isSelf(inner[0].text, firstDir(pl))) {
+		a.control = "it runs `mm trust`, which records that you trust this workspace's configuration: only you may run it"
 	}
 	a.gitCheck(env, pl, src, call, ws, inner)
 	// The scripts of sh -c, bash -c, eval and find -exec are commands of
 	// the line too.
-	defer a.nested(env, pl, texts, inner, depth)
+	defer a.nested(env, pl, src, st, texts, inner, depth)
 	why := ""
 	note := func(w string) {
 		if why == "" {
@@ -295,7 +396,10 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 	}
 	rulable := true
 	for _, as := range call.Assigns {
+		// A rule names a command, not the environment that changes what
+		// it does (LD_PRELOAD=…, GIT_CONFIG_COUNT=…).
 		note("it sets " + as.Name.Value + " for the command")
+		rulable = false
 	}
 	if pl.unknown() {
 		note("it runs in a directory a `cd` computes when the line runs")
@@ -307,18 +411,26 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 			rulable = false // its arguments come from its input
 		}
 	}
-	for _, w := range ws {
+	for _, w := range shown {
 		if !w.literal || hasBraces(w.text) {
 			note("`" + w.text + "` is computed when it runs")
 			rulable = false
 			break
 		}
 	}
+	if p.Unknown && why == "" {
+		note("what it runs is decided when the line runs")
+		rulable = false
+	}
 	for _, w := range ws[1:] {
-		if out := outsideAt(env, pl, w.text); out != "" {
+		if out := a.outsideAt(env, pl, w.text); out != "" {
 			note("it names " + out + ", outside the workspace")
 			rulable = false
+			p.outside = true
 			break
+		}
+		if isGlob(w.text) {
+			p.glob = true
 		}
 		if why := globAt(env, pl, w.text); why != "" {
 			note(why)
@@ -333,13 +445,20 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 			if _, lit := literal(src, r.Word); !lit {
 				note("its redirection `" + rd.op + rd.target + "` is computed when it runs")
 				rulable = false
+				if rd.writesFile() {
+					p.caps |= tools.WritesOutside // it may be anywhere
+				}
 				continue
 			}
 		}
-		if out := outsideAt(env, pl, rd.target); out != "" && r.Word != nil && rd.target != "/dev/null" && !isDigits(rd.target) && rd.target != "-" {
+		if out := a.outsideAt(env, pl, rd.target); out != "" && r.Word != nil && rd.target != "/dev/null" && !isDigits(rd.target) && rd.target != "-" {
 			note("it redirects to " + out + ", outside the workspace")
 			rulable = false
+			p.outside = true
 			if rd.writesFile() {
+				// Outside the workspace still counts: mm's own
+				// configuration and state lie there.
+				a.written(env, pl, rd.target)
 				p.caps |= tools.WritesOutside
 			}
 			continue
@@ -364,15 +483,21 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 	if piped && !plain {
 		note("it reads its input from the pipe: what it runs may change each time")
 	}
+	if p.caps&(tools.WritesWorkspace|tools.WritesOutside) != 0 || !plain {
+		a.creates = true
+	}
+	if why == "" && len(call.Assigns) == 0 && len(inner) == len(ws) && readOnly(inner) && len(writes) == 0 && p.caps&^tools.RunsPrograms == 0 {
+		p.caps = tools.Reads // proven to read the workspace only: plan mode runs it
+	}
 	if rulable {
 		p.Rule = written
 	}
 	if why != "" {
 		p.why = why
-		a.parts = append(a.parts, p)
+		a.add(p)
 		return
 	}
-	p.Key = grantKey(texts, writes)
+	p.Key = answerKey(texts, writes)
 	if strings.HasPrefix(p.Key, "= ") {
 		// What an interpreter reads (a here-document, a file) is part of
 		// exactly what was allowed.
@@ -385,14 +510,49 @@ func (a *analysis) call(env tools.Env, pl place, src string, st *syntax.Stmt, ca
 			}
 		}
 	}
+	a.add(p)
+}
+
+// add appends a part while the budget lasts; the first part past it
+// stands for the rest of the line (tooBig).
+func (a *analysis) add(p part) {
+	if a.budget <= 0 {
+		return
+	}
+	a.budget--
 	a.parts = append(a.parts, p)
+}
+
+// firstDir is a directory the command runs in, "" when none is known.
+func firstDir(pl place) string {
+	if ds := pl.dirs(); len(ds) > 0 {
+		return ds[0]
+	}
+	return ""
+}
+
+// createdGlobs takes back what an answer or a rule covers of a command
+// with a glob when another command of the line may create files: bash
+// expands the glob when the command runs, after the files of the line
+// exist (`touch -- -o.envrc && sort *` sorts into .envrc), so what mm saw
+// before is not what runs.
+func (a *analysis) createdGlobs() {
+	if !a.creates {
+		return
+	}
+	for i := range a.parts {
+		if p := &a.parts[i]; p.glob && (p.Key != "" || p.Rule != "") {
+			p.Key, p.Rule = "", ""
+			p.why = "its glob is expanded when it runs, after another command of the line may have created files"
+		}
+	}
 }
 
 // gitCheck checks the repository a git command uses (gitRepo); a command
 // given GIT_DIR or the like that is not git may run git with it, which
 // mm cannot follow.
 func (a *analysis) gitCheck(env tools.Env, pl place, src string, call *syntax.CallExpr, ws, inner []word) {
-	if env == nil || a.gitLater != "" {
+	if env == nil || a.gitLater != "" || !a.check {
 		return
 	}
 	vars := map[string]word{}
@@ -415,7 +575,7 @@ func (a *analysis) gitCheck(env tools.Env, pl place, src string, call *syntax.Ca
 	case a.gitEnv && (isGit || mentionsGit().MatchString(wordsText(inner))):
 		a.gitLater = "the line sets a variable that picks git's repository (GIT_DIR…): mm cannot read that repository's config first"
 	case isGit:
-		a.gitLater = gitRepo(env.Cwd(), pl, inner, vars)
+		a.gitLater = a.gitRepo(pl, inner, vars)
 	case len(vars) > 0:
 		a.gitLater = "it sets a variable that picks git's repository (GIT_DIR…) for " + inner[0].text + ", which may run git: mm cannot read that repository's config first"
 	}
@@ -444,40 +604,86 @@ func setsGitEnv(f *syntax.File) bool {
 	return found
 }
 
-// nested adds the commands a command runs from its arguments, after it.
-func (a *analysis) nested(env tools.Env, pl place, texts []string, inner []word, depth int) {
-	if depth >= maxDepth {
-		return
-	}
+// nested adds the commands a command runs from its arguments, after it:
+// the scripts of eval, trap, a shell's -c (whatever options come before
+// it), a shell's here-document, find's -exec. A shell that reads its
+// script from its input runs what mm cannot see: its part is marked so.
+func (a *analysis) nested(env tools.Env, pl place, src string, st *syntax.Stmt, texts []string, inner []word, depth int) {
 	name := baseName(inner[0].text)
 	args := texts[len(texts)-len(inner)+1:]
+	runs := name == "eval" || name == "trap" && len(args) > 0 && !strings.HasPrefix(args[0], "-") || isShell(name) || name == "find" || name == "fd" || name == "fdfind"
+	if !runs {
+		return
+	}
+	if depth >= maxDepth {
+		a.add(part{Part: tools.Part{Deny: []string{wordsText(inner)}, Unknown: true}, text: wordsText(inner),
+			why: "it runs a script nested deeper than mm follows", caps: tools.Anything})
+		return
+	}
 	switch {
 	case name == "eval":
 		a.walk(env, strings.Join(args, " "), pl, depth+1)
-	case name == "trap" && len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+	case name == "trap":
 		a.walk(env, args[0], pl, depth+1)
 	case isShell(name):
-		if script, ok := shellScript(args); ok {
-			a.walk(env, script, pl, depth+1)
+		r := readShell(args)
+		switch {
+		case r.hasC:
+			a.walk(env, r.script, pl, depth+1)
+		case r.file == "":
+			hdoc := false
+			for _, rd := range st.Redirs {
+				if rd.Hdoc != nil {
+					hdoc = true
+					a.walk(env, source(src, rd.Hdoc), pl, depth+1)
+				}
+			}
+			if !hdoc && len(a.parts) > 0 {
+				// Its script comes from its input: a pipe or a file.
+				last := &a.parts[len(a.parts)-1]
+				last.Unknown, last.Key, last.Rule = true, "", ""
+				last.why = name + " runs a script it reads from its input, which mm cannot see"
+			}
 		}
 	case name == "find" || name == "fd" || name == "fdfind":
 		for _, c := range execOf(inner[1:]) {
-			if in := unwrap(asWords(c)); len(in) > 0 && baseName(in[0].text) == "git" && a.gitLater == "" {
+			in := unwrap(asWords(c.words))
+			if len(in) > 0 && baseName(in[0].text) == "git" && a.gitLater == "" {
 				a.gitLater = name + " runs git in the directories it finds: mm cannot read those repositories' config first"
 			}
-			sub := denyForms(strings.Join(c, " "), unwrap(asWords(c)))
-			unknown := strings.Contains(c[0], "{}") || strings.ContainsAny(c[0], "$`")
-			a.parts = append(a.parts, part{Part: tools.Part{Deny: sub, Unknown: unknown}, text: strings.Join(c, " "),
-				why: "find runs it for every file", caps: tools.RunsPrograms})
+			sub := denyForms(strings.Join(c.words, " "), in)
+			unknown := strings.Contains(c.words[0], "{}") || strings.ContainsAny(c.words[0], "$`")
+			a.add(part{Part: tools.Part{Deny: sub, Unknown: unknown}, text: strings.Join(c.words, " "),
+				why: name + " runs it for every file", caps: tools.RunsPrograms})
+			// A shell it runs has a script of its own: its commands are
+			// the line's too, run where find is (-exec) or in every
+			// directory it finds (-execdir).
+			if len(in) > 0 && isShell(baseName(in[0].text)) {
+				if r := readShell(wordTexts(in[1:])); r.hasC {
+					at := pl
+					if c.inFound {
+						at = place{{}}
+					}
+					a.walk(env, r.script, at, depth+1)
+				}
+			}
 		}
 	}
 }
 
-// grantKey is what an "always" answer remembers for a command whose words
+func wordTexts(ws []word) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.text
+	}
+	return out
+}
+
+// answerKey is what an "always" answer remembers for a command whose words
 // are all plain text inside the workspace: its program, git's subcommand
 // and its option set when the program is plain and no option of its table
 // is used; else its exact words, "= " first.
-func grantKey(words, writes []string) string {
+func answerKey(words, writes []string) string {
 	exact := "= " + quoteWords(words)
 	if len(writes) > 0 {
 		return exact + " " + strings.Join(writes, " ")
@@ -556,10 +762,10 @@ func (o options) runsOrWrites(arg string) bool {
 }
 
 // plainPrograms are the programs whose arguments are data (files,
-// patterns, revisions): a grant of one use covers the same program with
+// patterns, revisions): an answer for one use covers the same program with
 // the same options and other such arguments. Each lists the options that
 // make it run a program or write a file; a use with one of them is
-// covered only by a grant of exactly that command. Every other program is
+// covered only by an answer for exactly that command. Every other program is
 // keyed by its whole argument list.
 var plainPrograms = map[string]options{
 	"ls": {}, "cat": {}, "head": {}, "tail": {}, "wc": {}, "cut": {}, "column": {},
@@ -593,14 +799,16 @@ var plainPrograms = map[string]options{
 
 // gitSafe are the git subcommands keyed by their options: built in (never
 // an alias, which the repository's config could define), and none runs
-// what its arguments name. Any other is keyed by its whole argument list.
+// what its arguments name. Any other is keyed by its whole argument list —
+// apply and am among them: what they do is the patch their argument
+// names, so an answer covers that patch only.
 var gitSafe = map[string]bool{
 	"status": true, "diff": true, "log": true, "show": true, "branch": true, "tag": true,
 	"add": true, "commit": true, "restore": true, "switch": true, "checkout": true,
 	"stash": true, "rev-parse": true, "ls-files": true, "blame": true, "grep": true,
 	"shortlog": true, "describe": true, "fetch": true, "pull": true, "push": true,
 	"merge": true, "reset": true, "rm": true, "mv": true, "init": true, "reflog": true,
-	"cat-file": true, "ls-tree": true, "format-patch": true, "apply": true,
+	"cat-file": true, "ls-tree": true, "format-patch": true,
 	"cherry-pick": true, "revert": true, "remote": true, "clean": true, "rev-list": true,
 	"diff-tree": true, "merge-base": true, "show-ref": true, "for-each-ref": true,
 	"version": true, "help": true,
@@ -722,18 +930,25 @@ var writers = map[string]bool{
 	"ln": true, "chmod": true,
 }
 
+// execCmd is a command find or fd runs: its words, and whether it runs in
+// each directory found (-execdir, -okdir) rather than find's own.
+type execCmd struct {
+	words   []string
+	inFound bool
+}
+
 // execOf returns the commands of find's -exec/-execdir/-ok/-okdir and
 // fd's -x/--exec/-X/--exec-batch.
-func execOf(args []word) [][]string {
-	var out [][]string
+func execOf(args []word) []execCmd {
+	var out []execCmd
 	for i := 0; i < len(args); i++ {
-		switch args[i].text {
+		switch opt := args[i].text; opt {
 		case "-exec", "-execdir", "-ok", "-okdir", "-x", "--exec", "-X", "--exec-batch":
-			var c []string
+			c := execCmd{inFound: opt == "-execdir" || opt == "-okdir"}
 			for i++; i < len(args) && args[i].text != ";" && args[i].text != "+"; i++ {
-				c = append(c, args[i].text)
+				c.words = append(c.words, args[i].text)
 			}
-			if len(c) > 0 {
+			if len(c.words) > 0 {
 				out = append(out, c)
 			}
 		}
@@ -742,9 +957,9 @@ func execOf(args []word) [][]string {
 }
 
 // outsideAt is outsidePath from each directory of pl.
-func outsideAt(env tools.Env, pl place, arg string) string {
+func (a *analysis) outsideAt(env tools.Env, pl place, arg string) string {
 	for _, e := range envsAt(env, pl) {
-		if out := outsidePath(e, arg); out != "" {
+		if out := outsidePath(e, arg, a.home()); out != "" {
 			return out
 		}
 	}
@@ -784,7 +999,7 @@ func (e dirEnv) Cwd() string { return e.dir }
 // outsidePath returns the path arg names when it is outside the
 // workspace (the argument itself, a value after =, a value glued to a
 // short option), "" otherwise.
-func outsidePath(env tools.Env, arg string) string {
+func outsidePath(env tools.Env, arg, home string) string {
 	if env == nil {
 		return ""
 	}
@@ -802,7 +1017,11 @@ func outsidePath(env tools.Env, arg string) string {
 		if c == "" || c == "/dev/null" {
 			continue
 		}
-		if _, err := tools.Resolve(env, c); errors.Is(err, tools.ErrOutside) {
+		p := c
+		if h, rest, ok := tildeHome(c, home); ok {
+			p = h + rest // ~user is that user's home, as bash reads it
+		}
+		if _, err := tools.Resolve(env, p); errors.Is(err, tools.ErrOutside) {
 			return c
 		}
 	}
@@ -869,13 +1088,13 @@ func quoteWords(ws []string) string {
 // short line, else an honest summary — its first command and how many
 // more commands and lines there are (the question's detail shows all).
 func (a analysis) title(line string) string {
-	v := tools.Visible(strings.TrimSpace(line))
+	v := permit.Visible(strings.TrimSpace(line))
 	if a.lines == 1 && utf8.RuneCountInString(v) <= titleLimit {
 		return "Run `" + v + "`"
 	}
 	first := v
 	if len(a.parts) > 0 {
-		first = tools.Visible(a.parts[0].text)
+		first = permit.Visible(clip(a.parts[0].text))
 	}
 	first, _, _ = strings.Cut(first, "\n")
 	if r := []rune(first); len(r) > 60 {
@@ -898,7 +1117,7 @@ func (a analysis) title(line string) string {
 // detail is shown with the question: the whole command, escaped, and what
 // "always" would remember and what it cannot cover.
 func (a analysis) detail(line string) string {
-	v := tools.Visible(strings.TrimSpace(line))
+	v := permit.Visible(strings.TrimSpace(line))
 	fence := "```"
 	for strings.Contains(v, fence) {
 		fence += "`"
@@ -908,11 +1127,12 @@ func (a analysis) detail(line string) string {
 	var covered, not []string
 	for _, pt := range a.parts {
 		if pt.Key == "" {
-			not = append(not, fmt.Sprintf("- `%s`: %s", tools.Visible(pt.text), pt.why))
+			not = append(not, fmt.Sprintf("- `%s`: %s", permit.Visible(clip(pt.text)), permit.Visible(clip(pt.why))))
 		} else {
-			covered = append(covered, "- "+keyText(pt.Key))
+			covered = append(covered, "- "+clip(keyText(pt.Key)))
 		}
 	}
+	covered, not = listed(covered), listed(not)
 	if len(a.parts) > 1 || a.lines > 1 {
 		fmt.Fprintf(&b, "%s, %s.\n", plural(len(a.parts), "command"), plural(a.lines, "line"))
 	}
@@ -925,12 +1145,36 @@ func (a analysis) detail(line string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// keyText says in words what a grant key covers.
+// maxListed bounds the commands the question lists one by one, and
+// maxClip the characters shown of each: the whole line is shown once, at
+// the top.
+const (
+	maxListed = 40
+	maxClip   = 160
+)
+
+// clip keeps the start of s, at most maxClip characters.
+func clip(s string) string {
+	if r := []rune(s); len(r) > maxClip {
+		return string(r[:maxClip-1]) + "…"
+	}
+	return s
+}
+
+// listed keeps the first maxListed entries and says how many more.
+func listed(ss []string) []string {
+	if len(ss) <= maxListed {
+		return ss
+	}
+	return append(ss[:maxListed:maxListed], fmt.Sprintf("- … and %d more", len(ss)-maxListed))
+}
+
+// keyText says in words what an answer's key covers.
 func keyText(key string) string {
 	if exact, ok := strings.CutPrefix(key, "= "); ok {
-		return "exactly `" + tools.Visible(exact) + "`"
+		return "exactly `" + permit.Visible(exact) + "`"
 	}
-	return "`" + tools.Visible(key) + "` with other arguments inside the workspace, no other option"
+	return "`" + permit.Visible(key) + "` with other arguments inside the workspace, no other option"
 }
 
 func plural(n int, what string) string {
@@ -954,3 +1198,47 @@ func (r redirect) writesFile() bool {
 
 // titleLimit is how many characters of the command a title shows whole.
 const titleLimit = 80
+
+// isGlob reports whether bash expands w as a pattern.
+func isGlob(w string) bool { return strings.ContainsAny(w, "*?[") }
+
+// readOnly reports whether the command (its words after any wrapper)
+// only reads: a plain program that writes nothing, with no option of its
+// table that runs a program or writes a file — for git, a subcommand that
+// only reads the repository. Plan mode runs such commands.
+func readOnly(inner []word) bool {
+	name := baseName(inner[0].text)
+	table, plain := plainPrograms[name]
+	if !plain || writers[name] || mayWrite[name] || inner[0].text != name {
+		return false
+	}
+	args := inner[1:]
+	if name == "git" {
+		if len(args) == 0 || !gitReads[args[0].text] {
+			return false
+		}
+		args = args[1:]
+	}
+	for _, a := range args {
+		if a.text == "--" {
+			break
+		}
+		if strings.HasPrefix(a.text, "-") && table.runsOrWrites(a.text) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayWrite are plain programs with options that write files (sort -o,
+// date -s, tree -o, file -C): not proven read-only, whatever their
+// options, since their tables list what mm knows, not all there is.
+var mayWrite = map[string]bool{"sort": true, "date": true, "tree": true, "file": true}
+
+// gitReads are the git subcommands that only read the repository.
+var gitReads = map[string]bool{
+	"status": true, "diff": true, "log": true, "show": true, "blame": true, "grep": true,
+	"shortlog": true, "describe": true, "rev-parse": true, "ls-files": true, "cat-file": true,
+	"ls-tree": true, "rev-list": true, "diff-tree": true, "merge-base": true, "show-ref": true,
+	"for-each-ref": true, "version": true,
+}

@@ -3,7 +3,9 @@
 package shell
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 
 // approvalOf is the approval the bash tool asks for line in env.
 func approvalOf(env tools.Env, line string) tools.Approval {
-	return analyse(env, line).approval(line, line)
+	return Approval(context.Background(), env, line, line, nil)
 }
 
 // decide is what the policy does with line: "allow", "ask" or "refuse".
@@ -30,9 +32,9 @@ func decide(p *permit.Policy, env tools.Env, line string) (string, string) {
 	return "refuse", d.Reason
 }
 
-// TestGrantKeys: what an "always" answer remembers for each simple
+// TestAnswerKeys: what an "always" answer remembers for each simple
 // command of a line ("" when nothing may cover it).
-func TestGrantKeys(t *testing.T) {
+func TestAnswerKeys(t *testing.T) {
 	env := newEnv(t)
 	cases := map[string]string{
 		"ls -la":              "ls -la",
@@ -382,17 +384,21 @@ func TestCdMovesWhereALineWrites(t *testing.T) {
 func TestGitChecksTheRepositoryItUses(t *testing.T) {
 	env := newEnv(t)
 	const evil = "[diff \"evil\"]\n\ttextconv = touch pwned; cat\n"
+	for _, repo := range []string{".", "sub", "mods"} {
+		gitInit(t, filepath.Join(env.cwd, repo))
+	}
+	gitInit(t, filepath.Join(env.cwd, "mods/.git/modules/lib"), "--bare")
 	for name, content := range map[string]string{
-		".git/config":                  "[core]\n\tbare = false\n",
 		"sub/.git/config":              evil,
 		"src/a.go":                     "package a\n",
 		"evil.cfg":                     evil,
-		"mods/.git/config":             "[core]\n",
 		"mods/.git/modules/lib/config": evil,
 	} {
 		p := filepath.Join(env.cwd, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(content), 0o644)
+		f, _ := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		f.WriteString(content)
+		f.Close()
 	}
 	p := permit.NewPolicy(true, nil, nil)
 	p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
@@ -429,5 +435,17 @@ func TestGitChecksTheRepositoryItUses(t *testing.T) {
 	}
 	if a := approvalOf(env, "git -C sub diff"); !strings.Contains(a.RunsLater, "sub/.git/config sets diff.evil.textconv") {
 		t.Errorf("the question does not name the config: %q", a.RunsLater)
+	}
+}
+
+// gitInit makes dir a git repository (git init, with args).
+func gitInit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("git", append(append([]string{"init", "-q"}, args...), dir)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git init %s: %v\n%s", dir, err, out)
 	}
 }

@@ -91,8 +91,8 @@ func catastrophicCommand(c command, home string, depth int) string {
 	case name == "eval":
 		return catastrophic(strings.Join(args, " "), home, depth+1)
 	case isShell(name):
-		if script, ok := shellScript(args); ok {
-			return catastrophic(script, home, depth+1)
+		if r := readShell(args); r.hasC {
+			return catastrophic(r.script, home, depth+1)
 		}
 	}
 	return ""
@@ -172,27 +172,6 @@ func isDisk(p string) bool {
 		}
 	}
 	return false
-}
-
-func isShell(name string) bool {
-	switch name {
-	case "bash", "sh", "zsh", "dash", "ksh":
-		return true
-	}
-	return false
-}
-
-// shellScript finds the script of `bash -c script` (or -lc, -ec, …).
-func shellScript(args []string) (string, bool) {
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") {
-			return "", false
-		}
-		if strings.Contains(a, "c") && i+1 < len(args) {
-			return args[i+1], true
-		}
-	}
-	return "", false
 }
 
 // isForkBomb reports whether the line defines a function that calls

@@ -14,111 +14,224 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
-	"github.com/mm-agent/mm/permit/internal/statefile"
+	"github.com/mm-agent/mm/fileedit/disk"
 )
 
 // trustVersion begins every hash: when what a hash covers changes, the
 // records made before stop matching and the user is asked once more.
-const trustVersion = "mm trust 2\x00"
+const trustVersion = "mm trust 3\x00"
 
-// Bounds of what trust covers under .mm/: past them mm cannot bind trust
-// to all of it, and says so rather than trusting a part.
+// Bounds of what trust covers: past them mm cannot bind trust to all of
+// it, and says so rather than trusting a part. They hold for the files
+// under .mm/ and for everything the trust covers together (a hook naming
+// a 2 GiB file is refused at once, never read).
 const (
 	MaxFiles = 1000
 	MaxBytes = 64 << 20
 )
 
+// ErrTooLarge says what trust would cover is past MaxFiles or MaxBytes.
+var ErrTooLarge = fmt.Errorf("more than %d files or %d MiB", MaxFiles, MaxBytes>>20)
+
 // Files lists every file under the workspace's .mm/ directory: a hook
 // can source a lib.sh the config never names, and a change to it must
 // end the trust too. mm keeps nothing of its own there (sessions and
 // trust live in the state directory), so everything counts. A link is
-// listed, not followed into a directory.
+// followed — into a directory too (.mm/lib -> ../lib): what a hook loads
+// through it is what the trust covers — and listed under its name there.
 func Files(dir string) ([]string, error) {
 	root := filepath.Join(dir, ".mm")
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if real, err := filepath.EvalSymlinks(root); err == nil {
-			root = real // .mm itself a link: what it points to is what mm reads
-		}
-	}
-	var out []string
-	var size int64
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return nil
-		}
-		out = append(out, p)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			size += fi.Size()
-		}
-		if len(out) > MaxFiles || size > MaxBytes {
-			return fmt.Errorf("%s holds more than %d files or %d MiB: mm cannot bind trust to all of it — keep only mm's files there", filepath.Join(dir, ".mm"), MaxFiles, MaxBytes>>20)
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	return out, err
+	var w walker
+	if err := w.walk(root); err != nil {
+		return nil, fmt.Errorf("%s: %w: mm cannot bind trust to all of it — keep only mm's files there", root, err)
+	}
+	return w.files, nil
+}
+
+// walker lists files under directories, links followed, within the
+// bounds, each real directory once (a link loop ends).
+type walker struct {
+	files []string
+	size  int64
+	seen  map[string]bool
+}
+
+func (w *walker) walk(p string) error {
+	fi, err := os.Stat(p) // follows links
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			w.files = append(w.files, p) // a dangling link: hashed as missing
+			return nil
+		}
+		return err
+	}
+	if !fi.IsDir() {
+		w.files = append(w.files, p)
+		if fi.Mode().IsRegular() {
+			w.size += fi.Size()
+		}
+		if len(w.files) > MaxFiles || w.size > MaxBytes {
+			return ErrTooLarge
+		}
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return err
+	}
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	if w.seen[real] {
+		return nil
+	}
+	w.seen[real] = true
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if err := w.walk(filepath.Join(p, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Cache keeps the digest of each file hashed, by its identity and times:
+// a config is read again at every session an editor opens, and a file
+// that did not change is not read again. The zero value is ready; a nil
+// *Cache keeps nothing. Safe for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	digests map[string][32]byte
+	reads   int // files read whole, for the tests
 }
 
 // Hash is the content hash of parts: each file's path, where it links to
 // when it is a link, and its bytes (a missing file counts as missing), so
-// changing, adding or removing any of them changes it. known are bytes
+// changing, adding or removing any of them changes it. A part that is a
+// directory counts as every file below it, links followed. known are bytes
 // already read for a part (the config files as they were parsed): they
 // are hashed instead of a second reading, so what is trusted is what was
-// loaded, not what the disk holds a moment later.
-func Hash(parts []string, known map[string][]byte) (string, error) {
+// loaded, not what the disk holds a moment later. Past MaxFiles or
+// MaxBytes in all it fails with ErrTooLarge, before reading.
+func (c *Cache) Hash(parts []string, known map[string][]byte) (string, error) {
+	var files []string
+	var w walker
+	for _, p := range parts {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if err := w.walk(p); err != nil {
+				return "", fmt.Errorf("%s: %w", p, err)
+			}
+			continue
+		}
+		files = append(files, p)
+	}
+	all := append(files, w.files...)
+	var size int64
+	for _, p := range all {
+		if b, ok := known[p]; ok {
+			size += int64(len(b))
+		} else if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+		}
+	}
+	if len(all) > MaxFiles || size > MaxBytes {
+		return "", ErrTooLarge
+	}
 	h := sha256.New()
 	io.WriteString(h, trustVersion)
-	for _, p := range parts {
+	for _, p := range all {
 		fmt.Fprintf(h, "%s\x00", p)
 		if target, err := os.Readlink(p); err == nil {
 			fmt.Fprintf(h, "link\x00%s\x00", target)
 		}
 		if b, ok := known[p]; ok {
-			fmt.Fprintf(h, "%d\x00", len(b))
-			h.Write(b)
+			fmt.Fprintf(h, "%d\x00%x", len(b), sha256.Sum256(b))
 			continue
 		}
-		if err := hashFile(h, p); err != nil {
+		d, err := c.digest(p)
+		if err != nil {
 			return "", fmt.Errorf("hash %s: %w", p, err)
 		}
+		h.Write([]byte(d))
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// hashFile writes p's size and bytes to h, streamed (a named program can
-// be large), or "missing"/"not a file" for what has no bytes to hash.
-func hashFile(h io.Writer, p string) error {
+// Hash is Cache.Hash without a cache.
+func Hash(parts []string, known map[string][]byte) (string, error) {
+	var c *Cache
+	return c.Hash(parts, known)
+}
+
+// digest is what the hash takes of p: its size and the sha256 of its
+// bytes, or "missing"/"not a file" for what has no bytes to hash.
+func (c *Cache) digest(p string) (string, error) {
 	// O_NONBLOCK: a FIFO planted under .mm/ would otherwise block the
 	// open, and mm with it, until something writes to it.
 	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(h, "missing\x00")
-		return nil
+		return "missing\x00", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		fmt.Fprintf(h, "not a file\x00")
-		return nil
+		return "not a file\x00", nil
 	}
-	fmt.Fprintf(h, "%d\x00", fi.Size())
-	if n, err := io.Copy(h, f); err != nil || n != fi.Size() {
-		return fmt.Errorf("read %d of %d bytes: %v", n, fi.Size(), err)
+	key := identity(p, fi)
+	if c != nil && key != "" {
+		c.mu.Lock()
+		sum, ok := c.digests[key]
+		c.mu.Unlock()
+		if ok {
+			return fmt.Sprintf("%d\x00%x", fi.Size(), sum), nil
+		}
 	}
-	return nil
+	if c != nil {
+		c.mu.Lock()
+		c.reads++
+		c.mu.Unlock()
+	}
+	fh := sha256.New()
+	if n, err := io.Copy(fh, f); err != nil || n != fi.Size() {
+		return "", fmt.Errorf("read %d of %d bytes: %v", n, fi.Size(), err)
+	}
+	var sum [32]byte
+	copy(sum[:], fh.Sum(nil))
+	if c != nil && key != "" {
+		c.mu.Lock()
+		if c.digests == nil {
+			c.digests = map[string][32]byte{}
+		}
+		c.digests[key] = sum
+		c.mu.Unlock()
+	}
+	return fmt.Sprintf("%d\x00%x", fi.Size(), sum), nil
+}
+
+// identity names a file's content as the file system tracks it: its
+// device and inode, size, and modification and change times. The change
+// time cannot be set back by a program, so a rewrite always shows.
+func identity(p string, fi fs.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d\x00%d\x00%d\x00%d", p, st.Dev, st.Ino, fi.Size(), fi.ModTime().UnixNano(), ctime(st))
 }
 
 // trustRecords is the trust file: the config file's absolute path → the
@@ -151,5 +264,14 @@ func Record(file, config, hash string) error {
 	if err != nil {
 		return err
 	}
-	return statefile.Write(file, append(b, '\n'))
+	return writePrivate(file, append(b, '\n'))
+}
+
+// writePrivate replaces path atomically, mode 0600 in a directory of
+// mode 0700: trust records are the user's alone.
+func writePrivate(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return disk.WriteAtomic("", path, data, 0o600)
 }

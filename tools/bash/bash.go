@@ -109,7 +109,7 @@ func (r *runner) run(ctx context.Context, env tools.Env, p Params) (tools.Result
 	if why := r.opts.Sandbox.Refusal(); why != "" {
 		return tools.Result{Text: why, IsError: true}, nil
 	}
-	d, err := env.Approve(ctx, shell.Approval(env, line, p))
+	d, err := env.Approve(ctx, shell.Approval(ctx, env, line, p, r.opts.Environ))
 	if err != nil {
 		if ctx.Err() != nil {
 			return tools.Result{}, ctx.Err()

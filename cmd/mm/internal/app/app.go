@@ -168,7 +168,7 @@ func (a *App) Workspace(cwd string, dirs []string, ask permit.Asker) (*workspace
 	root := ws.Cwd()
 	laters := make([]*runlater.RunLater, len(roots))
 	for i, r := range roots {
-		laters[i] = &runlater.RunLater{Root: r, Named: a.runLater(r)}
+		laters[i] = &runlater.RunLater{Root: r, Named: a.runLater(r), Control: a.control()}
 	}
 	policy.WatchRunLater(laters...)
 	if a.answers == nil {
@@ -266,7 +266,8 @@ func (a *App) registry(roots []string, late *lspbridge.Late, extra ...tools.Tool
 func (a *App) childEnv() childenv.Policy {
 	drop := append([]string{"MM_API_KEY"}, a.cfg.BashEnv.Drop...)
 	drop = append(drop, a.cfg.KeyEnvs()...)
-	return childenv.Policy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: a.cfg.Keys(), Learned: a.known}
+	secrets := append(a.cfg.Keys(), mcpSecrets(fromConfig(a.cfg.MCPServers))...)
+	return childenv.Policy{Keep: a.cfg.BashEnv.Keep, Drop: drop, Secrets: secrets, Learned: a.known}
 }
 
 // childEnviron is the environment every program mm starts gets

@@ -110,7 +110,7 @@ func (a *App) trustedRoot(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, ".mm", "agent.yaml")); err != nil {
 		return false
 	}
-	_, t, err := config.LoadFor(a.env, "", dir, TrustFile(a.env))
+	_, t, err := config.LoadFor(a.env, "", dir, TrustFile(a.env), nil)
 	return err == nil && t != nil && t.Workspace && t.Trusted
 }
 

@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/permit/childenv"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/mcp"
 )
@@ -35,6 +37,11 @@ func (a *App) mcpConnect(ctx context.Context, cwd string, more []mcp.Server) *mc
 // acpMCP is acp.Options.MCP: the editor's servers after the config's.
 func (a *App) acpMCP(ctx context.Context, cwd string, servers []sdk.McpServer) ([]tools.Tool, []string, func()) {
 	more, notes := fromACP(servers)
+	if a.known != nil {
+		// The editor's servers' secrets are masked and kept from
+		// commands like the config's (mcpSecrets).
+		a.known.Add(nil, mcpSecrets(more))
+	}
 	set := a.mcpConnect(ctx, cwd, more)
 	return set.Tools(), append(notes, set.Notes...), set.Close
 }
@@ -86,4 +93,32 @@ func fromACP(ss []sdk.McpServer) ([]mcp.Server, []string) {
 		}
 	}
 	return out, notes
+}
+
+// mcpSecrets are the secrets MCP servers are configured with: the values
+// of their env entries and HTTP headers whose name says secret
+// (GITHUB_TOKEN, API_KEY, Authorization…). A command can read a server's environment
+// from /proc (the server is mm's child, not protected like mm), so these
+// are masked in every output and kept from commands, like the user's key.
+func mcpSecrets(servers []mcp.Server) []string {
+	var out []string
+	for _, s := range servers {
+		for _, kv := range s.Env {
+			if name, v, _ := strings.Cut(kv, "="); childenv.SecretName(name) && v != "" {
+				out = append(out, v)
+			}
+		}
+		for name, v := range s.Headers {
+			if !childenv.SecretName(name) && !strings.Contains(strings.ToLower(name), "auth") {
+				continue
+			}
+			if _, token, ok := strings.Cut(v, " "); ok && len(token) >= 8 {
+				v = token // "Bearer <token>": the token itself
+			}
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }

@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/mm-agent/mm/acp"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -41,6 +43,33 @@ func (a *App) runLater(root string) map[string]string {
 	return out
 }
 
+// control are mm's own directories and files, whatever they hold now: the
+// user's config directory, the config file MM_CONFIG names, the state
+// directory (trust records, remembered answers, sessions, logs) and mm's
+// executable. A write below them is asked in every mode
+// (runlater.RunLater.Control): the model must not trust a workspace, add
+// a hook or change a remembered answer for the user.
+func (a *App) control() []string {
+	out := []string{config.UserDir(a.env)}
+	if p := a.env.Get("MM_CONFIG"); p != "" {
+		out = append(out, absPath(p))
+	}
+	if d, err := StateDir(a.env); err == nil {
+		out = append(out, d)
+	}
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, exe)
+	}
+	return out
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
 // trustCommand is /trust in the editor's / menu, offered while the
 // workspace's own config is not trusted.
 func (a *App) trustCommand() []acp.Command {
@@ -70,7 +99,7 @@ func (a *App) withTrust(env tools.Env, next func(context.Context, string) engine
 		case t.Full == nil:
 			return engine.Rewrite{Answer: "mm: .mm/agent.yaml does not load as a whole — run `mm trust` in a shell to see why"}
 		case t.Trusted:
-			return engine.Rewrite{Answer: "mm: " + t.Path + " is trusted already, as it is now"}
+			return engine.Rewrite{Answer: "mm: " + permit.Visible(t.Path) + " is trusted already, as it is now"}
 		}
 		if c, ok := env.(acp.Confirmer); ok {
 			yes, err := c.Confirm(ctx, acp.Confirmation{Message: t.Summary(), Field: "Trust these files as they are now"})
@@ -80,7 +109,7 @@ func (a *App) withTrust(env tools.Env, next func(context.Context, string) engine
 		}
 		d, err := env.Approve(ctx, tools.Approval{
 			CallID: "trust", Tool: "trust", Kind: tools.KindOther, Caps: tools.WritesRunLater,
-			Title:     "Trust " + t.Path + " as it is now",
+			Title:     "Trust " + permit.Visible(t.Path) + " as it is now",
 			Detail:    t.Summary(),
 			RunsLater: "once trusted, it runs programs and may send data elsewhere",
 		})
@@ -101,7 +130,7 @@ func (a *App) trustAnswer(t *config.Trust, yes bool, err error) engine.Rewrite {
 	case !yes:
 		return engine.Rewrite{Answer: "mm: not trusted — nothing changed"}
 	}
-	if err := t.Grant(); err != nil {
+	if err := t.Record(); err != nil {
 		return engine.Rewrite{Answer: "mm: not trusted: " + err.Error()}
 	}
 	return engine.Rewrite{Answer: "mm: trusted — it applies from the next session; any change to its files makes it untrusted again"}

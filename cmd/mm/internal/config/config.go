@@ -87,6 +87,12 @@ type Config struct {
 	// ignored are the untrusted keys cleared from a workspace config that
 	// is not trusted (LoadFor).
 	ignored []string
+	// ownKey is the value of the variable apiKeyEnv names, alone: the key
+	// a workspace's own server gets (layer), never MM_API_KEY.
+	ownKey string
+	// envServer says MM_BASE_URL chose the server: the user's, whatever
+	// the file says.
+	envServer bool
 }
 
 // Sampling parameters; nil means the default.
@@ -353,6 +359,16 @@ func Find(env Env, flag, dir string) string {
 	return UserFile(env)
 }
 
+// UserDir is the user's own configuration directory, ~/.config/mm,
+// whether it exists or not; "" without a home directory.
+func UserDir(env Env) string {
+	home, err := env.Home()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config", "mm")
+}
+
 // UserFile is the user's own ~/.config/mm/agent.yaml, "" when there is
 // none.
 func UserFile(env Env) string {
@@ -519,6 +535,7 @@ func hint(k string, names []string) string {
 func (c *Config) applyEnv(env Env) {
 	if v := env.Get("MM_BASE_URL"); v != "" {
 		c.BaseURL = v
+		c.envServer = true
 	}
 	if v := env.Get("MM_MODEL"); v != "" {
 		c.Model = v
@@ -528,6 +545,7 @@ func (c *Config) applyEnv(env Env) {
 	}
 	if c.APIKeyEnv != "" {
 		c.APIKey = env.Get(c.APIKeyEnv)
+		c.ownKey = c.APIKey
 	}
 	if v := env.Get("MM_API_KEY"); v != "" {
 		c.APIKey = v

@@ -36,8 +36,8 @@ import (
 
 // layering is one laying of a workspace config over a base.
 type layering struct {
-	out, ws *Config
-	trusted bool
+	out, ws, base *Config
+	trusted       bool
 	// refused are what an untrusted workspace tried to relax, as the ⚠
 	// line names them ("sandbox: off (yours: landlock)").
 	refused []string
@@ -131,7 +131,7 @@ func layer(base, ws *Config, trusted bool) (*Config, []string) {
 		out.Base = base.Source
 	}
 	out.lines, out.keys, out.ignored, out.data = ws.lines, ws.keys, ws.ignored, ws.data
-	l := &layering{out: &out, ws: ws, trusted: trusted}
+	l := &layering{out: &out, ws: ws, base: base, trusted: trusted}
 	l.walk(reflect.ValueOf(&out).Elem(), reflect.ValueOf(ws).Elem(), "")
 	return &out, l.refused
 }
@@ -169,9 +169,20 @@ func (l *layering) ignored(path string) bool {
 }
 
 // key takes the workspace's key with its server: a key is for the
-// server it was configured with.
+// server it was configured with. Your MM_API_KEY goes only to your own
+// server — the one MM_BASE_URL names, or the same as your config's —
+// never to one the workspace names, which gets the key of its own
+// apiKeyEnv, or none.
 func (l *layering) key() {
-	l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.APIKey
+	same := (!l.ws.keys["baseURL"] || l.ws.BaseURL == l.base.BaseURL) && (!l.ws.keys["provider"] || l.ws.Provider == l.base.Provider)
+	switch {
+	case (l.ws.envServer || same) && l.ws.keys["apiKeyEnv"]:
+		l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.APIKey
+	case l.ws.envServer || same:
+		// the user's own server: the user's key stays
+	default:
+		l.out.APIKeyEnv, l.out.APIKey = l.ws.APIKeyEnv, l.ws.ownKey
+	}
 }
 
 // toggle switches a tool as the workspace says; untrusted, it may only

@@ -19,15 +19,15 @@ func layered(t *testing.T, user, workspace string, trust bool, extra ...string) 
 	write(t, filepath.Join(dir, ".mm", "agent.yaml"), workspace)
 	env := append(Env{"HOME=" + home, "USER_KEY=user-secret", "REPO_KEY=repo-secret"}, extra...)
 	store := filepath.Join(home, "trust.json")
-	c, tr, err := LoadFor(env, "", dir, store)
+	c, tr, err := LoadFor(env, "", dir, store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if trust {
-		if err := tr.Grant(); err != nil {
+		if err := tr.Record(); err != nil {
 			t.Fatal(err)
 		}
-		if c, tr, err = LoadFor(env, "", dir, store); err != nil || !tr.Trusted {
+		if c, tr, err = LoadFor(env, "", dir, store, nil); err != nil || !tr.Trusted {
 			t.Fatalf("trusted = %v, %v", tr.Trusted, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/permit/trust"
 )
 
@@ -83,10 +84,13 @@ func (c *Config) restrict() {
 }
 
 // Parts are the files that take part in the config, absolute, sorted: the
-// file itself, the agent files it names (and theirs), and the programs it
-// starts — hooks, MCP servers, language servers — that are files: a
-// command with a slash, or an argument naming an existing file under dir
-// (`python .mm/server.py`). Programs found on PATH are the user's.
+// file itself, the agent files it names (and theirs), and what the
+// programs it starts — hooks, MCP servers, language servers — load from
+// the workspace: a command with a slash, every argument naming an
+// existing file or directory under dir (`python .mm/server.py`,
+// `--config=tools/lint.toml`), and the package a `-m` module lives in
+// (`python3 -m hookpkg.check` loads hookpkg/). A directory counts as every
+// file below it. Programs found on PATH are the user's.
 func (c *Config) Parts(dir string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -97,15 +101,28 @@ func (c *Config) Parts(dir string) []string {
 			out = append(out, p)
 		}
 	}
+	named := func(w string) (string, bool) {
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		_, err := os.Stat(p)
+		return p, err == nil && within(dir, p)
+	}
 	argv := func(words []string) {
 		for i, w := range words {
-			p := w
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(dir, p)
-			}
-			fi, err := os.Stat(p)
-			if (i == 0 && strings.ContainsRune(w, '/')) || (err == nil && !fi.IsDir() && within(dir, p)) {
+			if p, ok := named(w); ok || (i == 0 && strings.ContainsRune(w, '/')) {
 				add(p)
+			}
+			if _, v, ok := strings.Cut(w, "="); ok && strings.HasPrefix(w, "-") {
+				if p, ok := named(v); ok {
+					add(p)
+				}
+			}
+			if w == "-m" && i+1 < len(words) {
+				if p, ok := module(dir, words[i+1]); ok {
+					add(p)
+				}
 			}
 		}
 	}
@@ -133,6 +150,26 @@ func (c *Config) Parts(dir string) []string {
 	})
 	sort.Strings(out)
 	return out
+}
+
+// module is where Python finds the top-level package or module of a
+// dotted module name run from dir (`-m a.b` loads a/ or a.py): the whole
+// package, since importing a.b runs a/__init__.py and whatever it imports.
+// A module found on Python's own path instead is the user's; one from dir
+// shadows it, so dir's candidate counts either way.
+func module(dir, name string) (string, bool) {
+	top, _, _ := strings.Cut(name, ".")
+	if top == "" || strings.ContainsAny(top, "/\\") {
+		return "", false
+	}
+	for _, p := range []string{filepath.Join(dir, top), filepath.Join(dir, top+".py")} {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	// Not there yet: the package the model would create is the part
+	// (hashed as missing, and a write there runs later).
+	return filepath.Join(dir, top), true
 }
 
 func absPath(p string) string {
@@ -178,7 +215,7 @@ type Trust struct {
 	Parts []string
 	Hash  string
 	// Unbound says why trust cannot be bound to the files (too many under
-	// .mm/, one unreadable); Grant refuses with it.
+	// .mm/, one unreadable); Record refuses with it.
 	Unbound error
 	// Full is the config as it would apply once trusted (nil when the
 	// full config does not load); mm trust shows it.
@@ -203,7 +240,11 @@ func (t *Trust) Warning() string {
 // the user trusted its current contents (recorded in trustFile; ""
 // trusts nothing). This is the one function that loads a config for a
 // workspace: start-up and every later re-read go through it.
-func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
+//
+// hashes keeps the digests of the files trust covers between readings
+// (an editor reads the config again at every session): a file is read
+// again only when it changed. nil keeps none.
+func LoadFor(env Env, flag, dir, trustFile string, hashes *trust.Cache) (*Config, *Trust, error) {
 	path := Find(env, flag, dir)
 	ws := flag == "" && env.Get("MM_CONFIG") == "" && path != "" && sameFile(path, filepath.Join(dir, ".mm", "agent.yaml"))
 	if !ws {
@@ -219,7 +260,7 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 	full, err := Load(env, path)
 	t.Full = full
 	if err == nil {
-		t.Hash, t.Unbound = trustHash(full, dir, &t.Parts)
+		t.Hash, t.Unbound = trustHash(full, dir, &t.Parts, hashes)
 		t.Trusted = trust.Trusted(trustFile, t.Path, t.Hash)
 		_, t.Relaxes = layer(base, full, false)
 		if t.Trusted {
@@ -245,7 +286,7 @@ func LoadFor(env Env, flag, dir, trustFile string) (*Config, *Trust, error) {
 // programs it names (Parts), and every file under .mm/ — and hashes them
 // with the bytes full was parsed from. An error says why trust cannot be
 // bound (hash "").
-func trustHash(full *Config, dir string, parts *[]string) (string, error) {
+func trustHash(full *Config, dir string, parts *[]string, hashes *trust.Cache) (string, error) {
 	extra, err := trust.Files(dir)
 	if err != nil {
 		*parts = full.Parts(dir)
@@ -259,7 +300,7 @@ func trustHash(full *Config, dir string, parts *[]string) (string, error) {
 	}
 	sort.Strings(all)
 	*parts = all
-	return trust.Hash(all, full.read())
+	return hashes.Hash(all, full.read())
 }
 
 // checkLayered checks a config laid over another as a whole: each file
@@ -310,9 +351,9 @@ func sameFile(a, b string) bool {
 	return os.SameFile(fa, fb)
 }
 
-// Grant records that the user trusts t's config as it is now. It refuses
+// Record records that the user trusts t's config as it is now. It refuses
 // when the files changed since t was read: the user trusts what was shown.
-func (t *Trust) Grant() error {
+func (t *Trust) Record() error {
 	if t.Store == "" {
 		return errors.New("no state directory to record trust in (set XDG_STATE_HOME)")
 	}
@@ -327,10 +368,20 @@ func (t *Trust) Grant() error {
 
 // Summary says what trusting t would let take effect and which files the
 // trust covers, for `mm trust` and /trust. t.Full must be set (the
-// workspace config loads as a whole).
+// workspace config loads as a whole). Only what the file itself sets is
+// named — not what the user's environment (MM_BASE_URL, MM_PROVIDER) put
+// in the loaded config. Every name and command in it comes from the
+// repository, so the whole text is shown through permit.Visible and
+// bounded (permit.Bound): a file name cannot erase the lines that say
+// what trust enables.
 func (t *Trust) Summary() string {
 	var b strings.Builder
-	keys := t.Full.Ignorable()
+	var keys []string
+	for _, k := range t.Full.Ignorable() {
+		if t.Full.keys == nil || t.Full.keys[k] {
+			keys = append(keys, k)
+		}
+	}
 	var relaxes []string
 	for _, r := range t.Relaxes {
 		if k, _, _ := strings.Cut(r, ":"); !slices.Contains(keys, k) {
@@ -353,7 +404,7 @@ func (t *Trust) Summary() string {
 	for _, p := range t.Parts {
 		fmt.Fprintf(&b, "  %s\n", p)
 	}
-	return b.String()
+	return permit.Shown(b.String())
 }
 
 // untrustedValue shows what an untrusted key would do, in a few words.

@@ -13,25 +13,25 @@ import (
 	"github.com/mm-agent/mm/permit/trust"
 )
 
-// The README's table of keys ignored until trusted is this list, row for
-// row: what the user reads is what mm does.
+// The security page's table of keys ignored until trusted is this list,
+// row for row: what the user reads is what mm does.
 func TestREADMEListsUntrustedKeys(t *testing.T) {
-	b, err := os.ReadFile("../../../../README.md")
+	b, err := os.ReadFile("../../../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := strings.Index(string(b), "| ignored until trusted | why |")
 	if start < 0 {
-		t.Fatal("README has no table of keys ignored until trusted")
+		t.Fatal("docs/security.md has no table of keys ignored until trusted")
 	}
 	table := strings.Split(string(b)[start:], "\n\n")[0]
 	for _, u := range UntrustedKeys {
 		if !strings.Contains(table, "| `"+u.Key+"` | "+u.Why+" |") {
-			t.Errorf("README table lacks %s — %s", u.Key, u.Why)
+			t.Errorf("docs/security.md table lacks %s — %s", u.Key, u.Why)
 		}
 	}
 	if n := strings.Count(table, "\n| `"); n != len(UntrustedKeys) {
-		t.Errorf("README table has %d rows, mm ignores %d keys", n, len(UntrustedKeys))
+		t.Errorf("docs/security.md table has %d rows, mm ignores %d keys", n, len(UntrustedKeys))
 	}
 }
 
@@ -74,7 +74,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 	write(t, lib, "check() { :; }\n")
 	load := func() *Trust {
 		t.Helper()
-		_, tr, err := LoadFor(env, "", dir, store)
+		_, tr, err := LoadFor(env, "", dir, store, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 	}
 	grant := func() {
 		t.Helper()
-		if err := load().Grant(); err != nil {
+		if err := load().Record(); err != nil {
 			t.Fatal(err)
 		}
 		if !load().Trusted {
@@ -112,7 +112,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 		write(t, filepath.Join(dir, ".mm", "many", strconv.Itoa(i)), "")
 	}
 	tr := load()
-	if tr.Trusted || tr.Unbound == nil || tr.Grant() == nil {
+	if tr.Trusted || tr.Unbound == nil || tr.Record() == nil {
 		t.Errorf("past %d files: trusted %v, unbound %v", trust.MaxFiles, tr.Trusted, tr.Unbound)
 	}
 }
@@ -150,7 +150,7 @@ func TestTrustFIFOUnderMM(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := LoadFor(Env{"HOME=" + home}, "", dir, filepath.Join(home, "trust.json"))
+		_, _, err := LoadFor(Env{"HOME=" + home}, "", dir, filepath.Join(home, "trust.json"), nil)
 		done <- err
 	}()
 	select {

@@ -252,9 +252,9 @@ func (t *ttyAsker) ask(ctx context.Context, req tools.Approval) (permit.Answer, 
 // zero-width) shown as a marker.
 func question(req tools.Approval) string {
 	var b strings.Builder
-	title := strings.ReplaceAll(tools.Visible(req.Title), "\n", "⏎")
+	title := strings.ReplaceAll(permit.Shown(req.Title), "\n", "⏎")
 	if req.Detail != "" {
-		for _, l := range strings.Split(shownOnce(tools.Visible(req.Detail), title), "\n") {
+		for _, l := range strings.Split(shownOnce(permit.Shown(req.Detail), title), "\n") {
 			b.WriteString("  │ " + l + "\n")
 		}
 	}
@@ -385,8 +385,9 @@ func (r *renderer) render(e engine.Event) {
 	case engine.Steered:
 		r.line(r.paint(dim, "↳ the model now reads: "+e.Text))
 	case engine.ToolStarted:
-		r.titles[e.ID] = e.Title
-		r.line("→ " + e.Title)
+		title := strings.ReplaceAll(permit.Shown(e.Title), "\n", "⏎")
+		r.titles[e.ID] = title
+		r.line("→ " + title)
 	case engine.ToolUpdated:
 		if e.Progress != "" {
 			r.line(r.paint(dim, "  "+e.Progress))

@@ -1,4 +1,4 @@
-package tools
+package permit
 
 import (
 	"fmt"
@@ -6,6 +6,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
+
+// Everything mm shows that came from the workspace, the model or a server
+// — a permission question, the trust summary on the terminal and in the
+// editor's form, a title — goes through Visible, and the question through
+// Bound: the text cannot hide, move or erase what is around it, and a
+// line of megabytes cannot become a question of megabytes.
 
 // Visible makes every character of s that a terminal or an editor would
 // hide, move or reorder show as a marker: control characters (CR, ESC,
@@ -69,3 +75,32 @@ func hidden(r rune) bool {
 	}
 	return false
 }
+
+// MaxShown is how many bytes of untrusted text one question or summary
+// shows (Bound).
+const MaxShown = 64 << 10
+
+// Bound keeps at most max bytes of s (MaxShown when max is 0): its start
+// and its end, cut between characters, with a line in the middle saying
+// how much was left out. The cut text is never shown half: only whole
+// characters, and Visible markers are not split if s is already visible.
+func Bound(s string, max int) string {
+	if max <= 0 {
+		max = MaxShown
+	}
+	if len(s) <= max {
+		return s
+	}
+	head, tail := max*3/4, max/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + fmt.Sprintf("\n⟨… %d bytes not shown …⟩\n", from-head) + s[from:]
+}
+
+// Shown is untrusted text as mm shows it: Visible, then Bound.
+func Shown(s string) string { return Bound(Visible(s), 0) }
