@@ -68,6 +68,9 @@ type Options struct {
 	// Providers lets the editor choose the model server (providers/*,
 	// unstable); nil leaves those methods unadvertised.
 	Providers *Providers
+	// Setup is offered when no model server can be used (auth.go); nil
+	// offers no auth method and never answers auth_required.
+	Setup *Setup
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -172,14 +175,8 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		ProtocolVersion:   v,
 		AgentInfo:         &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
 		AgentCapabilities: caps,
-		AuthMethods:       []sdk.AuthMethod{},
+		AuthMethods:       a.authMethods(p.ClientCapabilities),
 	}, nil
-}
-
-// Authenticate is a no-op: local model servers need no login; keys come
-// from the environment.
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, nil
 }
 
 // NewSession starts a conversation in the client's working directory. It
@@ -188,6 +185,9 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	b, err := a.builder()
 	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if err := a.ready(ctx); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	id := sdk.SessionId(store.NewID())
