@@ -29,9 +29,9 @@ type term struct {
 	pid  int
 }
 
-func startTerm(t *testing.T, dir string, env []string) *term {
+func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	t.Helper()
-	cmd := exec.Command(mmBin(t))
+	cmd := exec.Command(mmBin(t), args...)
 	cmd.Dir, cmd.Env = dir, append(env, "TERM=xterm")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
