@@ -214,9 +214,11 @@ func (o Options) save(ctx context.Context, op option) int {
 		return exitcode.Failed
 	}
 	fmt.Fprintf(o.Out, "mm: saved in %s: %s on %s at %s — the editor and `mm` use it from now on\n", path, op.model, kindName(op.kind), op.base)
-	for _, v := range []string{"MM_BASE_URL", "MM_MODEL", "MM_PROVIDER"} {
-		if val := o.Env.Get(v); val != "" && val != map[string]string{"MM_BASE_URL": op.base, "MM_MODEL": op.model, "MM_PROVIDER": op.kind}[v] {
-			fmt.Fprintf(o.Out, "mm: note: %s=%s is set here and wins over your config while it is\n", v, val)
+	// The environment's overrides win over the file: say so when one
+	// says something else than the choice.
+	for _, v := range []struct{ name, chosen string }{{"MM_BASE_URL", op.base}, {"MM_MODEL", op.model}, {"MM_PROVIDER", op.kind}} {
+		if val := o.Env.Get(v.name); val != "" && val != v.chosen {
+			fmt.Fprintf(o.Out, "mm: note: %s=%s is set here and wins over your config while it is\n", v.name, val)
 		}
 	}
 	return exitcode.OK
