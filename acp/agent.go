@@ -68,7 +68,7 @@ type Options struct {
 	// Providers lets the editor choose the model server (providers/*,
 	// unstable); nil leaves those methods unadvertised.
 	Providers *Providers
-	// Setup is offered when no model server can be used (auth.go); nil
+	// Setup is offered when no model server can be used (setup.go); nil
 	// offers no auth method and never answers auth_required.
 	Setup *Setup
 	// Logger receives diagnostics; nil discards them.
