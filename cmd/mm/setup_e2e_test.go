@@ -121,7 +121,9 @@ func TestSetupWithoutATerminal(t *testing.T) {
 		t.Errorf("the workspace's config changed:\n%s", got)
 	}
 
-	out, _, code = runInProcess(t, dir, env, "\n", "setup")
+	// A client's terminal auth appends the method's args to the agent's
+	// command: mm acp setup is mm setup.
+	out, _, code = runInProcess(t, dir, env, "\n", "acp", "setup")
 	if code != 0 || !strings.Contains(out, "  1) fake-b  llama.cpp at ") || !strings.Contains(out, "(current)\n  2) fake-a") {
 		t.Errorf("the second run does not number the current choice first (exit %d):\n%s", code, out)
 	}
