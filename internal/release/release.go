@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,9 +84,16 @@ func goBuild(ctx context.Context, root string, p platform, ldflags, out string) 
 }
 
 // check cross-compiles mm for every platform as a release does, writing
-// nothing: a break on one system is found before a release.
+// nothing: a break on one system is found before a release. This
+// machine's platform goes first: the release test builds it too.
 func check(ctx context.Context, root string) error {
-	for _, p := range platforms() {
+	ps := platforms()
+	for i, p := range ps {
+		if p.goos == runtime.GOOS && p.goarch == runtime.GOARCH {
+			ps[0], ps[i] = ps[i], ps[0]
+		}
+	}
+	for _, p := range ps {
 		if err := goBuild(ctx, root, p, "-s -w", os.DevNull); err != nil {
 			return err
 		}
