@@ -77,7 +77,7 @@ func Run(ctx context.Context, o Options, args []string) int {
 	if current.Model != "" && !opts[0].current {
 		fmt.Fprintf(o.Out, "mm: your current choice, %s at %s, is not served now\n", current.Model, current.BaseURL)
 	}
-	i, err := o.pick(opts)
+	i, err := o.pick(ctx, opts)
 	if err != nil {
 		fmt.Fprintln(o.Err, "mm:", err.Error()+"; your config is unchanged")
 		return exitcode.Failed
@@ -154,7 +154,7 @@ func noServer(reaches []llm.Reach, silent []llm.Reach) string {
 // pick asks which option: with the arrow keys on a terminal, by number
 // otherwise (a script, an editor's panel, a terminal that cannot move the
 // cursor).
-func (o Options) pick(opts []option) (int, error) {
+func (o Options) pick(ctx context.Context, opts []option) (int, error) {
 	width := 0
 	for _, op := range opts {
 		width = min(max(width, len(op.model)), 40)
@@ -168,20 +168,39 @@ func (o Options) pick(opts []option) (int, error) {
 		fmt.Fprintln(o.Out, "Choose the model mm uses (↑/↓ and Enter; q leaves):")
 		return pickKeys(in, o.Out, labels, line.Colour(o.Out, o.Env.Get))
 	}
-	return pickNumber(o.In, o.Out, labels)
+	return pickNumber(ctx, o.In, o.Out, labels)
 }
 
 // pickNumber lists the options numbered and reads the number of one; a
-// line that is not one asks again, Enter alone takes the first.
-func pickNumber(in io.Reader, out io.Writer, labels []string) (int, error) {
+// line that is not one asks again, Enter alone takes the first. Ctrl-C
+// (ctx) ends the wait: the read cannot be interrupted, so it is left to
+// the process's exit, which follows.
+func pickNumber(ctx context.Context, in io.Reader, out io.Writer, labels []string) (int, error) {
 	fmt.Fprintln(out, "Models the servers on this machine serve:")
 	for i, l := range labels {
 		fmt.Fprintf(out, "  %d) %s\n", i+1, l)
 	}
 	r := bufio.NewReader(in)
+	type read struct {
+		s   string
+		err error
+	}
 	for {
 		fmt.Fprintf(out, "Choose one [1-%d, Enter: 1]: ", len(labels))
-		s, err := r.ReadString('\n')
+		got := make(chan read, 1)
+		go func() {
+			s, err := r.ReadString('\n')
+			got <- read{s, err}
+		}()
+		var s string
+		var err error
+		select {
+		case rd := <-got:
+			s, err = rd.s, rd.err
+		case <-ctx.Done():
+			fmt.Fprintln(out)
+			return 0, errors.New("no model chosen (interrupted)")
+		}
 		if !line.IsTerminal(in) {
 			fmt.Fprintln(out) // a terminal echoed the Enter; a pipe did not
 		}
