@@ -23,6 +23,15 @@ func pickKeys(in *os.File, out io.Writer, labels []string, colour bool) (int, er
 		return 0, fmt.Errorf("cannot read keys from the terminal: %w", err)
 	}
 	defer readline.Restore(fd, state)
+	// A line wider than the terminal would wrap, and the redraw, which
+	// counts lines, would land one line off.
+	if cols, _, err := readline.GetSize(fd); err == nil && cols > 8 {
+		for i, l := range labels {
+			if r := []rune(l); len(r) > cols-3 {
+				labels[i] = string(r[:cols-4]) + "…"
+			}
+		}
+	}
 	fmt.Fprint(out, "\x1b[?25l") // no cursor over the list
 	defer fmt.Fprint(out, "\x1b[?25h")
 
