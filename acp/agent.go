@@ -70,6 +70,9 @@ type Options struct {
 	// Providers lets the editor choose the model server (providers/*,
 	// unstable); nil leaves those methods unadvertised.
 	Providers *Providers
+	// Setup is offered when no model server can be used (setup.go); nil
+	// offers no auth method and never answers auth_required.
+	Setup *Setup
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -179,15 +182,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		ProtocolVersion:   v,
 		AgentInfo:         &sdk.Implementation{Name: a.opts.Name, Title: sdk.Ptr("mm"), Version: a.opts.Version},
 		AgentCapabilities: caps,
-		AuthMethods:       []sdk.AuthMethod{},
+		AuthMethods:       a.authMethods(p.ClientCapabilities),
 		Meta:              steeringMeta(),
 	}, nil
-}
-
-// Authenticate is a no-op: local model servers need no login; keys come
-// from the environment.
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, nil
 }
 
 // Logout is not served: mm has no login to end (it does not advertise
@@ -202,6 +199,9 @@ func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, 
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	b, err := a.builder()
 	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if err := a.ready(ctx); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	id := sdk.SessionId(store.NewID())

@@ -32,7 +32,9 @@
 //   - providers/list, set and disable (unstable) are answered by mm from
 //     the stdin reader, in the schema's shape (providerId), not by the
 //     SDK; the local servers are surveyed at providers/list only, never
-//     on the initialize or session/new path.
+//     on the initialize path. session/new looks for one (Setup.Ready) only
+//     when no server is configured, and answers auth_required when none
+//     answers, so that the client offers mm's set-up.
 //   - A question that is not a tool's permission (/trust) is a form
 //     (elicitation/create, tied to its session) only when the client
 //     advertised elicitation.form; mm writes that request itself (ids

@@ -165,7 +165,7 @@ func answersBeforeEOF(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"two","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}` + "\n"
 	cmd := exec.Command(mmBin(t), "acp")
 	cmd.Dir = dir
-	cmd.Env = mmEnv(t, nil)
+	cmd.Env = mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1") // set up: session/new asks no server
 	cmd.Stdin = strings.NewReader(in)
 	var out bytes.Buffer
 	cmd.Stdout = &out

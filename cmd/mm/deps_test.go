@@ -59,6 +59,8 @@ func TestImportRules(t *testing.T) {
 			"asked agents get their sessions from the composition root: no config, no front end, no tool implementation but their ask tool", []string{mod + "/tools/ask"}},
 		{mod + "/cmd/mm/internal/doctor", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk"}, toolImpls...),
 			"mm doctor checks what the composition root built: no front end, no tool implementation", []string{mod + "/tools/workspace"}},
+		{mod + "/cmd/mm/internal/setup", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk"}, toolImpls...),
+			"mm setup finds servers, asks the user and writes the user's config with doctor's round trip: no front end, no tool implementation", []string{mod + "/tools/workspace"}},
 		{mod + "/cmd/mm/internal/eval", append([]string{mod + "/acp", "github.com/coder/acp-go-sdk", mod + "/lspbridge", mod + "/cmd/mm/internal/config"}, toolImpls...),
 			"mm eval scores what the composition root built: no front end, no config, no tool implementation (but the terminal asker's disk workspace)", []string{mod + "/tools/workspace"}},
 	}

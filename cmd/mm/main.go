@@ -3,9 +3,10 @@
 //	mm            on a terminal: the REPL; else the ACP agent on stdio
 //	mm acp        ACP agent on stdio
 //	mm -p "…"     one turn in line mode (-p - reads the prompt from stdin)
+//	mm setup      picks a local model server and model, saved in the user's config
 //	mm doctor     checks the set-up, one line per check (--json for scripts)
 //	mm trust      trusts this workspace's .mm/agent.yaml as it is now
-//	mm eval       routing eval (the skill router), tools eval (the tool router) or task eval (the chat model), C5
+//	mm eval       routing eval (the skill router), tools eval (the tool router) or task eval (the chat model)
 package main
 
 import (
@@ -26,39 +27,69 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/cmd/mm/internal/line"
 	"github.com/mm-agent/mm/cmd/mm/internal/logfile"
+	"github.com/mm-agent/mm/cmd/mm/internal/setup"
 	"github.com/mm-agent/mm/permit/childenv"
 	"github.com/mm-agent/mm/permit/confine"
 	"github.com/mm-agent/mm/permit/trust"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; left
-// empty, it is the module version from the build info (`go install
-// github.com/mm-agent/mm/cmd/mm@v1.2.0` gives v1.2.0), else the VCS
-// revision, else "dev" (a plain go build in a checkout).
-var version = ""
+// version and commit are set by the release build (scripts/release:
+// -ldflags "-X main.version=v1.2.0 -X main.commit=…"). Left empty, the
+// version is the module's from the build info (`go install
+// github.com/mm-agent/mm/cmd/mm@v1.2.0` gives v1.2.0), else "devel" (a
+// plain go build in a checkout), and the commit is the build info's VCS
+// revision when the build recorded one.
+var version, commit string
 
-// mmVersion is what --version and ACP initialize's agentInfo say.
+// mmVersion is what ACP initialize's agentInfo says.
 func mmVersion() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	return versionOf(bi)
+	v, _ := versionOf(version, commit, buildInfo())
+	return v
 }
 
-func versionOf(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
+// versionLine is what --version prints: "mm VERSION (commit C)".
+func versionLine() string {
+	v, c := versionOf(version, commit, buildInfo())
+	if c == "" {
+		return "mm " + v
 	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "dev-" + s.Value[:12]
+	return "mm " + v + " (commit " + c + ")"
+}
+
+func buildInfo() *debug.BuildInfo {
+	bi, _ := debug.ReadBuildInfo()
+	return bi
+}
+
+// versionOf is the version and the commit (12 digits, "-dirty" when the
+// build had uncommitted changes) from the release stamps, else the build
+// info (nil: none).
+func versionOf(stampV, stampC string, bi *debug.BuildInfo) (v, c string) {
+	v, c = stampV, stampC
+	if bi == nil {
+		bi = &debug.BuildInfo{}
+	}
+	if v == "" {
+		v = "devel"
+		if m := bi.Main.Version; m != "" && m != "(devel)" {
+			v = m
 		}
 	}
-	return "dev"
+	if c == "" {
+		dirty := false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				c = s.Value[:min(len(s.Value), 12)]
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if dirty && c != "" {
+			c += "-dirty"
+		}
+	}
+	return v, c
 }
 
 // Exit codes (C2).
@@ -122,7 +153,7 @@ func parseFlags(env config.Env, args []string, stdout, stderr io.Writer) (flags,
 		usage = stdout
 	}
 	if err != nil {
-		fmt.Fprintln(usage, "usage: mm [acp] | mm -p \"prompt\" [--resume [ID] | --continue | --fork ID] [--json] [--yes] [-c config.yaml] [--log file] | mm doctor [--json] | mm trust [--yes] | mm eval routing|tools|tasks [FILE] [--json]")
+		fmt.Fprint(usage, usageText)
 		fs.SetOutput(usage)
 		fs.PrintDefaults()
 		fmt.Fprintln(usage, "  -resume [ID]\n    \tline mode: continue the saved session ID (without ID: the newest of this workspace)")
@@ -132,10 +163,28 @@ func parseFlags(env config.Env, args []string, stdout, stderr io.Writer) (flags,
 	return f, fs.Args(), err
 }
 
+// usageText opens `mm --help`: how mm is run, then its commands, one
+// line each, as `go help` lists them; the flags follow.
+const usageText = `usage: mm [command] | mm -p "prompt" [--resume [ID] | --continue | --fork ID] [--json] [--yes] [-c config.yaml] [--log file]
+
+Commands:
+  (none)   on a terminal, the REPL; else the ACP agent on stdin/stdout
+  acp      serve an editor over the Agent Client Protocol on stdin/stdout
+  setup    find the model servers on this machine, pick a model, save it in your config
+  doctor   check the set-up, from the config to a real tool call, one line per check
+  trust    trust this workspace's .mm/agent.yaml as it is now
+  eval     measure the skill router, the tool router or the chat model against cases
+
+Use "mm COMMAND --help" for more about a command.
+
+Flags:
+`
+
 // subcommandUsage is the usage line of each subcommand, printed on stdout
 // by `mm SUBCOMMAND --help`.
 var subcommandUsage = map[string]string{
 	"acp":    "usage: mm acp\n  serves an editor over the Agent Client Protocol on stdin/stdout (what `mm` does when stdin is not a terminal)",
+	"setup":  setup.Usage,
 	"doctor": "usage: mm doctor [--json]\n  checks the set-up (config, model server, window, tool calls, language servers, MCP servers, skills, state directory), one line per check",
 	"trust":  "usage: mm trust [--yes]\n  trusts this workspace's .mm/agent.yaml as it is now (its files are shown first; any change makes it untrusted again)",
 	"eval":   eval.Usage + "\n  routing: the skill router against cases; tools: the tool router; tasks: the chat model against tasks (built-in cases without a file)",
@@ -249,7 +298,7 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		return exitOK
 	}
 	if f.version {
-		fmt.Fprintln(stdout, "mm", mmVersion())
+		fmt.Fprintln(stdout, versionLine())
 		return exitOK
 	}
 	mode := "acp"
@@ -263,6 +312,13 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	case f.resume != "" || f.cont || f.fork != "":
 		fmt.Fprintln(stderr, "mm: --resume, --continue and --fork go with -p \"prompt\"; an editor reopens sessions itself (session/load, session/fork)")
 		return exitUsage
+	case len(rest) > 0 && rest[0] == "setup":
+		mode = "setup"
+	case len(rest) > 1 && rest[0] == "acp" && rest[1] == "setup":
+		// An editor's terminal auth appends the method's args to the
+		// agent's own command (the ACP schema), or runs them alone (the
+		// registry's AUTHENTICATION.md): both mean mm setup.
+		mode, rest = "setup", rest[1:]
 	case len(rest) > 0 && rest[0] == "acp":
 		if len(rest) > 1 {
 			fmt.Fprintf(stderr, "mm: unexpected argument %q after acp\n", rest[1])
@@ -284,6 +340,9 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 		return exitUsage
 	}
 
+	if mode == "setup" {
+		return setup.Run(ctx, setup.Options{Env: env.vars, In: stdin, Out: stdout, Err: stderr}, rest[1:])
+	}
 	cwd := env.dir
 	if env.dirErr != nil {
 		fmt.Fprintln(stderr, "mm: cannot read the working directory:", env.dirErr)
@@ -347,7 +406,8 @@ func run(ctx context.Context, env environment, args []string, stdin io.Reader, s
 	}
 	if mode == "acp" {
 		logUntrusted()
-		c := &app.Configs{Read: readConfig, Cwd: cwd, Log: log, Env: env.vars, Store: app.OpenStore(env.vars, log), Warned: warning, Known: known}
+		exe, _ := os.Executable()
+		c := &app.Configs{Read: readConfig, Cwd: cwd, Log: log, Env: env.vars, Store: app.OpenStore(env.vars, log), Warned: warning, Known: known, Exe: exe}
 		if cfgErr != nil {
 			c.Bad = app.ConfigLine(cfgErr)
 			if f.logFile != "" { // else stderr has it already

@@ -100,8 +100,8 @@ func startRaw(t *testing.T, dir string, env []string) *rawAgent {
 }
 
 // startRawProcess is startRaw with the real binary: for what only a
-// process shows.
-func startRawProcess(t *testing.T, dir string, env []string) *rawAgent {
+// process shows. Each of also changes the command before it starts.
+func startRawProcess(t *testing.T, dir string, env []string, also ...func(*exec.Cmd)) *rawAgent {
 	t.Helper()
 	cmd := exec.Command(mmBin(t), "acp")
 	cmd.Dir = dir
@@ -110,6 +110,9 @@ func startRawProcess(t *testing.T, dir string, env []string) *rawAgent {
 	r.cmd = cmd
 	cmd.Stderr = r.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	for _, f := range also {
+		f(cmd)
+	}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

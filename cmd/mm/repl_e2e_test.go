@@ -31,9 +31,9 @@ type term struct {
 	pid  int
 }
 
-func startTerm(t *testing.T, dir string, env []string) *term {
+func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	t.Helper()
-	cmd := exec.Command(mmBin(t))
+	cmd := exec.Command(mmBin(t), args...)
 	cmd.Dir, cmd.Env = dir, append(env, "TERM=xterm")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	if err != nil {
@@ -247,3 +247,29 @@ func TestREPLSteering(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestREPLQuestionBlockShownOnce: at a permission question with a detail
+// block, typing and erasing an answer leaves the block on the screen
+// once. The question was the line editor's prompt, block included, and
+// the editor redraws its prompt at every keystroke: `no` and two
+// backspaces left eight copies of the block's first line.
+func TestREPLQuestionBlockShownOnce(t *testing.T) {
+	srv := scenario(t, "tty_question")
+	dir := t.TempDir()
+	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	tm.waitFor("mm> ")
+	tm.send("write the file\r")
+	tm.waitFor("? [y]es / [a]lways / [n]o / ne[v]er: ")
+	tm.send("no\x7f\x7fy\r") // the line editor redraws after each key
+	tm.waitFor("Done.")
+	tm.waitFor("mm> ")
+	const first = `"Always allow" allows from now on, in this workspace:`
+	if n := strings.Count(tm.screen(), first); n != 1 {
+		t.Errorf("the block's first line is on the screen %d times, want once", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "answered.txt")); err != nil || string(b) != "allowed\n" {
+		t.Errorf("answered.txt = %q, %v: the answer y was not followed", b, err)
+	}
+	tm.send("/exit\r")
+	<-tm.done
+}

@@ -482,7 +482,7 @@ func TestTrustFromTheEditor(t *testing.T) {
 		t.Run(string(c.choose), func(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\nmaxTurns: 4\n")
-			env := mmEnv(t, nil)
+			env := mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1") // a server is set up; /trust asks none
 			p := startAgent(t, dir, env)
 			p.client.choose = c.choose
 			ctx := testenv.Context(t)
@@ -549,7 +549,7 @@ func TestTrustFromTheEditorAsAForm(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\nmaxTurns: 4\n")
-			env := mmEnv(t, nil)
+			env := mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1") // a server is set up; /trust asks none
 			p := startAgent(t, dir, env)
 			p.client.elicit = c.answer
 			ctx := testenv.Context(t)

@@ -155,7 +155,7 @@ func (c *Connector) route() (provider, base, key string, gen uint64) {
 type ErrNoLocalServer struct{ Tried string }
 
 func (e ErrNoLocalServer) Error() string {
-	return "no model server answered (" + e.Tried + ") — start one, e.g. `llama-server -hf unsloth/Qwen3-4B-GGUF --jinja --port 8080`, or set baseURL in .mm/agent.yaml (or MM_BASE_URL)"
+	return "no model server answered (" + e.Tried + ") — " + StartHint() + ", then run `mm setup`: it saves your choice in your own config (~/.config/mm/agent.yaml)"
 }
 
 // Unwrap lets errors.Is(err, ErrNoServer) hold.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,8 +106,14 @@ func TestConnectorNoLocalServerLine(t *testing.T) {
 	if !errors.As(err, &nl) || !errors.Is(err, llm.ErrNoServer) {
 		t.Fatalf("err = %v, want ErrNoLocalServer", err)
 	}
-	if line := llm.Explain(err); line != nl.Error() {
+	line := llm.Explain(err)
+	if line != nl.Error() {
 		t.Fatalf("Explain = %q", line)
+	}
+	// The way out is the user's own: mm setup and their config, never a
+	// key of .mm/agent.yaml, which an untrusted workspace may not set.
+	if !strings.Contains(line, "mm setup") || strings.Contains(line, ".mm/agent.yaml") {
+		t.Errorf("the line does not point at mm setup and the user's config: %q", line)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,9 +38,21 @@ const (
 	ClassUnknownWindow Class = "unknown_window"
 )
 
-// StartHint is the one command that starts a model server able to do tool
-// calls (--jinja), shown whenever none answers.
-const StartHint = "start one: llama-server -hf ggml-org/Qwen3-4B-GGUF --jinja -c 32768 --port 8080 (or: ollama serve), or set baseURL"
+// StartHint is how to start a model server able to do tool calls
+// (--jinja) on this system, shown whenever none answers; what to do next
+// (`mm setup`) is the caller's to add.
+func StartHint() string { return startHint(runtime.GOOS) }
+
+func startHint(goos string) string {
+	const serve = "llama-server -hf ggml-org/Qwen3-4B-GGUF --jinja -c 32768 --port 8080 (or: ollama serve)"
+	switch goos {
+	case "darwin":
+		return "start one: brew install llama.cpp, then " + serve
+	case "windows":
+		return "start one: winget install llama.cpp, then " + serve
+	}
+	return "start one: " + serve
+}
 
 // rule recognises one server's wording of one failure. Every server text
 // mm recognises is in the table below, with the server that produces it:
@@ -261,7 +274,7 @@ func Explain(err error) string {
 		if errors.As(err, &nl) {
 			return nl.Error()
 		}
-		return "no model server is answering" + at(err) + ": " + StartHint
+		return "no model server is answering" + at(err) + ": " + StartHint() + ", or run `mm setup` to choose another"
 	case ClassUnknownWindow:
 		return "the context window is unknown: set contextWindow in the config (the -c of llama-server, num_ctx of Ollama, the context length loaded in LM Studio)"
 	case ClassNetwork:

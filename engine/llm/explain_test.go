@@ -129,6 +129,18 @@ func TestExplainServerErrors(t *testing.T) {
 	}
 }
 
+// TestStartHintPerSystem: the line that says how to start a server names
+// the way to install llama.cpp where it differs, and always a command
+// that enables tool calls.
+func TestStartHintPerSystem(t *testing.T) {
+	for goos, want := range map[string]string{"linux": "start one: llama-server", "darwin": "brew install llama.cpp", "windows": "winget install llama.cpp", "freebsd": "start one: llama-server"} {
+		h := llm.StartHintFor(goos)
+		if !strings.Contains(h, want) || !strings.Contains(h, "--jinja") || !strings.Contains(h, "ollama serve") {
+			t.Errorf("%s: %q, want it to hold %q, --jinja and ollama serve", goos, h, want)
+		}
+	}
+}
+
 // TestExplainOtherErrors covers the errors that are not HTTP answers.
 func TestExplainOtherErrors(t *testing.T) {
 	refused := &url.Error{Op: "Post", URL: "http://127.0.0.1:8080/v1/chat/completions",

@@ -64,3 +64,6 @@ func (t *fakeTimer) Stop() bool {
 	t.stopped = true
 	return active
 }
+
+// StartHintFor is StartHint on the system goos.
+var StartHintFor = startHint

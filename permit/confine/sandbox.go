@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,10 @@ type Sandbox struct {
 // Prepare then refuses every command.
 func New(ctx context.Context, opts Options) *Sandbox {
 	s := &Sandbox{opts: opts, mech: None}
+	if runtime.GOOS != "linux" {
+		s.why = "commands can be confined on Linux only, not on " + runtime.GOOS
+		return s
+	}
 	dir, err := os.MkdirTemp("", "mm-sandbox-")
 	if err != nil {
 		s.why = "cannot create its temp directory: " + err.Error()

@@ -14,6 +14,7 @@ import (
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine"
+	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/store"
 	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/permit/childenv"
@@ -43,6 +44,12 @@ type Configs struct {
 	// Warned is the last trust warning logged (start-up said it on
 	// stderr): a new one is logged when a re-read changes it.
 	Warned string
+	// Exe is mm's own executable, which an editor may run for the
+	// set-up (acp.Setup.Command); "" leaves that form out.
+	Exe string
+	// Endpoints are where a session/new with no server configured looks
+	// for one; nil is llm.LocalEndpoints(), the ports a turn would try.
+	Endpoints []llm.Endpoint
 
 	ctx   context.Context // the agent's life: skill watchers stop with it
 	agent *acp.Agent
@@ -137,12 +144,33 @@ func (c *Configs) Serve(ctx context.Context, version string, stdin io.Reader, st
 	c.ctx = ctx
 	c.version = version
 	c.agent = acp.New(acp.Options{Name: "mm", Version: version, Logger: c.Log, Store: c.Store, Builder: c.builder,
-		Providers: &acp.Providers{Workspace: c.Cwd, Configured: c.configured, Changed: c.follow}})
+		Providers: &acp.Providers{Workspace: c.Cwd, Configured: c.configured, Changed: c.follow},
+		Setup:     &acp.Setup{Args: []string{"setup"}, Command: c.Exe, Ready: c.ready}})
 	if err := acp.Serve(ctx, c.agent, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 		c.Log.Error("acp stopped", "err", err)
 		return exitcode.Failed
 	}
 	return exitcode.OK
+}
+
+// ready is nil when a new session can reach a model server: the config
+// names one (or cannot be read: session/new answers with that line), the
+// user chose one in the editor, or one answers on a usual local port.
+// A configured server that is down is not a set-up to offer: its turns
+// say what is wrong with it.
+func (c *Configs) ready(ctx context.Context) error {
+	cfg, _, err := c.Read()
+	if err != nil || cfg.BaseURL != "" || c.chosen() != "" {
+		return nil
+	}
+	eps := c.Endpoints
+	if eps == nil {
+		eps = llm.LocalEndpoints()
+	}
+	if _, _, err := llm.DetectFrom(ctx, nil, eps); err == nil {
+		return nil
+	}
+	return errors.New("mm needs a model server: none is configured and none answers on this machine — run `mm setup` in a terminal to pick one, or " + llm.StartHint())
 }
 
 // chosen is the base URL of the model server the user chose in the

@@ -372,11 +372,7 @@ func UserDir(env Env) string {
 // UserFile is the user's own ~/.config/mm/agent.yaml, "" when there is
 // none.
 func UserFile(env Env) string {
-	home, err := env.Home()
-	if err != nil {
-		return ""
-	}
-	if p := filepath.Join(home, ".config", "mm", "agent.yaml"); exists(p) {
+	if p, err := UserPath(env); err == nil && exists(p) {
 		return p
 	}
 	return ""

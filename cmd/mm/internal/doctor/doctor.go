@@ -183,7 +183,7 @@ func (d *doctor) server(ctx context.Context) (*llm.Client, string) {
 	if err != nil {
 		fix := ""
 		if llm.Classify(err) == llm.ClassNoServer {
-			fix = llm.StartHint
+			fix = llm.StartHint() + ", then run `mm setup`"
 		}
 		d.fail("model server", llm.Explain(err), fix)
 		return nil, ""
@@ -283,6 +283,16 @@ func templateFix(provider string) string {
 		return "load a model LM Studio marks as tool-capable"
 	}
 	return "use a server and model that support OpenAI tool calls (llama-server --jinja)"
+}
+
+// ToolCalls plays mm doctor's tool-call round trip with model on c and
+// prints its lines (tool calls, reasoning) to out: mm setup checks the
+// user's choice with the very check doctor makes. It reports whether the
+// round trip worked.
+func ToolCalls(ctx context.Context, c *llm.Client, model string, out io.Writer, colour bool) bool {
+	d := &doctor{out: out, colour: colour}
+	d.toolCall(ctx, c, model)
+	return !slices.ContainsFunc(d.checks, func(c Check) bool { return c.Status == StatusFail })
 }
 
 // toolCall plays one real tool-call round trip.

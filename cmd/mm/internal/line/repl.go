@@ -328,6 +328,9 @@ func (r *repl) turn(ctx context.Context, prompt string) {
 
 // ask is the inline permission prompt: the turn waits here, on the same
 // line editor, for y / a / n / v; Ctrl-C refuses and cancels the turn.
+// The detail block is printed once, above: the line editor redraws its
+// prompt at every keystroke, and a prompt of several lines left a copy
+// of the block's first line on the screen each time.
 func (r *repl) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 	// The answer is typed to the question, not to the turn.
 	r.input.steer(nil)
@@ -337,8 +340,11 @@ func (r *repl) ask(ctx context.Context, req tools.Approval) (permit.Answer, erro
 		r.mu.Unlock()
 		r.input.steer(f)
 	}()
+	q := question(req)
+	cut := strings.LastIndex(q, "\n") + 1
+	fmt.Fprint(r.out, q[:cut])
 	for ctx.Err() == nil {
-		r.rl.SetPrompt(question(req))
+		r.rl.SetPrompt(q[cut:])
 		line, err := r.rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
 			if r.interrupt() { // cancels the turn; the second leaves
