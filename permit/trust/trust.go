@@ -223,7 +223,6 @@ func (c *Cache) digest(p string) (string, error) {
 	return fmt.Sprintf("%d\x00%x", fi.Size(), sum), nil
 }
 
-
 // trustRecords is the trust file: the config file's absolute path → the
 // hash of the contents the user trusted.
 type trustRecords map[string]string
