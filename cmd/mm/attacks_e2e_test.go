@@ -372,7 +372,7 @@ func TestAttacksOnWhatIsShown(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".mm", "notes\u202etxt.sh"), "x\n")
 		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse:\n    - {command: [sh, -c, \"true\\e[2K\\r  harmless\"], tools: [fetch_content]}\n")
-		p := startAgentProcess(t, dir, mmEnv(t, nil))
+		p := startAgentProcess(t, dir, mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1")) // a server is set up; /trust asks none
 		var shown string
 		p.client.elicit = func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
 			if r.Form != nil {

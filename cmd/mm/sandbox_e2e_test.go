@@ -261,6 +261,10 @@ try 'echo ok > src/plain.txt' src/plain.txt
 try 'echo ok > new.txt' new.txt
 echo x >> .git/config
 `, shared))
+	// A repository git recognises: git is asked where its hooks are.
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	writeFile(t, filepath.Join(dir, ".git", "config"), "[core]\n\thooksPath = githooks\n")
 	writeFile(t, filepath.Join(dir, ".git", "hooks", "README"), "hooks\n")
 	writeFile(t, filepath.Join(dir, ".vscode", "settings.json"), "{}\n")
