@@ -11,54 +11,55 @@ import (
 )
 
 // readmeBlock returns the first fenced block of kind lang after marker in
-// the README.
-func readmeBlock(t *testing.T, marker, lang string) string {
+// the page of docs/.
+func readmeBlock(t *testing.T, page, marker, lang string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(b), marker)
 	if !ok {
-		t.Fatalf("README lacks %q", marker)
+		t.Fatalf("docs/%s lacks %q", page, marker)
 	}
 	_, block, ok := strings.Cut(after, "```"+lang+"\n")
 	if !ok {
-		t.Fatalf("no ```%s block after %q", lang, marker)
+		t.Fatalf("docs/%s: no ```%s block after %q", page, lang, marker)
 	}
 	block, _, _ = strings.Cut(block, "```")
 	return block
 }
 
-// The README's hook example really denies an rm, and its skill example
-// really parses: the front door does not lie.
+// The hook example of docs/hooks.md really denies an rm, and the skill
+// example of docs/skills.md really parses: the manual does not lie.
 func TestReadmeExamples(t *testing.T) {
 	t.Parallel()
-	s, err := skills.Parse([]byte(readmeBlock(t, "**Writing one.**", "markdown")), "x")
+	s, err := skills.Parse([]byte(readmeBlock(t, "skills.md", "## Writing one", "markdown")), "x")
 	if err != nil || s.Name != "release-notes" || s.Hint != "version, e.g. v1.2" || len(s.Keywords) != 2 {
-		t.Errorf("the README's skill example: %+v, %v", s, err)
+		t.Errorf("the skill example of docs/skills.md: %+v, %v", s, err)
 	}
 
 	srv := scenario(t, "hook_deny_rm")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	hook := filepath.Join(dir, ".mm", "hooks", "no-rm.sh")
-	writeFile(t, hook, readmeBlock(t, "An example, `.mm/hooks/no-rm.sh`", "sh"))
+	writeFile(t, hook, readmeBlock(t, "hooks.md", "An example, `.mm/hooks/no-rm.sh`", "sh"))
 	os.Chmod(hook, 0o755)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
 	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
-		t.Errorf("the README's hook let rm run:\n%s", stderr)
+		t.Errorf("the hook of docs/hooks.md let rm run:\n%s", stderr)
 	}
 	if !strings.Contains(stderr, "a hook denied bash: deleting files is forbidden here") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 }
 
-// The README's historian (Other agents) is an agent file mm accepts.
+// The historian of docs/agents.md (Other agents) is an agent file mm
+// accepts.
 func TestReadmeAskedAgent(t *testing.T) {
 	dir := t.TempDir()
-	b, _ := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, _ := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
 	_, block, _ := strings.Cut(string(b), "# .mm/historian.yaml\n")
 	block, _, _ = strings.Cut(block, "```")
 	writeFile(t, filepath.Join(dir, "historian.yaml"), block)

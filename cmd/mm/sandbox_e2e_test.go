@@ -93,7 +93,7 @@ func pythonWith(module string) string {
 	return ""
 }
 
-// ordinaryWork is README's table of ordinary work that runs confined,
+// ordinaryWork is docs/sandbox.md's table of ordinary work that runs confined,
 // row by row: the files of a workspace, the command, and what shows it
 // worked.
 var ordinaryWork = []struct {
@@ -177,7 +177,7 @@ var ordinaryWork = []struct {
 	},
 }
 
-// TestSandboxOrdinaryWork: each row of README's table runs confined
+// TestSandboxOrdinaryWork: each row of docs/sandbox.md's table runs confined
 // (namespaces), as it would unconfined.
 func TestSandboxOrdinaryWork(t *testing.T) {
 	t.Parallel()
@@ -214,13 +214,13 @@ func TestSandboxOrdinaryWork(t *testing.T) {
 	}
 }
 
-// TestREADMEListsOrdinaryWork keeps README's table of what runs confined
+// TestREADMEListsOrdinaryWork keeps docs/sandbox.md's table of what runs confined
 // the table above.
 func TestREADMEListsOrdinaryWork(t *testing.T) {
-	readme := readFile(t, filepath.Join("..", "..", "README.md"))
+	readme := readFile(t, filepath.Join("..", "..", "docs", "sandbox.md"))
 	for _, row := range ordinaryWork {
 		if !strings.Contains(readme, "| "+row.name+" |") {
-			t.Errorf("README's table of ordinary work that runs confined lacks the row %q", row.name)
+			t.Errorf("docs/sandbox.md's table of ordinary work that runs confined lacks the row %q", row.name)
 		}
 	}
 }

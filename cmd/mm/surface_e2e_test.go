@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestREADMEACPSurface keeps the README's ACP table true: it lists every
+// TestREADMEACPSurface keeps the ACP table of docs/acp.md true: it lists every
 // agent method, update kind and capability of the schema (and mm's
 // extension methods), each with the schema's stability (stable when the
 // stable schema has it); a method marked "not served" answers -32601 and
@@ -18,7 +18,7 @@ import (
 func TestREADMEACPSurface(t *testing.T) {
 	t.Parallel()
 	defs := schemaDefs(t)
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "acp.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestREADMEACPSurface(t *testing.T) {
 		listed[m[1]] = entry{m[2], m[3]}
 	}
 	if len(listed) < 10 {
-		t.Fatalf("the README's ACP table has %d rows", len(listed))
+		t.Fatalf("the ACP table of docs/acp.md has %d rows", len(listed))
 	}
 	stableUpdates := map[string]bool{}
 	for _, k := range updateKinds(stable["SessionUpdate"]) {
@@ -92,11 +92,11 @@ func TestREADMEACPSurface(t *testing.T) {
 			}
 		}
 		if !known {
-			t.Errorf("README lists %s, which the schema does not know", name)
+			t.Errorf("docs/acp.md lists %s, which the schema does not know", name)
 			continue
 		}
 		if e.stability != w {
-			t.Errorf("README says %s is %s; the schema says %s", name, e.stability, w)
+			t.Errorf("docs/acp.md says %s is %s; the schema says %s", name, e.stability, w)
 		}
 	}
 	for name := range must {
@@ -105,7 +105,7 @@ func TestREADMEACPSurface(t *testing.T) {
 			covered = covered || l == name || strings.HasPrefix(name, l+".")
 		}
 		if !covered && !strings.HasPrefix(name, "proxy/") {
-			t.Errorf("README does not list %s", name)
+			t.Errorf("docs/acp.md does not list %s", name)
 		}
 	}
 
@@ -129,7 +129,7 @@ func TestREADMEACPSurface(t *testing.T) {
 		}
 		on := v != nil && v != false
 		if off := strings.HasPrefix(e.text, "not advertised"); on == off {
-			t.Errorf("%s: the README says %q, initialize answered %v", name, e.text, v)
+			t.Errorf("%s: docs/acp.md says %q, initialize answered %v", name, e.text, v)
 		}
 	}
 	for name, e := range listed {
@@ -151,7 +151,7 @@ func TestREADMEACPSurface(t *testing.T) {
 		a := r.wait(`"` + name + `"`)
 		missing := a.Error != nil && a.Error.Code == -32601
 		if served := !strings.HasPrefix(e.text, "not served"); served == missing {
-			t.Errorf("%s: the README says %q, mm answered %s", name, e.text, a.Line)
+			t.Errorf("%s: docs/acp.md says %q, mm answered %s", name, e.text, a.Line)
 		}
 	}
 	if err := r.close(); err != nil {

@@ -11,15 +11,15 @@ import (
 )
 
 // TestJSONEventsDocumented: every event type and field of the golden file
-// is in README's --json table.
+// is in the --json table of docs/line-mode.md.
 func TestJSONEventsDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "line-mode.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "### `mm -p --json` events")
+	_, section, ok := strings.Cut(string(readme), "## `mm -p --json` events")
 	if !ok {
-		t.Fatal("README has no \"### `mm -p --json` events\" section")
+		t.Fatal("docs/line-mode.md has no \"## `mm -p --json` events\" section")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	// Every type jsonEvent produces, and every field of the shape.
@@ -38,7 +38,7 @@ func TestJSONEventsDocumented(t *testing.T) {
 	}
 	for _, w := range append(types, fields...) {
 		if !strings.Contains(section, "`"+w+"`") {
-			t.Errorf("README's --json section does not document `%s`", w)
+			t.Errorf("the --json section of docs/line-mode.md does not document `%s`", w)
 		}
 	}
 }
