@@ -249,8 +249,7 @@ func vmStatus(tb testing.TB, pid int, key string) float64 {
 // prompt) on the fake server, in process.
 func benchSession(b *testing.B, srv *llmtest.Server, dir string) (*app.App, func() *engine.Session) {
 	cfg := &config.Config{Provider: "llamacpp", BaseURL: srv.URL(), Model: "fake-model", ContextWindow: 32768, Source: "bench"}
-	a := app.New(cfg, config.ProcessEnv(nil), slog.New(slog.DiscardHandler), nil)
-	a.LSPCold = true
+	a := app.New(app.Options{Config: cfg, Env: config.ProcessEnv(nil), Log: slog.New(slog.DiscardHandler), LSPCold: true})
 	b.Cleanup(a.Close)
 	return a, func() *engine.Session {
 		ws, _, err := a.Workspace(dir, nil, nil)

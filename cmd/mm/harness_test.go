@@ -21,6 +21,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -178,7 +179,7 @@ func serve(ctx context.Context, env environment, stdin io.Reader, stdout, stderr
 			err = fmt.Errorf("mm panicked: %v\n%s", r, debug.Stack())
 		}
 	}()
-	if code := run(ctx, env, []string{"acp"}, stdin, stdout, stderr); code != exitOK {
+	if code := run(ctx, env, []string{"acp"}, stdin, stdout, stderr); code != exitcode.OK {
 		return fmt.Errorf("exit status %d", code)
 	}
 	return nil

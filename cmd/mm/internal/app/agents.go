@@ -31,8 +31,7 @@ func newAskedAgents(a *App) (agents.Set, []*App) {
 		// The agent's own connector (its own connection to its server),
 		// profile and skills; it shares only the workspace's language
 		// servers with the app that asks (see lspFor).
-		child := New(&f, a.env, a.log.With("agent", name), nil)
-		child.parent = a
+		child := build(Options{Config: &f, Env: a.env, Log: a.log.With("agent", name)}, a)
 		about := strings.TrimSpace(f.Description)
 		switch {
 		case about != "":

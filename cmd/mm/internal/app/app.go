@@ -59,9 +59,9 @@ type App struct {
 	lsp    map[string]*lspbridge.Manager // by workspace
 	views  map[string]*sessionFiles      // by workspace
 	skills skillLibs
-	// LSPCold leaves language servers unstarted (mm doctor only looks at
+	// lspCold leaves language servers unstarted (mm doctor only looks at
 	// the tools they add).
-	LSPCold bool
+	lspCold bool
 
 	// sandbox confines bash commands (sandbox: on, namespaces,
 	// landlock), or refuses them when it cannot; nil when off.
@@ -80,23 +80,48 @@ type App struct {
 	agentApps []*App // the asked agents' own apps, closed with this one
 	parent    *App
 
-	// Version is what mm says it is to MCP servers and in line mode;
-	// an asked agent's app says its parent's.
-	Version string
+	// ver is what mm says it is to MCP servers and in line mode; an
+	// asked agent's app says its parent's.
+	ver string
 
-	// Trust is the workspace config's trust state (mm doctor, /trust).
-	Trust *config.Trust
+	// trust is the workspace config's trust state (mm doctor, /trust).
+	trust *config.Trust
 }
 
-// New builds the app of cfg: its connector, sandbox and asked agents.
-// env and st are the caller's (st nil keeps nothing); the caller sets
-// Trust, LSPCold and Version before the first session and calls Close.
-func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) *App {
-	a := &App{cfg: cfg, env: env, log: log, store: st}
+// Options is what an App is built from.
+type Options struct {
+	Config *config.Config
+	// Trust is the workspace config's trust state, as config.LoadFor
+	// gave it with Config; nil has no workspace config to trust (mm eval).
+	Trust *config.Trust
+	// Env is the environment mm was started with, its secrets included.
+	Env config.Env
+	Log *slog.Logger
+	// Store keeps sessions and remembered answers; nil keeps nothing.
+	Store *store.Store
+	// Version is what mm says it is to MCP servers and in line mode.
+	Version string
+	// LSPCold leaves language servers unstarted: a command that only
+	// looks at the tools they add (mm doctor, mm eval).
+	LSPCold bool
+	// Known are the secrets of every reading of the config, when it is
+	// read again while mm runs (ACP); nil: read once.
+	Known *childenv.Secrets
+}
+
+// New builds the app of o.Config: its connector, sandbox and asked
+// agents. The caller calls Close.
+func New(o Options) *App { return build(o, nil) }
+
+// build is New for the app of an agent that parent asks (nil: mm's own).
+func build(o Options, parent *App) *App {
+	a := &App{cfg: o.Config, env: o.Env, log: o.Log, store: o.Store, trust: o.Trust,
+		ver: o.Version, lspCold: o.LSPCold, known: o.Known, parent: parent}
 	a.sandbox = a.newSandbox()
-	if st != nil {
-		a.answers = answers.Open(st.AnswersFile, log)
+	if o.Store != nil {
+		a.answers = answers.Open(o.Store.AnswersFile, o.Log)
 	}
+	cfg := o.Config
 	a.conn = llm.NewConnector(llm.ConnectorOptions{
 		Provider:          cfg.Provider,
 		BaseURL:           cfg.BaseURL,
@@ -110,9 +135,9 @@ func New(cfg *config.Config, env config.Env, log *slog.Logger, st *store.Store) 
 				a.notice(line)
 			}
 		},
-		Logger: log,
+		Logger: o.Log,
 	})
-	a.model = llm.NewProfiled(a.conn, cfg.Profile, log)
+	a.model = llm.NewProfiled(a.conn, cfg.Profile, o.Log)
 	a.agents, a.agentApps = newAskedAgents(a)
 	return a
 }
@@ -131,7 +156,7 @@ func (a *App) version() string {
 	if a.parent != nil {
 		return a.parent.version()
 	}
-	return a.Version
+	return a.ver
 }
 
 // explain turns a model error into the one line the user sees.

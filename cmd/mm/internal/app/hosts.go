@@ -66,7 +66,7 @@ func (a *App) mcp(ctx context.Context, cwd string) ([]tools.Tool, []string, func
 func (a *App) DoctorHost() doctor.Host {
 	return doctor.Host{
 		Config: a.cfg,
-		Trust:  a.Trust,
+		Trust:  a.trust,
 		Client: func(ctx context.Context) (*llm.Client, error) {
 			c, _, err := a.conn.Client(ctx)
 			return c, err

@@ -73,7 +73,7 @@ func (a *App) lspFor(roots ...string) *lspbridge.Manager {
 		cfg.Servers[name] = sc
 	}
 	m := lspbridge.New(cfg)
-	if m.Available() && !a.LSPCold {
+	if m.Available() && !a.lspCold {
 		for _, r := range roots {
 			m.Warm(context.Background(), r)
 		}
@@ -104,7 +104,7 @@ func (a *App) venvRoots(roots []string) []string {
 // as it is now: the config mm loaded when it is dir's, else dir's read
 // for its trust alone (never applied).
 func (a *App) trustedRoot(dir string) bool {
-	if t := a.Trust; t != nil && t.Workspace && tools.Real(filepath.Dir(filepath.Dir(t.Path))) == tools.Real(dir) {
+	if t := a.trust; t != nil && t.Workspace && tools.Real(filepath.Dir(filepath.Dir(t.Path))) == tools.Real(dir) {
 		return t.Trusted
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".mm", "agent.yaml")); err != nil {

@@ -80,12 +80,12 @@ func (c *Configs) builder() (*acp.Builder, error) {
 	// The trust state holds the hash of every file the config names
 	// (agent files, hook and server programs): a change to one is a new
 	// reading too.
-	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.Trust, trust) {
+	if c.cur != nil && reflect.DeepEqual(c.cur.cfg, cfg) && reflect.DeepEqual(c.cur.trust, trust) {
 		return c.b, nil
 	}
 	reread := c.cur != nil
 	c.Known.Add(cfg.KeyEnvs(), cfg.Keys())
-	c.cur = New(cfg, c.Env, c.Log, c.Store) // logs its sandbox first
+	c.cur = New(Options{Config: cfg, Trust: trust, Env: c.Env, Log: c.Log, Store: c.Store, Version: c.version, Known: c.Known}) // logs its sandbox first
 	c.Log.Info("config", "source", cfg.Source, "reread", reread)
 	if w := trust.Warning(); w != c.Warned {
 		c.Warned = w
@@ -93,10 +93,7 @@ func (c *Configs) builder() (*acp.Builder, error) {
 			c.Log.Warn("workspace config not trusted", "ignored", strings.Join(trust.Ignored, ","))
 		}
 	}
-	c.cur.known = c.Known
 	c.cur.conn.Retarget(c.chosen())
-	c.cur.Trust = trust
-	c.cur.Version = c.version
 	c.apps = append(c.apps, c.cur)
 	c.b = c.cur.acpBuilder(c.ctx, func(cwd string) { c.agent.Announce(cwd) })
 	return c.b, nil
@@ -130,7 +127,7 @@ func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Bu
 		ThoughtLevels: a.thoughtLevels,
 		// The ⚠ that starts the line on a terminal is the notice's
 		// severity in the editor, and the italic note adds its own.
-		Untrusted: strings.TrimPrefix(a.Trust.Warning(), "⚠ "),
+		Untrusted: strings.TrimPrefix(a.trust.Warning(), "⚠ "),
 	}
 }
 

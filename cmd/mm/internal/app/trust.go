@@ -32,8 +32,8 @@ func TrustFile(env config.Env) string {
 func (a *App) runLater(root string) map[string]string {
 	out := map[string]string{}
 	cfgs := []*config.Config{a.cfg}
-	if a.Trust != nil && a.Trust.Full != nil {
-		cfgs = append(cfgs, a.Trust.Full)
+	if a.trust != nil && a.trust.Full != nil {
+		cfgs = append(cfgs, a.trust.Full)
 	}
 	for _, c := range cfgs {
 		for _, p := range c.Parts(root) {
@@ -73,7 +73,7 @@ func absPath(p string) string {
 // trustCommand is /trust in the editor's / menu, offered while the
 // workspace's own config is not trusted.
 func (a *App) trustCommand() []acp.Command {
-	if t := a.Trust; t == nil || !t.Workspace || t.Trusted {
+	if t := a.trust; t == nil || !t.Workspace || t.Trusted {
 		return nil
 	}
 	return []acp.Command{{Name: "trust", Description: "Trust this workspace's .mm/agent.yaml as it is now (shows what takes effect first)"}}
@@ -92,7 +92,7 @@ func (a *App) withTrust(env tools.Env, next func(context.Context, string) engine
 			}
 			return next(ctx, prompt)
 		}
-		t := a.Trust
+		t := a.trust
 		switch {
 		case t == nil || !t.Workspace:
 			return engine.Rewrite{Answer: "mm: there is no workspace .mm/agent.yaml in use — your own config is always trusted"}

@@ -132,14 +132,7 @@ func (d *doctor) finish() int {
 // Run is `mm doctor [--json]`; it returns the exit code. cfgErr is the
 // config's error, if any: then nothing else can be trusted and only that
 // line is printed.
-func Run(ctx context.Context, h Host, cfgErr error, cwd string, args []string, jsonOut bool, stdout, stderr io.Writer) int {
-	for _, arg := range args {
-		if arg != "--json" && arg != "-json" {
-			fmt.Fprintf(stderr, "mm: unexpected argument %q after doctor (only --json)\n", arg)
-			return exitcode.Usage
-		}
-		jsonOut = true
-	}
+func Run(ctx context.Context, h Host, cfgErr error, cwd string, jsonOut bool, stdout, stderr io.Writer) int {
 	d := &doctor{h: h, cwd: cwd, out: stdout, json: jsonOut, colour: !jsonOut && line.Colour(stdout, h.Getenv)}
 	if cfgErr != nil {
 		d.fail("config", strings.TrimPrefix(cfgErr.Error(), config.ErrInvalid.Error()+": "), "fix the line named, or run without a config to use the defaults")

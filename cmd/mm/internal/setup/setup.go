@@ -57,11 +57,7 @@ func (o option) label(width int) string {
 }
 
 // Run is `mm setup`; it returns the exit code.
-func Run(ctx context.Context, o Options, args []string) int {
-	if len(args) > 0 {
-		fmt.Fprintf(o.Err, "mm: unexpected argument %q after setup\n", args[0])
-		return exitcode.Usage
-	}
+func Run(ctx context.Context, o Options) int {
 	current, _, err := config.UserChoice(o.Env)
 	if err != nil {
 		fmt.Fprintln(o.Err, "mm:", err)
