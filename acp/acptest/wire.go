@@ -1,0 +1,225 @@
+package acptest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Wire is the editor's end of an agent spoken to in raw JSON-RPC lines,
+// for the messages an SDK client would never send. It keeps every line
+// the agent writes; a line that is not JSON fails the test at the next
+// wait. The agent is stopped at once when the test ends.
+type Wire struct {
+	*link
+
+	mu      sync.Mutex
+	msgs    []Msg
+	nonJSON []string
+	eof     bool          // stdout ended
+	changed chan struct{} // closed and replaced at each line
+
+	taken map[string]int // answers Wait returned, by id (the test's goroutine only)
+}
+
+// Msg is one line the agent wrote.
+type Msg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	// Line is the line as written.
+	Line string `json:"-"`
+}
+
+// IsAnswer reports whether m answers a request (rather than being a
+// request or a notification of the agent's own).
+func (m Msg) IsAnswer() bool { return m.Method == "" }
+
+// IDKey is the compact text of m's id: `1`, `"a"`, or `null` for none.
+func (m Msg) IDKey() string {
+	var b bytes.Buffer
+	if len(m.ID) == 0 || json.Compact(&b, m.ID) != nil {
+		return "null"
+	}
+	return b.String()
+}
+
+// ServeWire serves agent in this process and speaks raw lines to it.
+func ServeWire(t testing.TB, agent ServeFunc) *Wire {
+	t.Helper()
+	return wire(t, serveLink(t, agent))
+}
+
+// StartWire starts cmd, an agent speaking ACP on its stdio, and speaks
+// raw lines to it.
+func StartWire(t testing.TB, cmd *exec.Cmd) *Wire {
+	t.Helper()
+	return wire(t, startLink(t, cmd))
+}
+
+func wire(t testing.TB, l *link) *Wire {
+	w := &Wire{link: l, changed: make(chan struct{}), taken: map[string]int{}}
+	t.Cleanup(func() {
+		l.stop()
+		l.logStderr()
+	})
+	go w.read()
+	return w
+}
+
+// read keeps every line the agent writes, until EOF.
+func (w *Wire) read() {
+	sc := bufio.NewScanner(w.stdout)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m Msg
+		err := json.Unmarshal(sc.Bytes(), &m)
+		m.Line = sc.Text()
+		w.mu.Lock()
+		if err != nil {
+			w.nonJSON = append(w.nonJSON, m.Line)
+		} else {
+			w.msgs = append(w.msgs, m)
+		}
+		w.wake()
+		w.mu.Unlock()
+	}
+	io.Copy(io.Discard, w.stdout) // a line too long to scan
+	w.mu.Lock()
+	w.eof = true
+	w.wake()
+	w.mu.Unlock()
+}
+
+func (w *Wire) wake() {
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Send writes each of lines, a newline after each.
+func (w *Wire) Send(lines ...string) {
+	w.t.Helper()
+	out := w.writer()
+	for _, s := range lines {
+		if _, err := io.WriteString(out, s+"\n"); err != nil {
+			w.t.Fatalf("writing to the agent: %v", err)
+		}
+	}
+}
+
+// Until waits for ok to hold over every message the agent wrote so far,
+// and returns them.
+func (w *Wire) Until(what string, ok func([]Msg) bool) []Msg {
+	w.t.Helper()
+	timeout := time.After(Hung)
+	for {
+		w.mu.Lock()
+		msgs, bad, eof, changed := append([]Msg(nil), w.msgs...), w.nonJSON, w.eof, w.changed
+		w.mu.Unlock()
+		if len(bad) > 0 {
+			w.t.Fatalf("stdout carried a non-JSON line: %q", bad[0])
+		}
+		if ok(msgs) {
+			return msgs
+		}
+		if eof {
+			w.t.Fatalf("the agent closed stdout while waiting for %s", what)
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			w.t.Fatalf("the agent hung waiting for %s", what)
+		}
+	}
+}
+
+// Msgs are the messages the agent wrote so far.
+func (w *Wire) Msgs() []Msg {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Msg(nil), w.msgs...)
+}
+
+// Answers are the answers among msgs, by id (Msg.IDKey).
+func Answers(msgs []Msg) map[string][]Msg {
+	by := map[string][]Msg{}
+	for _, m := range msgs {
+		if m.IsAnswer() {
+			by[m.IDKey()] = append(by[m.IDKey()], m)
+		}
+	}
+	return by
+}
+
+// Wait returns the next answer with the given id (compact JSON: `1`,
+// `"a"`, `null`) that Wait has not returned yet.
+func (w *Wire) Wait(id string) Msg {
+	w.t.Helper()
+	n := w.taken[id]
+	msgs := w.Until("an answer to id "+id, func(ms []Msg) bool { return len(Answers(ms)[id]) > n })
+	w.taken[id]++
+	return Answers(msgs)[id][n]
+}
+
+// Handshake initializes, advertising no capability, and opens a session
+// in cwd; it returns the session's id.
+func (w *Wire) Handshake(cwd string) string {
+	w.t.Helper()
+	return w.HandshakeWith(cwd, `{}`)
+}
+
+// HandshakeWith is Handshake advertising the client capabilities caps (a
+// JSON object).
+func (w *Wire) HandshakeWith(cwd, caps string) string {
+	w.t.Helper()
+	w.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
+	if m := w.Wait(`"init"`); m.Result == nil {
+		w.t.Fatalf("initialize: %s", m.Line)
+	}
+	b, _ := json.Marshal(cwd)
+	w.Send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
+	m := w.Wait(`"new"`)
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Result, &res) != nil || res.SessionID == "" {
+		w.t.Fatalf("session/new: %s", m.Line)
+	}
+	return res.SessionID
+}
+
+// Lines is every JSON line the agent wrote so far, as one stream.
+func (w *Wire) Lines() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b strings.Builder
+	for _, m := range w.msgs {
+		b.WriteString(m.Line + "\n")
+	}
+	return b.String()
+}
+
+// CheckSchema validates every message the agent wrote so far against the
+// schema (CheckSchema) and returns how many were checked.
+func (w *Wire) CheckSchema() int {
+	w.t.Helper()
+	return CheckSchema(w.t, w.Sent.String(), w.Lines())
+}
+
+// Close ends the agent's input and waits for it to end, returning how.
+func (w *Wire) Close() error {
+	w.t.Helper()
+	w.CloseInput()
+	return w.WaitExit()
+}
