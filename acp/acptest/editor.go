@@ -99,15 +99,38 @@ func (e *Editor) Initialize(ctx context.Context) sdk.InitializeResponse {
 // cwd with the given MCP servers. A failure fails the test.
 func (e *Editor) NewSession(ctx context.Context, cwd string, mcp ...sdk.McpServer) sdk.SessionId {
 	e.t.Helper()
+	return e.Open(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: mcp}).SessionId
+}
+
+// Open initializes if that is not done yet and sends session/new (no MCP
+// servers when req has none). A failure fails the test.
+func (e *Editor) Open(ctx context.Context, req sdk.NewSessionRequest) sdk.NewSessionResponse {
+	e.t.Helper()
 	e.Initialize(ctx)
-	if mcp == nil {
-		mcp = []sdk.McpServer{}
+	if req.McpServers == nil {
+		req.McpServers = []sdk.McpServer{}
 	}
-	s, err := e.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: mcp})
+	s, err := e.Conn.NewSession(ctx, req)
 	if err != nil {
 		e.t.Fatalf("session/new: %v", err)
 	}
-	return s.SessionId
+	return s
+}
+
+// Load initializes if that is not done yet and sends session/load (no
+// MCP servers when req has none): the replay is then in Updates. A
+// failure fails the test.
+func (e *Editor) Load(ctx context.Context, req sdk.LoadSessionRequest) sdk.LoadSessionResponse {
+	e.t.Helper()
+	e.Initialize(ctx)
+	if req.McpServers == nil {
+		req.McpServers = []sdk.McpServer{}
+	}
+	s, err := e.Conn.LoadSession(ctx, req)
+	if err != nil {
+		e.t.Fatalf("session/load: %v", err)
+	}
+	return s
 }
 
 // Prompt sends text as the user's prompt in session id and returns the

@@ -108,16 +108,17 @@ func (l *link) writer() io.Writer { return io.MultiWriter(l.stdin, l.Sent) }
 // CloseInput closes the agent's stdin: the editor went away.
 func (l *link) CloseInput() { l.stdin.Close() }
 
-// WaitExit waits for the agent to end and returns how it ended: nil, or its
-// exit status (or panic) as an error. An agent that does not end within
-// Hung fails the test.
+// WaitExit waits for the agent to end and returns how it ended: nil, or
+// its exit status (or panic) as an error. An agent that does not end
+// within ten seconds fails the test: it is waited for once its input
+// closed or it was told to go, and lingering is the bug.
 func (l *link) WaitExit() error {
 	l.t.Helper()
 	select {
 	case <-l.ended:
 		return l.err
-	case <-time.After(Hung):
-		l.t.Fatalf("the agent did not end within %v", Hung)
+	case <-time.After(exitBound):
+		l.t.Fatalf("the agent did not end within %v", exitBound)
 		return nil
 	}
 }

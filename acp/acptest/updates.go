@@ -70,3 +70,15 @@ func ThoughtText(us []sdk.SessionUpdate) string {
 	}
 	return b.String()
 }
+
+// UserText joins the text of the user's message chunks: what a replay
+// shows of the user's prompts.
+func UserText(us []sdk.SessionUpdate) string {
+	var b strings.Builder
+	for _, u := range us {
+		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
+			b.WriteString(u.UserMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}

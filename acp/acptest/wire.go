@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -172,6 +174,35 @@ func (w *Wire) Wait(id string) Msg {
 	return Answers(msgs)[id][n]
 }
 
+// Request is the line of a JSON-RPC request: id a string id (the answer
+// is found by Wait with its JSON form, `"id"`), params marshalled.
+func Request(id, method string, params any) string {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		panic(fmt.Sprintf("acptest: params of %s: %v", method, err))
+	}
+	return string(b)
+}
+
+// Call sends the request method with params under the string id and
+// returns its answer.
+func (w *Wire) Call(id, method string, params any) Msg {
+	w.t.Helper()
+	w.Send(Request(id, method, params))
+	return w.Wait(strconv.Quote(id))
+}
+
+// Prompt sends text as a prompt of session sid under the string id and
+// returns the answer; an error answer fails the test.
+func (w *Wire) Prompt(id, sid, text string) Msg {
+	w.t.Helper()
+	m := w.Call(id, "session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": text}}})
+	if m.Result == nil {
+		w.t.Fatalf("prompt %s: %s", id, m.Line)
+	}
+	return m
+}
+
 // Handshake initializes, advertising no capability, and opens a session
 // in cwd; it returns the session's id.
 func (w *Wire) Handshake(cwd string) string {
@@ -183,13 +214,10 @@ func (w *Wire) Handshake(cwd string) string {
 // JSON object).
 func (w *Wire) HandshakeWith(cwd, caps string) string {
 	w.t.Helper()
-	w.Send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
-	if m := w.Wait(`"init"`); m.Result == nil {
+	if m := w.Call("init", "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": json.RawMessage(caps)}); m.Result == nil {
 		w.t.Fatalf("initialize: %s", m.Line)
 	}
-	b, _ := json.Marshal(cwd)
-	w.Send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	m := w.Wait(`"new"`)
+	m := w.Call("new", "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
 	var res struct {
 		SessionID string `json:"sessionId"`
 	}

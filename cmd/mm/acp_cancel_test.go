@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -21,29 +22,12 @@ import (
 // budget: the binary may be race-built on a loaded machine.
 const hung = 20 * time.Second
 
-type promptResult struct {
-	resp sdk.PromptResponse
-	err  error
-}
-
-func (p *agentProc) promptAsync(t *testing.T, id sdk.SessionId, text string) <-chan promptResult {
-	ctx := testenv.Context(t)
-	done := make(chan promptResult, 1)
-	go func() {
-		r, err := p.prompt(ctx, id, text)
-		done <- promptResult{r, err}
-	}()
-	return done
-}
-
-func waitResult(t *testing.T, what string, ch <-chan promptResult) promptResult {
+// cancelled waits for the answer of a prompt sent with async, what
+// naming it, and fails the test unless it ended cancelled.
+func cancelled(t *testing.T, what string, ch <-chan acptest.Answer) {
 	t.Helper()
-	select {
-	case r := <-ch:
-		return r
-	case <-time.After(hung):
-		t.Fatalf("%s: no answer after %v", what, hung)
-		return promptResult{}
+	if a := acptest.Await(t, what, ch); a.Err != nil || a.Resp.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("%s = %+v, %v; want stopReason cancelled", what, a.Resp, a.Err)
 	}
 }
 
@@ -63,40 +47,23 @@ func waitSignal(t *testing.T, what string, ch <-chan struct{}) {
 // second, and the cancel was lost: the second prompt hung.
 func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "two_stalls")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := newWorld(t, "two_stalls")
+	p := w.session()
 
-	first := p.promptAsync(t, id, "first question")
-	waitSignal(t, "the first answer stalls", srv.StepStalled(0))
-	p.client.waitUpdates(t, "the first answer's words", func(us []sdk.SessionUpdate) bool {
-		return strings.Contains(messageText(us), "First")
-	})
-	second := p.promptAsync(t, id, "second question")
-
-	r := waitResult(t, "the replaced prompt", first)
-	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
-		t.Fatalf("replaced prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
-	}
-	waitSignal(t, "the second answer stalls", srv.StepStalled(1))
-	p.client.waitUpdates(t, "the second answer's words", func(us []sdk.SessionUpdate) bool {
-		return strings.Contains(messageText(us), "Second")
-	})
-	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	r = waitResult(t, "the cancelled second prompt", second)
-	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
-		t.Fatalf("second prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
-	}
-	if n := len(srv.Requests()); n != 2 {
+	first := p.async("first question")
+	waitSignal(t, "the first answer stalls", w.srv.StepStalled(0))
+	p.WaitMessage("First")
+	second := p.async("second question")
+	cancelled(t, "the replaced prompt", first)
+	waitSignal(t, "the second answer stalls", w.srv.StepStalled(1))
+	p.WaitMessage("Second")
+	p.Cancel(w.ctx, p.id)
+	cancelled(t, "the cancelled second prompt", second)
+	if n := len(w.srv.Requests()); n != 2 {
 		t.Errorf("model requests = %d, want 2 (one per prompt)", n)
 	}
-	updates, _ := p.client.snapshot()
-	if text := messageText(updates); strings.Contains(text, "_mm:") {
-		t.Errorf("a cancel must not show a struggle note: %q", messageText(updates))
+	if text := p.answer(); strings.Contains(text, "_mm:") {
+		t.Errorf("a cancel must not show a struggle note: %q", text)
 	}
 }
 
@@ -107,23 +74,17 @@ func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 // asked for). A prompt to the closed session is refused.
 func TestACPCloseStopsRunningTurn(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "long_bash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := newWorld(t, "long_bash")
+	p := w.session()
 
-	done := p.promptAsync(t, id, "Run the long job")
-	pid := waitPID(t, filepath.Join(dir, "child.pid"))
+	done := p.async("Run the long job")
+	pid := waitPID(t, filepath.Join(w.dir, "child.pid"))
 	closed := make(chan error, 1)
 	go func() {
-		_, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id})
+		_, err := p.Conn.CloseSession(w.ctx, sdk.CloseSessionRequest{SessionId: p.id})
 		closed <- err
 	}()
-	r := waitResult(t, "the prompt of the closed session", done)
-	if r.err != nil || r.resp.StopReason != sdk.StopReasonCancelled {
-		t.Fatalf("prompt = %+v, %v; want stopReason cancelled", r.resp, r.err)
-	}
+	cancelled(t, "the prompt of the closed session", done)
 	select {
 	case err := <-closed:
 		if err != nil {
@@ -135,13 +96,13 @@ func TestACPCloseStopsRunningTurn(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("the bash command (pid %d) is still running after session/close", pid)
 	}
-	if n := len(srv.Requests()); n != 1 {
+	if n := len(w.srv.Requests()); n != 1 {
 		t.Errorf("model requests = %d after close, want 1", n)
 	}
-	if _, err := p.prompt(ctx, id, "still there?"); err == nil {
+	if _, err := p.prompt("still there?"); err == nil {
 		t.Errorf("a prompt to a closed session was accepted")
 	}
-	if n := len(srv.Requests()); n != 1 {
+	if n := len(w.srv.Requests()); n != 1 {
 		t.Errorf("model requests = %d after a prompt to the closed session, want 1", n)
 	}
 }
@@ -218,15 +179,14 @@ func TestACPCancelRightAfterPrompt(t *testing.T) {
 		steps[i] = llmtest.Step{Content: "answer"}
 	}
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: steps})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	r := startRaw(t, dir, mmEnv(t, srv))
-	sid := r.handshake(dir)
+	w := newWorldOn(t, srv)
+	r := w.wire()
+	sid := r.Handshake(w.dir)
 	prompt := func(id string) string {
 		return `{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"hello"}]}}`
 	}
 	cancel := `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"` + sid + `"}}`
-	stop := func(m rawMsg) string {
+	stop := func(m acptest.Msg) string {
 		var res struct {
 			StopReason string `json:"stopReason"`
 		}
@@ -235,13 +195,13 @@ func TestACPCancelRightAfterPrompt(t *testing.T) {
 	}
 	for i := 0; i < 20; i++ {
 		id := fmt.Sprintf("p%d", i)
-		r.send(prompt(id) + "\n" + cancel)
-		if got := stop(r.wait(`"` + id + `"`)); got != "cancelled" {
+		r.Send(prompt(id) + "\n" + cancel)
+		if got := stop(r.Wait(`"` + id + `"`)); got != "cancelled" {
 			t.Fatalf("prompt %d followed by a cancel answered %q, want cancelled", i, got)
 		}
 	}
-	r.send(cancel + "\n" + prompt("after"))
-	if got := stop(r.wait(`"after"`)); got != "end_turn" {
+	r.Send(cancel + "\n" + prompt("after"))
+	if got := stop(r.Wait(`"after"`)); got != "end_turn" {
 		t.Errorf("a prompt sent after a cancel answered %q, want end_turn", got)
 	}
 }

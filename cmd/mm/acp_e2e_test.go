@@ -1,14 +1,13 @@
 package main
 
 import (
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestACPReadEditAnswer drives the real mm binary with the acp-go-sdk
@@ -16,32 +15,20 @@ import (
 // (after a permission prompt) and answers.
 func TestACPReadEditAnswer(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "read_edit_answer")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "hello.txt")
-	writeFile(t, file, "hello world\nsecond line\n")
-
-	env := mmEnv(t, srv)
-	p := startAgent(t, dir, env)
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := newWorld(t, "read_edit_answer")
+	file := w.write("hello.txt", "hello world\nsecond line\n")
+	p := w.session()
 	// The window is probed in the background and a turn never waits for
 	// it; a usage_update needs the window's size, so a turn that beats
 	// the probe (a loaded machine, a fast build) has none to send.
-	waitLogged(t, ctx, env, `msg="context window"`)
-	resp, err := p.prompt(ctx, id, "Change hello to goodbye in hello.txt")
-	if err != nil {
-		t.Fatalf("prompt: %v", err)
-	}
-	if resp.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason = %q, want end_turn", resp.StopReason)
-	}
+	waitLogged(t, w.ctx, w.env, `msg="context window"`)
+	p.endTurn("Change hello to goodbye in hello.txt")
 	if got := readFile(t, file); got != "goodbye world\nsecond line\n" {
 		t.Errorf("file = %q", got)
 	}
 
-	updates, perms := p.client.snapshot()
-	lines := describe(updates)
+	updates, perms := p.Updates(), p.Permissions()
+	lines := acptest.Describe(updates)
 	t.Logf("updates:\n%s", strings.Join(lines, "\n"))
 
 	// Order: thought, read call pending→completed, thought, edit call
@@ -65,16 +52,10 @@ func TestACPReadEditAnswer(t *testing.T) {
 	if i < len(want) {
 		t.Errorf("update order: matched %d of %d, missing %q", i, len(want), want[i])
 	}
-	if got := messageText(updates); !strings.Contains(got, "Done: hello.txt now says goodbye world.") {
+	if got := acptest.MessageText(updates); !strings.Contains(got, "Done: hello.txt now says goodbye world.") {
 		t.Errorf("answer = %q", got)
 	}
-	var thoughts string
-	for _, u := range updates {
-		if u.AgentThoughtChunk != nil {
-			thoughts += u.AgentThoughtChunk.Content.Text.Text
-		}
-	}
-	if !strings.Contains(thoughts, "I should read the file first.") {
+	if thoughts := acptest.ThoughtText(updates); !strings.Contains(thoughts, "I should read the file first.") {
 		t.Errorf("thoughts = %q", thoughts)
 	}
 
@@ -111,7 +92,7 @@ func TestACPReadEditAnswer(t *testing.T) {
 	}
 
 	// The second model request carries the read's result.
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("model requests = %d, want 3", len(reqs))
 	}

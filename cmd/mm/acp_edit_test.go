@@ -2,13 +2,12 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestACPRefusedEditThenRepaired (issue 3): a wrong `old` is refused with
@@ -17,37 +16,25 @@ import (
 // spaces in a tab-indented file) applies with its diff sent to the editor.
 func TestACPRefusedEditThenRepaired(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "refused_edit")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "greet.go")
+	w := newWorld(t, "refused_edit")
 	original := "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello world\")\n}\n"
-	writeFile(t, file, original)
-
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	file := w.write("greet.go", original)
+	p := w.session()
 
 	// Check the file right after the refused edit: hold the permission
 	// answer of the second (valid) edit until we looked.
-	hold := make(chan struct{})
-	p.client.mu.Lock()
-	p.client.hold = hold
-	p.client.mu.Unlock()
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.prompt(ctx, id, "Say bye instead of hello world")
-		done <- err
-	}()
-	<-p.client.asked // the permission prompt of the repaired edit
+	release := p.Hold()
+	done := p.async("Say bye instead of hello world")
+	<-p.Asked() // the permission prompt of the repaired edit
 	if got, _ := os.ReadFile(file); string(got) != original {
 		t.Errorf("the refused edit changed the file: %q", got)
 	}
-	close(hold)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	release()
+	if a := acptest.Await(t, "the repaired edit", done); a.Err != nil {
+		t.Fatal(a.Err)
 	}
 
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	msgs := reqs[2].Messages
 	repair := msgs[len(msgs)-1]
 	if repair.Role != "tool" || !strings.Contains(repair.Content, "not found") || !strings.Contains(repair.Content, `fmt.Println("hello world")`) {
@@ -57,7 +44,7 @@ func TestACPRefusedEditThenRepaired(t *testing.T) {
 	if got := readFile(t, file); got != want {
 		t.Errorf("file = %q, want the tab-indented edit", got)
 	}
-	updates, perms := p.client.snapshot()
+	updates, perms := p.Updates(), p.Permissions()
 	if len(perms) != 1 {
 		t.Errorf("permission asked %d times, want once (the refused edit asks nothing)", len(perms))
 	}
@@ -72,6 +59,6 @@ func TestACPRefusedEditThenRepaired(t *testing.T) {
 		}
 	}
 	if !sawDiff {
-		t.Errorf("the editor did not get the applied diff:\n%s", strings.Join(describe(updates), "\n"))
+		t.Errorf("the editor did not get the applied diff:\n%s", strings.Join(acptest.Describe(updates), "\n"))
 	}
 }

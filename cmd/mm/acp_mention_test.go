@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestACPMentions (E31, A11): @path in the prompt text becomes an
@@ -16,19 +16,13 @@ import (
 // user.
 func TestACPMentions(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "short_answer")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "summarize @hello.txt, @gone.txt and @/etc/hosts"); err != nil {
-		t.Fatal(err)
-	}
-	msgs := srv.Requests()[0].Messages
-	user := msgs[len(msgs)-1].Content
+	w := newWorld(t, "short_answer")
+	w.write("hello.txt", "hello\n")
+	p := w.session()
+	p.turn("summarize @hello.txt, @gone.txt and @/etc/hosts")
+	user := w.srv.Requests()[0].Last().Content
 	for _, want := range []string{
-		"[attached file: " + filepath.Join(dir, "hello.txt") + "]",
+		"[attached file: " + filepath.Join(w.dir, "hello.txt") + "]",
 		"[@gone.txt does not exist in the workspace — not attached]",
 		"[@/etc/hosts is outside the workspace — not attached]",
 	} {
@@ -36,8 +30,7 @@ func TestACPMentions(t *testing.T) {
 			t.Errorf("the model's prompt lacks %q:\n%s", want, user)
 		}
 	}
-	updates, _ := p.client.snapshot()
-	if msg := messageText(updates); !strings.Contains(msg, "@gone.txt does not exist") || !strings.Contains(msg, "@/etc/hosts is outside the workspace") {
+	if msg := p.answer(); !strings.Contains(msg, "@gone.txt does not exist") || !strings.Contains(msg, "@/etc/hosts is outside the workspace") {
 		t.Errorf("the user was not told:\n%s", msg)
 	}
 }
@@ -49,19 +42,14 @@ func TestACPMentions(t *testing.T) {
 func TestACPMentionUnsavedBuffer(t *testing.T) {
 	t.Parallel()
 	for _, viaEditor := range []bool{true, false} {
-		srv := scenario(t, "short_answer")
-		dir := t.TempDir()
-		draft := filepath.Join(dir, "draft.md")
-		p := startAgent(t, dir, mmEnv(t, srv))
-		p.client.buffers = map[string]string{draft: "# draft\n"}
-		ctx := testenv.Context(t)
+		w := newWorld(t, "short_answer")
+		draft := filepath.Join(w.dir, "draft.md")
 		caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: viaEditor, WriteTextFile: viaEditor}}
-		id := p.sessionWith(t, ctx, dir, caps, nil)
-		if _, err := p.prompt(ctx, id, "tidy @draft.md"); err != nil {
-			t.Fatal(err)
-		}
-		msgs := srv.Requests()[0].Messages
-		user := msgs[len(msgs)-1].Content
+		p := w.serve(acptest.Options{Caps: caps})
+		p.SetBuffer(draft, "# draft\n")
+		p.open()
+		p.turn("tidy @draft.md")
+		user := w.srv.Requests()[0].Last().Content
 		want := "[attached file: " + draft + "]"
 		if !viaEditor {
 			want = "[@draft.md does not exist in the workspace — not attached]"

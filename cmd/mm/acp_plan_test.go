@@ -6,22 +6,17 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestACPPlan (T8): a plan tool call reaches the editor as a plan update
 // with the same entries, in order.
 func TestACPPlan(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "plan")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "fix the loop in main.go"); err != nil {
-		t.Fatal(err)
-	}
-	updates, _ := p.client.snapshot()
+	w := newWorld(t, "plan")
+	p := w.session()
+	p.turn("fix the loop in main.go")
+	updates := p.Updates()
 	var plans []*sdk.SessionUpdatePlan
 	for _, u := range updates {
 		if u.Plan != nil {
@@ -29,7 +24,7 @@ func TestACPPlan(t *testing.T) {
 		}
 	}
 	if len(plans) != 1 {
-		t.Fatalf("got %d plan updates, want 1:\n%s", len(plans), strings.Join(describe(updates), "\n"))
+		t.Fatalf("got %d plan updates, want 1:\n%s", len(plans), strings.Join(acptest.Describe(updates), "\n"))
 	}
 	want := []sdk.PlanEntry{
 		{Content: "read main.go", Status: sdk.PlanEntryStatusCompleted, Priority: sdk.PlanEntryPriorityMedium},
@@ -45,9 +40,7 @@ func TestACPPlan(t *testing.T) {
 			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	reqs := srv.Requests()
-	last := reqs[len(reqs)-1].Messages
-	if r := last[len(last)-1]; r.Role != "tool" || !strings.Contains(r.Content, "plan updated: 3 steps, 1 completed") {
+	if r := lastMessage(w.srv); r.Role != "tool" || !strings.Contains(r.Content, "plan updated: 3 steps, 1 completed") {
 		t.Errorf("the model got %q", r.Content)
 	}
 }

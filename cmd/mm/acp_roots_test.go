@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -67,29 +68,22 @@ func TestACPAdditionalDirectories(t *testing.T) {
 	t.Cleanup(srv.Close)
 	env := trusted(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	ctx := testenv.Context(t)
-	p := startAgentProcess(t, dir, env)
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if init.AgentCapabilities.SessionCapabilities.AdditionalDirectories == nil {
+	p := startMM(t, dir, env, acptest.Options{})
+	if p.Initialize(ctx).AgentCapabilities.SessionCapabilities.AdditionalDirectories == nil {
 		t.Error("sessionCapabilities.additionalDirectories not advertised")
 	}
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: []string{second}, McpServers: []sdk.McpServer{}})
-	if err != nil {
+	ns := p.Open(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: []string{second}})
+	if _, err := p.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "yolo"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "yolo"}); err != nil {
-		t.Fatal(err)
-	}
-	p.client.choose = sdk.PermissionOptionKindRejectOnce
+	p.Choose(sdk.PermissionOptionKindRejectOnce)
 	// The model is told of the second root; mentions and attached files
 	// may be in either root, never outside.
 	prompt := []sdk.ContentBlock{
 		sdk.TextBlock("set things up with @" + filepath.Join(second, "lib.txt") + " and @" + filepath.Join(outside, "secret.txt")),
 		sdk.ResourceLinkBlock("lib.txt", "file://"+filepath.Join(second, "lib.txt")),
 	}
-	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt}); err != nil {
+	if _, err := p.Conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := srv.Requests()
@@ -107,7 +101,7 @@ func TestACPAdditionalDirectories(t *testing.T) {
 	if got := read[len(read)-2].Content; !strings.Contains(got, "outside the workspace") || strings.Contains(got, "not yours") {
 		t.Errorf("reading outside both roots: %q", got)
 	}
-	_, perms := p.client.snapshot()
+	perms := p.Permissions()
 	var titles []string
 	for _, q := range perms {
 		titles = append(titles, *q.ToolCall.Title)
@@ -131,41 +125,30 @@ func TestACPAdditionalDirectories(t *testing.T) {
 	if told := lastToolText(srv); !strings.Contains(told, "link.txt leads out of the workspace") {
 		t.Errorf("the model was not told why link.txt was not written:\n%s", told)
 	}
-	list, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	list, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
 	if err != nil || len(list.Sessions) != 1 || !slices.Equal(list.Sessions[0].AdditionalDirectories, []string{second}) {
 		t.Errorf("session/list = %+v, %v; want the session with its second root", list.Sessions, err)
 	}
-	_, err = p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: []string{"relative/dir"}, McpServers: []sdk.McpServer{}})
+	_, err = p.Conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: []string{"relative/dir"}, McpServers: []sdk.McpServer{}})
 	if err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("a relative additional directory: %v, want refused", err)
 	}
-	p.stopChecked(t)
+	p.Stop()
 
 	// session/load's list is the session's whole list: given, the second
 	// root is there again; omitted (the open session loaded again), it
 	// is not.
-	q := startAgentProcess(t, dir, env)
-	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	lastRead := func() string {
-		reqs := srv.Requests()
-		m := reqs[len(reqs)-1].Messages
-		return m[len(m)-1].Content
-	}
+	q := startMM(t, dir, env, acptest.Options{})
 	for _, tc := range []struct {
 		dirs []string
 		want string
 	}{{[]string{second}, "the second root's file"}, {nil, "outside the workspace"}} {
-		if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: dir, AdditionalDirectories: tc.dirs, McpServers: []sdk.McpServer{}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := q.prompt(ctx, ns.SessionId, "read it"); err != nil {
-			t.Fatal(err)
-		}
-		if got := lastRead(); !strings.Contains(got, tc.want) {
+		q.Load(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: dir, AdditionalDirectories: tc.dirs})
+		q.id = ns.SessionId
+		q.turn("read it")
+		if got := lastMessage(srv).Content; !strings.Contains(got, tc.want) {
 			t.Errorf("loaded with %v, reading the second root: %q, want %q", tc.dirs, got, tc.want)
 		}
 	}
-	q.stopChecked(t)
+	q.Stop()
 }

@@ -9,31 +9,19 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
-
-// stop closes mm's stdin and waits for it to exit (the cleanup of
-// startAgent still finds it exited).
-func (p *agentProc) stop(t *testing.T) {
-	t.Helper()
-	p.stdin.Close()
-	err := <-p.done
-	p.done <- err
-	if err != nil {
-		t.Fatalf("mm exited with %v", err)
-	}
-}
 
 // commandsAfterAnswer checks A5 on the raw stream: the / menu of the
 // session arrives after the line answering the request that opened it.
-func commandsAfterAnswer(t *testing.T, p *agentProc, answerHas string) []string {
+func commandsAfterAnswer(t *testing.T, p *editor, answerHas string) []string {
 	t.Helper()
-	p.client.waitUpdates(t, "available_commands_update", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("available_commands_update", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
 	})
 	answer, menu := -1, -1
-	for i, l := range strings.Split(p.stdout.String(), "\n") {
+	for i, l := range strings.Split(p.Received.String(), "\n") {
 		if answer < 0 && strings.Contains(l, `"result"`) && strings.Contains(l, answerHas) {
 			answer = i
 		}
@@ -44,9 +32,8 @@ func commandsAfterAnswer(t *testing.T, p *agentProc, answerHas string) []string 
 	if answer < 0 || menu < answer {
 		t.Errorf("available_commands_update on line %d, the answer on line %d: the menu must follow the answer", menu, answer)
 	}
-	us, _ := p.client.snapshot()
 	var names []string
-	for _, u := range us {
+	for _, u := range p.Updates() {
 		if u.AvailableCommandsUpdate != nil {
 			for _, c := range u.AvailableCommandsUpdate.AvailableCommands {
 				names = append(names, c.Name)
@@ -82,29 +69,20 @@ func values(s *sdk.SessionConfigOptionSelect) []string {
 // history. The file is private and holds no API key.
 func TestACPSessionSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "session_restart")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "hello.txt")
-	writeFile(t, file, "hello world\nsecond line\n")
 	state := t.TempDir()
 	const key = "sk-test-secret-4242"
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+state, "MM_API_KEY="+key)
-	ctx := testenv.Context(t)
+	w := newWorld(t, "session_restart", "XDG_STATE_HOME="+state, "MM_API_KEY="+key)
+	dir, ctx := w.dir, w.ctx
+	file := w.write("hello.txt", "hello world\nsecond line\n")
 
-	p := startAgent(t, dir, env)
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := init.AgentCapabilities
+	p := w.serve(acptest.Options{})
+	c := p.Initialize(ctx).AgentCapabilities
 	if !c.LoadSession || c.SessionCapabilities.List == nil || c.SessionCapabilities.Resume == nil || c.SessionCapabilities.Close == nil {
 		t.Errorf("capabilities = %+v, want loadSession, list, resume, close", c)
 	}
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := p.Open(ctx, sdk.NewSessionRequest{Cwd: dir})
 	id := ns.SessionId
+	p.id = id
 	if ns.Modes == nil || ns.Modes.CurrentModeId != "ask" || len(ns.Modes.AvailableModes) != 4 {
 		t.Errorf("modes = %+v", ns.Modes)
 	}
@@ -117,7 +95,7 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	if m := selectOf(ns.ConfigOptions, "model"); m != nil {
 		t.Errorf("session/new waited for GET /v1/models: model option %+v in the answer", m)
 	}
-	p.client.waitUpdates(t, "config_option_update with the model picker", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("config_option_update with the model picker", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
 			if u.ConfigOptionUpdate == nil {
 				return false
@@ -129,14 +107,11 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "compact") || !slices.Contains(names, "skills") {
 		t.Errorf("commands = %v, want compact and skills", names)
 	}
-	resp, err := p.prompt(ctx, id, "Change hello to goodbye in hello.txt")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt: %+v, %v", resp, err)
-	}
+	resp := p.endTurn("Change hello to goodbye in hello.txt")
 	if resp.Usage == nil || resp.Usage.InputTokens == 0 || resp.Usage.TotalTokens != resp.Usage.InputTokens+resp.Usage.OutputTokens {
 		t.Errorf("prompt usage = %+v", resp.Usage)
 	}
-	p.stop(t)
+	p.Stop()
 
 	// The file: one per session, private, without the key.
 	files, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", "*.json"))
@@ -152,30 +127,26 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	}
 
 	// A new mm: list, load.
-	p2 := startAgent(t, dir, env)
-	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	list, err := p2.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	p2 := w.serve(acptest.Options{})
+	p2.Initialize(ctx)
+	list, err := p2.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != id || list.Sessions[0].Title == nil || *list.Sessions[0].Title != "Change hello to goodbye in hello.txt" || list.Sessions[0].UpdatedAt == nil {
 		t.Errorf("list = %+v", list.Sessions)
 	}
-	if other, _ := p2.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(t.TempDir())}); len(other.Sessions) != 0 {
+	if other, _ := p2.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(t.TempDir())}); len(other.Sessions) != 0 {
 		t.Errorf("another workspace lists %+v", other.Sessions)
 	}
-	ld, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
+	ld := p2.Load(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir})
+	p2.id = id
 	if ld.Modes == nil || ld.Modes.CurrentModeId != "ask" || selectOf(ld.ConfigOptions, "mode") == nil {
 		t.Errorf("load answer = %+v", ld)
 	}
 	// The SDK client delivers the updates sent before the answer before
 	// returning it.
-	replayed, _ := p2.client.snapshot()
+	replayed := p2.Updates()
 	var user, answer string
 	var diff *sdk.ToolCallContentDiff
 	for _, u := range replayed {
@@ -196,17 +167,15 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 		}
 	}
 	if user != "Change hello to goodbye in hello.txt" || !strings.Contains(answer, "Done: hello.txt now says goodbye world.") {
-		t.Errorf("replay: user %q, answer %q\n%s", user, answer, strings.Join(describe(replayed), "\n"))
+		t.Errorf("replay: user %q, answer %q\n%s", user, answer, strings.Join(acptest.Describe(replayed), "\n"))
 	}
 	if diff == nil || diff.Path != file || diff.OldText == nil || *diff.OldText != "hello world\nsecond line\n" || diff.NewText != "goodbye world\nsecond line\n" {
 		t.Errorf("replayed diff = %+v", diff)
 	}
 	commandsAfterAnswer(t, p2, `"configOptions"`)
 
-	if _, err := p2.prompt(ctx, id, "What did I ask you before?"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
+	p2.turn("What did I ask you before?")
+	reqs := w.srv.Requests()
 	last := reqs[len(reqs)-1]
 	var said []string
 	for _, m := range last.Messages {
@@ -223,7 +192,7 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	}
 
 	// Bad input: an unknown id is named in the error.
-	_, err = p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "sess_nope", Cwd: dir, McpServers: []sdk.McpServer{}})
+	_, err = p2.Conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "sess_nope", Cwd: dir, McpServers: []sdk.McpServer{}})
 	if err == nil || !strings.Contains(err.Error(), "sess_nope") {
 		t.Errorf("load of an unknown id: %v", err)
 	}
@@ -236,36 +205,32 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 // unknown values are refused with the valid ones, nothing changed.
 func TestACPModesAndModel(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "modes")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testenv.Context(t)
-	p.session(t, ctx, dir)
+	w := newWorld(t, "modes", "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.session()
 	// The model list is asked after session/new's answer; once it came,
 	// the next session's answer has the picker.
-	p.client.waitUpdates(t, "the model picker", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("the model picker", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
 			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "model") != nil
 		})
 	})
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := p.Open(ctx, sdk.NewSessionRequest{Cwd: w.dir})
 	if m := selectOf(ns.ConfigOptions, "model"); m == nil || m.CurrentValue != "fake-model" || !slices.Equal(values(m), []string{"fake-model", "big-model"}) {
 		t.Errorf("the second session/new: model option %+v, want the list seen", m)
 	}
 	id := ns.SessionId
+	p.id = id
 
 	set := func(cfg, value string) (sdk.SetSessionConfigOptionResponse, error) {
-		return p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		return p.Conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
 			SessionId: id, ConfigId: sdk.SessionConfigId(cfg), Value: sdk.SessionConfigValueId(value)}})
 	}
 	// Bad values first: refused, listing the valid ones.
 	if _, err := set("mode", "careful"); err == nil || !strings.Contains(err.Error(), "ask, accept-edits, plan, yolo") {
 		t.Errorf("unknown mode: %v", err)
 	}
-	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "careful"}); err == nil || !strings.Contains(err.Error(), "-32602") {
+	if _, err := p.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "careful"}); err == nil || !strings.Contains(err.Error(), "-32602") {
 		t.Errorf("unknown mode through set_mode: %v", err)
 	}
 	if _, err := set("model", "nope-model"); err == nil || !strings.Contains(err.Error(), "fake-model, big-model") {
@@ -279,21 +244,19 @@ func TestACPModesAndModel(t *testing.T) {
 	if m := selectOf(r.ConfigOptions, "mode"); m == nil || m.CurrentValue != "plan" || selectOf(r.ConfigOptions, "model") == nil {
 		t.Errorf("answer to set mode = %+v", r.ConfigOptions)
 	}
-	p.client.waitUpdates(t, "current_mode_update", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("current_mode_update", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
 			return u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeId == "plan"
 		})
 	})
-	if _, err := p.prompt(ctx, id, "Plan the change"); err != nil {
-		t.Fatal(err)
-	}
-	if _, perms := p.client.snapshot(); len(perms) != 0 {
+	p.turn("Plan the change")
+	if perms := p.Permissions(); len(perms) != 0 {
 		t.Errorf("plan mode asked %d times", len(perms))
 	}
-	if _, err := os.Stat(filepath.Join(dir, "plan.txt")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(w.dir, "plan.txt")); !os.IsNotExist(err) {
 		t.Errorf("plan mode wrote plan.txt (%v)", err)
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if first := reqs[0].Messages[len(reqs[0].Messages)-1].Content; !strings.Contains(first, "plan mode") {
 		t.Errorf("the model was not told it is planning: %q", first)
 	}
@@ -305,25 +268,23 @@ func TestACPModesAndModel(t *testing.T) {
 	if r, err := set("model", "big-model"); err != nil || selectOf(r.ConfigOptions, "model").CurrentValue != "big-model" {
 		t.Fatalf("set model: %+v, %v", r, err)
 	}
-	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "accept-edits"}); err != nil {
+	if _, err := p.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "accept-edits"}); err != nil {
 		t.Fatal(err)
 	}
-	p.client.waitUpdates(t, "config_option_update with accept-edits", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("config_option_update with accept-edits", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
 			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "mode").CurrentValue == "accept-edits"
 		})
 	})
-	if _, err := p.prompt(ctx, id, "Do it"); err != nil {
-		t.Fatal(err)
-	}
-	if got := readFile(t, filepath.Join(dir, "new.txt")); got != "written\n" {
+	p.turn("Do it")
+	if got := w.read("new.txt"); got != "written\n" {
 		t.Errorf("new.txt = %q", got)
 	}
-	_, perms := p.client.snapshot()
+	perms := p.Permissions()
 	if len(perms) != 1 || perms[0].ToolCall.Kind == nil || *perms[0].ToolCall.Kind != sdk.ToolKindExecute {
 		t.Errorf("accept-edits: permission requests %+v, want one, for bash", perms)
 	}
-	reqs = srv.Requests()
+	reqs = w.srv.Requests()
 	if reqs[1].Model != "fake-model" || reqs[2].Model != "big-model" || reqs[4].Model != "big-model" {
 		t.Errorf("models sent: %q %q %q", reqs[1].Model, reqs[2].Model, reqs[4].Model)
 	}
@@ -347,25 +308,17 @@ func TestACPModesAndModel(t *testing.T) {
 // an unknown level lists the valid ones.
 func TestACPThoughtLevel(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "thinking")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testenv.Context(t)
-	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, "thinking", "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.serve(acptest.Options{})
+	ns := p.Open(ctx, sdk.NewSessionRequest{Cwd: w.dir})
+	p.id = ns.SessionId
 	if selectOf(ns.ConfigOptions, "thought_level") != nil {
 		t.Errorf("thought level offered before the model reasoned")
 	}
-	if _, err := p.prompt(ctx, ns.SessionId, "hi"); err != nil {
-		t.Fatal(err)
-	}
+	p.turn("hi")
 	var levels []string
-	p.client.waitUpdates(t, "config_option_update with thought_level", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("config_option_update with thought_level", func(us []sdk.SessionUpdate) bool {
 		for _, u := range us {
 			if u.ConfigOptionUpdate != nil {
 				if s := selectOf(u.ConfigOptionUpdate.ConfigOptions, "thought_level"); s != nil {
@@ -380,7 +333,7 @@ func TestACPThoughtLevel(t *testing.T) {
 		t.Errorf("levels = %v", levels)
 	}
 	set := func(v string) error {
-		_, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		_, err := p.Conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
 			SessionId: ns.SessionId, ConfigId: "thought_level", Value: sdk.SessionConfigValueId(v)}})
 		return err
 	}
@@ -390,10 +343,8 @@ func TestACPThoughtLevel(t *testing.T) {
 	if err := set("none"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.prompt(ctx, ns.SessionId, "hi again"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
+	p.turn("hi again")
+	reqs := w.srv.Requests()
 	var kw map[string]any
 	if reqs[0].Field("chat_template_kwargs", &kw) {
 		t.Errorf("first request already turns thinking off: %v", kw)
@@ -409,11 +360,9 @@ func TestACPThoughtLevel(t *testing.T) {
 // loads it (acpx resumes the session it created).
 func TestACPNewSessionWritesNothing(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "hi"}}})
-	t.Cleanup(srv.Close)
-	dir, state := t.TempDir(), t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	ctx := testenv.Context(t)
+	state := t.TempDir()
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "hi"}}}), "XDG_STATE_HOME="+state)
+	dir, ctx := w.dir, w.ctx
 	files := func() []string {
 		var fs []string
 		for _, root := range []string{dir, state} {
@@ -427,27 +376,19 @@ func TestACPNewSessionWritesNothing(t *testing.T) {
 		return fs
 	}
 
-	p := startAgent(t, dir, env)
-	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := w.serve(acptest.Options{})
+	id := p.NewSession(ctx, dir)
 	if fs := files(); len(fs) != 0 {
 		t.Errorf("session/new wrote %v", fs)
 	}
-	p.stop(t)
-	if fs, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", string(ns.SessionId)+".json")); len(fs) != 1 {
+	p.Stop()
+	if fs, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", string(id)+".json")); len(fs) != 1 {
 		t.Fatalf("after mm stopped, session files = %v (all files: %v)", fs, files())
 	}
 
-	p2 := startAgent(t, dir, env)
-	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
+	p2 := w.serve(acptest.Options{})
+	p2.Initialize(ctx)
+	if _, err := p2.Conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Errorf("a new mm cannot load the never-prompted session: %v", err)
 	}
 }

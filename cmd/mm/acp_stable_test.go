@@ -1,19 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // The stable surface of the 2026-11 schema that mm served last: session
@@ -26,59 +23,46 @@ import (
 // and an unknown id is refused with its name.
 func TestACPSessionDelete(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testenv.Context(t)
-	p := startAgentProcess(t, dir, env)
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if init.AgentCapabilities.SessionCapabilities.Delete == nil {
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}}), "XDG_STATE_HOME="+t.TempDir())
+	dir, ctx := w.dir, w.ctx
+	p := w.start(acptest.Options{})
+	if init := p.Initialize(ctx); init.AgentCapabilities.SessionCapabilities.Delete == nil {
 		t.Errorf("sessionCapabilities.delete not advertised: %+v", init.AgentCapabilities.SessionCapabilities)
 	}
 	var ids []sdk.SessionId
 	for _, text := range []string{"first", "second"} {
-		ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.prompt(ctx, ns.SessionId, text); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, ns.SessionId)
+		ids = append(ids, p.open())
+		p.turn(text)
 	}
 	// The second is closed: deleting it reaches the store alone.
-	if _, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: ids[1]}); err != nil {
+	if _, err := p.Conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: ids[1]}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range ids {
-		if _, err := p.conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: id}); err != nil {
+		if _, err := p.Conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: id}); err != nil {
 			t.Fatalf("delete %s: %v", id, err)
 		}
 	}
-	list, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	list, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
 	if err != nil || len(list.Sessions) != 0 {
 		t.Errorf("list after delete = %+v, %v; want none", list.Sessions, err)
 	}
 	for _, id := range ids {
-		_, err := p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
+		_, err := p.Conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
 		var re *sdk.RequestError
 		if !errors.As(err, &re) || re.Code != -32602 {
 			t.Errorf("load of deleted %s: %v, want -32602", id, err)
 		}
 	}
-	if _, err := p.prompt(ctx, ids[0], "again"); err == nil {
+	if _, err := p.Prompt(ctx, ids[0], "again"); err == nil {
 		t.Errorf("a prompt to the deleted open session was answered")
 	}
-	_, err = p.conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: "sess_nothere"})
+	_, err = p.Conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: "sess_nothere"})
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32602 {
 		t.Errorf("delete of an unknown session: %v, want -32602", err)
 	}
-	p.stopChecked(t)
+	p.Stop()
 }
 
 // TestACPMessageIDsAndToolNames: the chunks of one model call share a
@@ -92,18 +76,12 @@ func TestACPMessageIDsAndToolNames(t *testing.T) {
 		{Reasoning: "Read it first.", Content: "Reading the file.", ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "a.txt"}}}},
 		{Content: "It says hi."},
 	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "a.txt"), "hi\n")
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testenv.Context(t)
-
-	p := startAgentProcess(t, dir, env)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "What does a.txt say?"); err != nil {
-		t.Fatal(err)
-	}
-	live := chunkIDs(t, p)
+	w := newWorldOn(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	w.write("a.txt", "hi\n")
+	p := w.start(acptest.Options{})
+	id := p.open()
+	p.turn("What does a.txt say?")
+	live := chunkIDs(p.Updates())
 	if len(live.agent) != 2 || live.agent[0] == live.agent[1] {
 		t.Errorf("answer message ids = %v, want two different ones (one per model call)", live.agent)
 	}
@@ -113,44 +91,32 @@ func TestACPMessageIDsAndToolNames(t *testing.T) {
 	if live.missing > 0 {
 		t.Errorf("%d text chunks without a messageId", live.missing)
 	}
-	if !strings.Contains(p.stdout.String(), `"name":"read_file"`) {
-		t.Errorf("no tool_call carries the tool's name:\n%s", p.stdout)
+	if !strings.Contains(p.Received.String(), `"name":"read_file"`) {
+		t.Errorf("no tool_call carries the tool's name:\n%s", p.Received)
 	}
-	p.stopChecked(t)
+	p.Stop()
 
-	q := loadInNew(t, ctx, dir, env, id)
-	replayed := chunkIDs(t, q)
+	q := w.loadInNew(id)
+	replayed := chunkIDs(q.Updates())
 	if !slices.Equal(replayed.agent, live.agent) {
 		t.Errorf("replayed answer ids = %v, shown live as %v", replayed.agent, live.agent)
 	}
 	if len(replayed.user) != 1 || replayed.missing > 0 {
 		t.Errorf("replayed user message ids = %v (%d chunks without), want one", replayed.user, replayed.missing)
 	}
-	if !strings.Contains(q.stdout.String(), `"name":"read_file"`) {
-		t.Errorf("the replayed tool_call lost the tool's name:\n%s", q.stdout)
+	if !strings.Contains(q.Received.String(), `"name":"read_file"`) {
+		t.Errorf("the replayed tool_call lost the tool's name:\n%s", q.Received)
 	}
-	q.stopChecked(t)
+	q.Stop()
 }
 
-// stopChecked stops mm and checks every message it wrote against the
-// schema.
-func (p *agentProc) stopChecked(t *testing.T) {
-	t.Helper()
-	p.stop(t)
-	checkSchema(t, p.sent.String(), p.stdout.String())
-}
-
-// loadInNew starts another mm in dir and loads the session id there
-// (its replay is then in the client's updates).
-func loadInNew(t *testing.T, ctx context.Context, dir string, env []string, id sdk.SessionId) *agentProc {
-	t.Helper()
-	q := startAgentProcess(t, dir, env)
-	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatal(err)
-	}
+// loadInNew starts another mm (the binary) in the world and loads the
+// session id there: its replay is then in the editor's updates.
+func (w *world) loadInNew(id sdk.SessionId) *editor {
+	w.t.Helper()
+	q := w.start(acptest.Options{})
+	q.Load(w.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: w.dir})
+	q.id = id
 	return q
 }
 
@@ -160,9 +126,7 @@ type messageIDs struct {
 	missing              int // text chunks (user or answer) without one
 }
 
-func chunkIDs(t *testing.T, p *agentProc) messageIDs {
-	t.Helper()
-	us, _ := p.client.snapshot()
+func chunkIDs(us []sdk.SessionUpdate) messageIDs {
 	var m messageIDs
 	add := func(to *[]string, id *string) {
 		if id == nil {
@@ -196,16 +160,12 @@ func TestACPThinkingSwitch(t *testing.T) {
 		ChatTemplate: "{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{%- endif %}",
 		Steps:        []llmtest.Step{{Reasoning: "A greeting.", Content: "Hello!"}, {Content: "Hello, without thinking."}},
 	})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	env := mmEnv(t, srv)
-	ctx := testenv.Context(t)
-	r := startRawProcess(t, dir, env)
-	session := r.handshakeWith(dir, `{"session":{"configOptions":{"boolean":{}}}}`)
-	waitLogged(t, ctx, env, "thinking switch")
+	w := newWorldOn(t, srv)
+	r := startWire(t, w.dir, w.env)
+	session := r.HandshakeWith(w.dir, `{"session":{"configOptions":{"boolean":{}}}}`)
+	waitLogged(t, w.ctx, w.env, "thinking switch")
 	sid, _ := json.Marshal(session)
-	r.send(`{"jsonrpc":"2.0","id":"p1","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"hi"}]}}`)
-	r.wait(`"p1"`)
+	r.Prompt("p1", session, "hi")
 	toggle := func(line string) (value, found bool) {
 		var m struct {
 			Params struct {
@@ -227,41 +187,38 @@ func TestACPThinkingSwitch(t *testing.T) {
 		return false, false
 	}
 	shown := false
-	for _, l := range strings.Split(r.lines(), "\n") {
+	for _, l := range strings.Split(r.Lines(), "\n") {
 		if v, ok := toggle(l); ok && strings.Contains(l, "config_option_update") {
 			shown = v
 		}
 	}
 	if !shown {
-		t.Fatalf("no config_option_update shows thinking as a boolean, on, after the model reasoned:\n%s", r.lines())
+		t.Fatalf("no config_option_update shows thinking as a boolean, on, after the model reasoned:\n%s", r.Lines())
 	}
-	r.send(`{"jsonrpc":"2.0","id":"off","method":"session/set_config_option","params":{"sessionId":` + string(sid) + `,"configId":"thought_level","type":"boolean","value":false}}`)
-	if v, ok := toggle(r.wait(`"off"`).Line); !ok || v {
+	r.Send(`{"jsonrpc":"2.0","id":"off","method":"session/set_config_option","params":{"sessionId":` + string(sid) + `,"configId":"thought_level","type":"boolean","value":false}}`)
+	if v, ok := toggle(r.Wait(`"off"`).Line); !ok || v {
 		t.Errorf("set_config_option answered thinking = %v (boolean %v), want false", v, ok)
 	}
-	r.send(`{"jsonrpc":"2.0","id":"p2","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"hi again"}]}}`)
-	r.wait(`"p2"`)
+	r.Prompt("p2", session, "hi again")
 	reqs := srv.Requests()
 	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, `"enable_thinking":false`) {
 		t.Errorf("the request after switching thinking off:\n%s\nwant chat_template_kwargs.enable_thinking false", body)
 	}
-	if err := r.close(); err != nil {
+	if err := r.Close(); err != nil {
 		t.Error(err)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
+	r.CheckSchema()
 
 	// A client without boolean options gets the same switch as a select.
 	env2 := mmEnv(t, srv)
-	q := startRawProcess(t, dir, env2)
-	qid := q.handshake(dir)
-	waitLogged(t, ctx, env2, "thinking switch")
-	qsid, _ := json.Marshal(qid)
-	q.send(`{"jsonrpc":"2.0","id":"p","method":"session/set_config_option","params":{"sessionId":` + string(qsid) + `,"configId":"thought_level","value":"on"}}`)
-	if a := q.wait(`"p"`); !strings.Contains(a.Line, `"type":"select"`) || !strings.Contains(a.Line, `"value":"on"`) || strings.Contains(a.Line, `"boolean"`) {
+	q := startWire(t, w.dir, env2)
+	qid := q.Handshake(w.dir)
+	waitLogged(t, w.ctx, env2, "thinking switch")
+	if a := q.Call("p", "session/set_config_option", map[string]any{"sessionId": qid, "configId": "thought_level", "value": "on"}); !strings.Contains(a.Line, `"type":"select"`) || !strings.Contains(a.Line, `"value":"on"`) || strings.Contains(a.Line, `"boolean"`) {
 		t.Errorf("without boolean options, thinking should be a select of none and on: %s", a.Line)
 	}
-	q.close()
-	checkSchema(t, q.sent.String(), q.lines())
+	q.Close()
+	q.CheckSchema()
 }
 
 // TestACPCancelRequest: $/cancel_request naming a running prompt stops
@@ -273,26 +230,20 @@ func TestACPCancelRequest(t *testing.T) {
 		{Content: "A long answer that goes on", StallAfter: ptrTo(2)},
 		{Content: "ok"},
 	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	r := startRawProcess(t, dir, mmEnv(t, srv))
-	sid, _ := json.Marshal(r.handshake(dir))
-	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"go"}]}}`)
-	select {
-	case <-srv.StepStalled(0):
-	case <-time.After(hung):
-		t.Fatal("the answer never started")
-	}
-	r.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p"}}`)
-	if a := r.wait(`"p"`); !strings.Contains(a.Line, `"stopReason":"cancelled"`) {
+	w := newWorldOn(t, srv)
+	r := startWire(t, w.dir, w.env)
+	sid := r.Handshake(w.dir)
+	r.Send(acptest.Request("p", "session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "go"}}}))
+	waitSignal(t, "the answer", srv.StepStalled(0))
+	r.Send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p"}}`)
+	if a := r.Wait(`"p"`); !strings.Contains(a.Line, `"stopReason":"cancelled"`) {
 		t.Errorf("the cancelled prompt answered %s, want cancelled", a.Line)
 	}
-	r.send(`{"jsonrpc":"2.0","id":"q","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"again"}]}}`)
-	if a := r.wait(`"q"`); !strings.Contains(a.Line, `"end_turn"`) {
+	if a := r.Prompt("q", sid, "again"); !strings.Contains(a.Line, `"end_turn"`) {
 		t.Errorf("the next prompt answered %s", a.Line)
 	}
-	if err := r.close(); err != nil {
+	if err := r.Close(); err != nil {
 		t.Error(err)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
+	r.CheckSchema()
 }

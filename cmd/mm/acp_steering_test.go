@@ -1,41 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
-
-// steering is one _session/steering request's answer.
-type steering struct {
-	Outcome string `json:"outcome"`
-	Reason  string `json:"reason"`
-}
-
-func (p *agentProc) steer(t *testing.T, ctx context.Context, id sdk.SessionId, text string, meta map[string]any) steering {
-	t.Helper()
-	params := map[string]any{"sessionId": id, "prompt": []sdk.ContentBlock{sdk.TextBlock(text)}}
-	if meta != nil {
-		params["_meta"] = meta
-	}
-	raw, err := p.conn.CallExtension(ctx, "_session/steering", params)
-	if err != nil {
-		t.Fatalf("_session/steering: %v", err)
-	}
-	var s steering
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatalf("_session/steering answered %s: %v", raw, err)
-	}
-	return s
-}
 
 // TestACPSteering is steering as the leading adapters speak it, through
 // the built binary: initialize advertises it; a correction sent while a
@@ -56,46 +30,36 @@ func TestACPSteering(t *testing.T) {
 		{Content: "Read both."},
 		{Content: "Read the second too."}, // when the correction came once the turn's first request was out
 	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testenv.Context(t)
-
-	p := startAgentProcess(t, dir, env)
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newWorldOn(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.start(acptest.Options{})
+	init := p.Initialize(ctx)
 	if st, _ := init.Meta["steering"].(map[string]any); st["supported"] != true {
 		t.Errorf("initialize _meta = %v, want steering.supported true", init.Meta)
 	}
-	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := ns.SessionId
+	id := p.open()
 
 	// A correction while the tool runs.
 	answered := make(chan sdk.PromptResponse, 1)
 	go func() {
-		resp, err := p.prompt(ctx, id, "use a")
+		resp, err := p.prompt("use a")
 		if err != nil {
 			t.Errorf("prompt: %v", err)
 		}
 		answered <- resp
 	}()
-	p.client.waitUpdates(t, "the tool call running", func(us []sdk.SessionUpdate) bool {
+	p.WaitUpdates("the tool call running", func(us []sdk.SessionUpdate) bool {
 		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
 			return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusInProgress
 		})
 	})
-	if got := p.steer(t, ctx, id, "use b instead", nil); got.Outcome != "injected" {
+	if got := p.Steer(ctx, id, "use b instead", nil); got.Outcome != "injected" {
 		t.Fatalf("steering while the tool runs = %+v, want injected", got)
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Fatalf("%d model requests while the tool still runs, want 1: the correction waits for the tool", n)
 	}
-	writeFile(t, filepath.Join(dir, "release"), "")
+	w.write("release", "")
 	if resp := <-answered; resp.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("stop reason = %s", resp.StopReason)
 	}
@@ -107,9 +71,8 @@ func TestACPSteering(t *testing.T) {
 	if n := len(msgs); n < 2 || msgs[n-2].Role != "tool" || !strings.Contains(msgs[n-2].Content, "released") || msgs[n-1].Role != "user" || msgs[n-1].Content != "use b instead" {
 		t.Errorf("the request after the tool ends with %+v, want the tool's result, then the correction", msgs[max(0, len(msgs)-2):])
 	}
-	us, _ := p.client.snapshot()
 	used := 0
-	for _, u := range us {
+	for _, u := range p.Updates() {
 		if u.UsageUpdate != nil {
 			used = u.UsageUpdate.Used
 		}
@@ -119,31 +82,29 @@ func TestACPSteering(t *testing.T) {
 	}
 
 	// No turn running: the client's choice.
-	if got := p.steer(t, ctx, id, "and then?", map[string]any{"steering": map[string]any{"idleBehavior": "promptRequired"}}); got.Outcome != "promptRequired" || got.Reason != "noRunningTurn" {
+	if got := p.Steer(ctx, id, "and then?", map[string]any{"steering": map[string]any{"idleBehavior": "promptRequired"}}); got.Outcome != "promptRequired" || got.Reason != "noRunningTurn" {
 		t.Errorf("steering an idle session that asked for promptRequired = %+v", got)
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("promptRequired started a turn anyway (%d requests)", n)
 	}
-	if got := p.steer(t, ctx, id, "start over", nil); got.Outcome != "startedNewTurn" {
+	if got := p.Steer(ctx, id, "start over", nil); got.Outcome != "startedNewTurn" {
 		t.Errorf("steering an idle session = %+v, want startedNewTurn", got)
 	}
-	p.client.waitUpdates(t, "the started turn's answer", func(us []sdk.SessionUpdate) bool {
-		return strings.Contains(messageText(us), "Started by steering.")
-	})
+	p.WaitMessage("Started by steering.")
 	if last := srv.Requests()[2].Messages; last[len(last)-1].Content != "start over" {
 		t.Errorf("the started turn's request ends with %+v", last[len(last)-1])
 	}
 
 	// Right behind its prompt, before the prompt's turn could begin.
 	go func() {
-		if _, err := p.prompt(ctx, id, "read both"); err != nil {
+		if _, err := p.prompt("read both"); err != nil {
 			t.Errorf("prompt: %v", err)
 		}
 		answered <- sdk.PromptResponse{}
 	}()
-	p.sent.waitFor(t, `"read both"`)
-	if got := p.steer(t, ctx, id, "the second too", nil); got.Outcome != "injected" {
+	p.Sent.WaitFor(t, `"read both"`)
+	if got := p.Steer(ctx, id, "the second too", nil); got.Outcome != "injected" {
 		t.Errorf("steering right behind a prompt = %+v, want injected into its turn", got)
 	}
 	<-answered
@@ -163,13 +124,12 @@ func TestACPSteering(t *testing.T) {
 	default:
 		t.Fatalf("%d requests, want 4 or 5", len(reqs))
 	}
-	p.stopChecked(t)
+	p.Stop()
 
 	// The replay shows each correction as the user's, in its place.
-	q := loadInNew(t, ctx, dir, env, id)
-	rs, _ := q.client.snapshot()
+	q := w.loadInNew(id)
 	var seq []string
-	for _, u := range rs {
+	for _, u := range q.Updates() {
 		switch {
 		case u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil:
 			seq = append(seq, "user: "+u.UserMessageChunk.Content.Text.Text)
@@ -189,5 +149,5 @@ func TestACPSteering(t *testing.T) {
 	if !slices.Equal(seq, want) {
 		t.Errorf("replay:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
 	}
-	q.stopChecked(t)
+	q.Stop()
 }

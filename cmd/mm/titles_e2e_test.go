@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // infos are the session_info_update updates received, in order.
@@ -30,20 +30,16 @@ func infos(us []sdk.SessionUpdate) []sdk.SessionSessionInfoUpdate {
 // validates against the 2026-11 schema.
 func TestACPTitles(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "titles")
-	dir := t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testenv.Context(t)
-	p := startAgent(t, dir, env)
-	id := p.session(t, ctx, dir)
+	w := newWorld(t, "titles", "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.session()
+	id := p.id
 	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "title") {
 		t.Errorf("the / menu lacks title: %v", names)
 	}
 	before := time.Now().UTC().Add(-time.Second)
-	if _, err := p.prompt(ctx, id, "Fix the parser\nIt drops the last token."); err != nil {
-		t.Fatal(err)
-	}
-	us, _ := p.client.snapshot()
+	p.turn("Fix the parser\nIt drops the last token.")
+	us := p.Updates()
 	first, answer := -1, -1
 	for i, u := range us {
 		if u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil && first < 0 {
@@ -65,7 +61,7 @@ func TestACPTitles(t *testing.T) {
 		t.Errorf("updatedAt %q (%v)", *last.UpdatedAt, err)
 	}
 	listed := func() string {
-		l, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+		l, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(w.dir)})
 		if err != nil || len(l.Sessions) != 1 || l.Sessions[0].Title == nil {
 			t.Fatalf("session/list: %+v, %v", l, err)
 		}
@@ -75,64 +71,35 @@ func TestACPTitles(t *testing.T) {
 		t.Errorf("session/list title %q", got)
 	}
 
-	resp, err := p.prompt(ctx, id, "/title Parser rewrite")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("/title: %+v, %v", resp, err)
-	}
-	if n := len(srv.Requests()); n != 1 {
+	p.endTurn("/title Parser rewrite")
+	if n := len(w.srv.Requests()); n != 1 {
 		t.Errorf("/title asked the model (%d requests)", n)
 	}
-	p.client.waitUpdates(t, "the new title", func(us []sdk.SessionUpdate) bool {
-		is := infos(us)
-		return len(is) > 0 && is[len(is)-1].Title != nil && *is[len(is)-1].Title == "Parser rewrite"
-	})
+	p.WaitUpdates("the new title", titled("Parser rewrite"))
 	if got := listed(); got != "Parser rewrite" {
 		t.Errorf("session/list after /title: %q", got)
 	}
-	if _, err := p.prompt(ctx, id, "/title"); err == nil {
+	if _, err := p.prompt("/title"); err == nil {
 		t.Error("/title with no title was accepted")
 	}
-	if _, err := p.prompt(ctx, id, "and the lexer?"); err != nil {
-		t.Fatal(err)
-	}
+	p.turn("and the lexer?")
 	if got := listed(); got != "Parser rewrite" {
 		t.Errorf("a later turn changed the title: %q", got)
 	}
-	if n := checkSchema(t, p.sent.String(), p.stdout.String()); n == 0 {
+	if n := acptest.CheckSchema(t, p.Sent.String(), p.Received.String()); n == 0 {
 		t.Error("no message checked")
 	}
-	p.stdin.Close()
-	<-p.done
-	p.done <- nil
+	p.Stop()
 
-	q := startAgent(t, dir, env)
-	if _, err := q.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := q.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatal(err)
-	}
-	q.client.waitUpdates(t, "the title after the replay", func(us []sdk.SessionUpdate) bool {
-		is := infos(us)
-		return len(is) > 0 && is[len(is)-1].Title != nil && *is[len(is)-1].Title == "Parser rewrite"
-	})
-	checkSchema(t, q.sent.String(), q.stdout.String())
+	q := w.serve(acptest.Options{})
+	q.Load(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: w.dir})
+	q.WaitUpdates("the title after the replay", titled("Parser rewrite"))
 }
 
-// TestSchemaCatches: the schema check is not a rubber stamp — a notice
-// with an empty title and an unknown update kind are invalid.
-func TestSchemaCatches(t *testing.T) {
-	for _, bad := range []string{
-		`{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":""}}`,
-		`{"sessionId":"s","update":{"sessionUpdate":"compaction_update","status":"completed"}}`,
-		`{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":3}}`,
-	} {
-		var v any
-		if err := jsonUnmarshal(bad, &v); err != nil {
-			t.Fatal(err)
-		}
-		if schemaOf(t, "SessionNotification").Validate(v) == nil {
-			t.Errorf("accepted %s", bad)
-		}
+// titled reports whether the last session_info_update names title.
+func titled(title string) func([]sdk.SessionUpdate) bool {
+	return func(us []sdk.SessionUpdate) bool {
+		is := infos(us)
+		return len(is) > 0 && is[len(is)-1].Title != nil && *is[len(is)-1].Title == title
 	}
 }
