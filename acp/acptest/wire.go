@@ -214,9 +214,7 @@ func (w *Wire) Handshake(cwd string) string {
 // JSON object).
 func (w *Wire) HandshakeWith(cwd, caps string) string {
 	w.t.Helper()
-	if m := w.Call("init", "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": json.RawMessage(caps)}); m.Result == nil {
-		w.t.Fatalf("initialize: %s", m.Line)
-	}
+	w.Initialize(caps)
 	m := w.Call("new", "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
 	var res struct {
 		SessionID string `json:"sessionId"`
@@ -225,6 +223,27 @@ func (w *Wire) HandshakeWith(cwd, caps string) string {
 		w.t.Fatalf("session/new: %s", m.Line)
 	}
 	return res.SessionID
+}
+
+// Initialize sends initialize (id "init") advertising the client
+// capabilities caps (a JSON object) and returns the answer; an error
+// answer fails the test.
+func (w *Wire) Initialize(caps string) Msg {
+	w.t.Helper()
+	m := w.Call("init", "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": json.RawMessage(caps)})
+	if m.Result == nil {
+		w.t.Fatalf("initialize: %s", m.Line)
+	}
+	return m
+}
+
+// Load loads session id in cwd (id "load"); an error answer fails the
+// test.
+func (w *Wire) Load(cwd, id string) {
+	w.t.Helper()
+	if m := w.Call("load", "session/load", map[string]any{"sessionId": id, "cwd": cwd, "mcpServers": []any{}}); m.Result == nil {
+		w.t.Fatalf("session/load: %s", m.Line)
+	}
 }
 
 // Lines is every JSON line the agent wrote so far, as one stream.
@@ -250,4 +269,26 @@ func (w *Wire) Close() error {
 	w.t.Helper()
 	w.CloseInput()
 	return w.WaitExit()
+}
+
+// Messages splits a recorded stream (Editor.Received, say) into its
+// JSON-RPC messages, one a line; a line that is not JSON is reported.
+func Messages(t testing.TB, stream string) []Msg {
+	t.Helper()
+	var out []Msg
+	sc := bufio.NewScanner(strings.NewReader(stream))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var m Msg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Errorf("not JSON on the wire: %q", sc.Text())
+			continue
+		}
+		m.Line = sc.Text()
+		out = append(out, m)
+	}
+	return out
 }

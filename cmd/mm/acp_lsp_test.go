@@ -85,6 +85,13 @@ func children(pid int, name string) []int {
 	return out
 }
 
+// greetProject is a Python project: greet.py, and app.py that imports it.
+var greetProject = map[string]string{
+	"pyproject.toml": "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n",
+	"greet.py":       "def greet(name):\n    return \"hello \" + name\n",
+	"app.py":         "from greet import greet\n\nprint(greet(\"bob\"))\n",
+}
+
 // TestACPPythonEditReportsImporter (issue 16): through the real mm, an
 // edit of greet.py that breaks app.py's call reports app.py's error though
 // pyright reports open files only, and a bash command that fixes it
@@ -93,11 +100,7 @@ func TestACPPythonEditReportsImporter(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "pyright-langserver")
 	w := newWorld(t, "py_importer_broken")
-	w.writeAll(map[string]string{
-		"pyproject.toml": "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n",
-		"greet.py":       "def greet(name):\n    return \"hello \" + name\n",
-		"app.py":         "from greet import greet\n\nprint(greet(\"bob\"))\n",
-	})
+	w.writeAll(greetProject)
 	// An old checkout: the files are not what the command changes.
 	old := time.Now().Add(-time.Hour)
 	for _, f := range []string{"pyproject.toml", "greet.py", "app.py"} {

@@ -159,10 +159,7 @@ func withHistorian(t *testing.T, chat *llmtest.Server, agentYAML string, extra .
 // of agentYAML.
 func (w *world) askable(name, agentYAML string) *world {
 	w.t.Helper()
-	w.write(".mm/"+name+".yaml", agentYAML)
-	w.write(".mm/agent.yaml", "agents: {"+name+": "+name+".yaml}\n")
-	w.trust()
-	return w
+	return w.trustedConfig(map[string]string{name + ".yaml": agentYAML, "agent.yaml": "agents: {" + name + ": " + name + ".yaml}\n"})
 }
 
 // TestACPAskAgentDown: a historian whose server is down is one line for

@@ -1,16 +1,17 @@
 package main
 
 import (
-	"github.com/mm-agent/mm/permit/confine"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/mm-agent/mm/acp/acptest"
+	"github.com/mm-agent/mm/permit/confine"
+
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -24,11 +25,10 @@ import (
 func TestACPHostileFiles(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "pyright-langserver")
-	srv := scenario(t, "faults")
-	dir, tmp := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
-	writeFile(t, filepath.Join(dir, "greet.py"), "def greet(name):\n    return \"hello \" + name\n")
-	writeFile(t, filepath.Join(dir, "app.py"), "from greet import greet\n\nprint(greet(\"bob\"))\n")
+	tmp := t.TempDir()
+	w := newWorld(t, "faults", "TMPDIR="+tmp)
+	dir := w.dir
+	w.writeAll(greetProject)
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.py")); err != nil {
 		t.Fatal(err)
 	}
@@ -44,18 +44,12 @@ func TestACPHostileFiles(t *testing.T) {
 	}
 	f.Close()
 
-	p := startAgent(t, dir, mmEnv(t, srv, "TMPDIR="+tmp))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	resp, err := p.prompt(ctx, id, "give greet a count, then look around")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt: %+v, %v", resp, err)
-	}
-	reqs := srv.Requests()
+	w.session().endTurn("give greet a count, then look around")
+	reqs := w.srv.Requests()
 	if len(reqs) != 7 {
 		t.Fatalf("%d model requests, want 7", len(reqs))
 	}
-	result := func(i int) string { msgs := reqs[i].Messages; return msgs[len(msgs)-1].Content }
+	result := func(i int) string { return reqs[i].Last().Content }
 	for i, want := range map[int]string{
 		2: "1 edit applied",
 		3: "pipe.py is not a regular file (a FIFO, a device or a socket)",
@@ -88,9 +82,9 @@ func TestACPSymlinkEscapes(t *testing.T) {
 			name = "editor"
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := scenario(t, "symlink_escape")
-			base := t.TempDir()
-			dir, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			w := newWorld(t, "symlink_escape")
+			w.dir = filepath.Join(w.dir, "ws")
+			dir, outside := w.dir, filepath.Join(filepath.Dir(w.dir), "outside")
 			for _, d := range []string{filepath.Join(dir, "sub"), outside} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					t.Fatal(err)
@@ -99,9 +93,10 @@ func TestACPSymlinkEscapes(t *testing.T) {
 			if err := os.Symlink("../outside/notes.txt", filepath.Join(dir, "notes.txt")); err != nil {
 				t.Fatal(err)
 			}
-			p := startAgent(t, dir, mmEnv(t, srv))
+			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
+			p := w.serve(acptest.Options{Caps: caps})
 			swapped := false
-			p.client.onAsk = func(sdk.RequestPermissionRequest) {
+			p.OnAsk(func(sdk.RequestPermissionRequest) {
 				if swapped {
 					return
 				}
@@ -112,31 +107,23 @@ func TestACPSymlinkEscapes(t *testing.T) {
 				if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
 					t.Error(err)
 				}
-			}
-			ctx := testenv.Context(t)
-			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
-			id := p.sessionWith(t, ctx, dir, caps, nil)
-			if _, err := p.prompt(ctx, id, "write the files"); err != nil {
-				t.Fatal(err)
-			}
+			})
+			p.open()
+			p.turn("write the files")
 			if es, _ := os.ReadDir(outside); len(es) != 0 {
 				t.Errorf("written outside the workspace: %v", es)
 			}
-			p.client.mu.Lock()
-			calls := p.client.fsCalls
-			p.client.mu.Unlock()
-			for _, c := range calls {
+			for _, c := range p.FileCalls() {
 				if strings.HasPrefix(c, "write ") {
 					t.Errorf("the editor was asked to write through a link out: %s", c)
 				}
 			}
-			reqs := srv.Requests()
+			reqs := w.srv.Requests()
 			if len(reqs) != 3 {
 				t.Fatalf("%d model requests, want 3", len(reqs))
 			}
 			for i := 1; i <= 2; i++ {
-				msgs := reqs[i].Messages
-				if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+				if got := reqs[i].Last().Content; !strings.Contains(got, "outside the workspace") {
 					t.Errorf("write %d: the model was not told: %q", i, got)
 				}
 			}
@@ -150,20 +137,16 @@ func TestACPSymlinkEscapes(t *testing.T) {
 // try in vain.
 func TestACPResourceLinkOutside(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "short_answer")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	_, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+	w := newWorld(t, "short_answer")
+	p := w.session()
+	_, err := p.Conn.Prompt(w.ctx, sdk.PromptRequest{SessionId: p.id, Prompt: []sdk.ContentBlock{
 		sdk.TextBlock("what is in this file?"),
 		sdk.ResourceLinkBlock("passwd", "file:///etc/passwd"),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := srv.Requests()[0].Messages
-	got := msgs[len(msgs)-1].Content
+	got := w.srv.Requests()[0].Last().Content
 	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") || strings.Contains(got, "[attached file: /etc/passwd]") {
 		t.Errorf("the model got %q", got)
 	}
@@ -178,35 +161,21 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 	if confine.LandlockABI() == 0 {
 		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
 	}
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" src/link.txt && echo linked`}}}},
-		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "src/link.txt", "content": "pwned\n"}}}},
-		{Content: "Done."},
-	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
-	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
-	env := mmEnv(t, srv)
-	home := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	_, stderr, code := runInProcess(t, dir, trusted(t, dir, env), "", "-p", "write the file")
+	w := newWorldOn(t, calls(t, bashCall(`ln -s "$HOME/planted.txt" src/link.txt && echo linked`), writeCall("src/link.txt", "pwned\n")))
+	os.Mkdir(filepath.Join(w.dir, "src"), 0o755) // a confined command creates no file at the root
+	w.trustedConfig(map[string]string{"agent.yaml": "sandbox: landlock\nyolo: true\n"})
+	_, stderr, code := w.line("", "-p", "write the file")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(home, "planted.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(homeOf(w.env), "planted.txt")); err == nil {
 		t.Fatal("write_file followed a planted link into $HOME")
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
-	msgs := reqs[2].Messages
-	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+	if got := reqs[2].Last().Content; !strings.Contains(got, "outside the workspace") {
 		t.Errorf("the model was not told: %q", got)
 	}
 }

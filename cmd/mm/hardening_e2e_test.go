@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/mm-agent/mm/permit/confine"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/permit/confine"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -21,34 +22,23 @@ import (
 // user's text byte for byte, and tells the model the file changed.
 func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "user_edit_during_prompt")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "hello.txt")
-	writeFile(t, file, "hello world\n")
+	w := newWorld(t, "user_edit_during_prompt")
+	file := w.write("hello.txt", "hello world\n")
 	mine := "hello world, said the user\n"
-
-	p := startAgent(t, dir, mmEnv(t, srv))
-	p.client.onAsk = func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) }
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "Say goodbye in hello.txt"); err != nil {
-		t.Fatal(err)
-	}
+	p := w.session()
+	p.OnAsk(func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) })
+	p.turn("Say goodbye in hello.txt")
 	if got := readFile(t, file); got != mine {
 		t.Errorf("the user's edit was overwritten: %q", got)
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
-	msgs := reqs[2].Messages
-	if last := msgs[len(msgs)-1]; last.Role != "tool" || !strings.Contains(last.Content, "hello.txt changed since you read it") {
+	if last := reqs[2].Last(); last.Role != "tool" || !strings.Contains(last.Content, "hello.txt changed since you read it") {
 		t.Errorf("the model was not told the file changed: %q", last.Content)
 	}
-	_, perms := p.client.snapshot()
-	if len(perms) != 1 {
-		t.Errorf("permission asked %d times, want 1", len(perms))
-	}
+	p.asked(1)
 }
 
 // TestLineBashEnvHoldsNoSecret (issue 9, defect 2): `env` run by the model
