@@ -44,22 +44,39 @@ func (s *Stream) String() string {
 // WaitFor waits until the stream holds text.
 func (s *Stream) WaitFor(t testing.TB, text string) {
 	t.Helper()
+	s.WaitFrom(t, 0, text)
+}
+
+// WaitFrom waits until the stream holds text at or after offset from,
+// and returns the offset just past it: a caller that waits for one
+// thing after another passes the last offset on.
+func (s *Stream) WaitFrom(t testing.TB, from int, text string) int {
+	t.Helper()
 	timeout := time.After(Hung)
 	for {
 		s.mu.Lock()
-		found := strings.Contains(s.buf.String(), text)
+		start := min(from, s.buf.Len())
+		i := strings.Index(s.buf.String()[start:], text)
 		if s.changed == nil {
 			s.changed = make(chan struct{})
 		}
 		changed := s.changed
 		s.mu.Unlock()
-		if found {
-			return
+		if i >= 0 {
+			return start + i + len(text)
 		}
 		select {
 		case <-changed:
 		case <-timeout:
-			t.Fatalf("timed out waiting for %q in the stream", text)
+			t.Fatalf("timed out waiting for %q in the stream:\n%s", text, tail(s.String(), 2000))
 		}
 	}
+}
+
+// tail is the end of text, at most n bytes of it.
+func tail(text string, n int) string {
+	if len(text) > n {
+		return "…" + text[len(text)-n:]
+	}
+	return text
 }

@@ -36,9 +36,7 @@ func TestFaultServerKilledMidStream(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "stall_mid_answer")
 	p := w.session()
-	done := p.async("Explain everything")
-	waitSignal(t, "the answer stalls", w.srv.StepStalled(0))
-	p.WaitMessage("Here is the")
+	done := p.stalling("Explain everything", 0, "Here is the")
 	w.srv.Close()
 	r := acptest.Await(t, "the prompt whose server died", done)
 	if r.Err == nil {

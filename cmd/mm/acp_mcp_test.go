@@ -53,6 +53,17 @@ func lastToolResult(t *testing.T, reqs []llmtest.Recorded) string {
 	return m.Content
 }
 
+// withGreeter is a world on the named scenario and an editor whose
+// session has the greeter MCP server (stdio).
+func withGreeter(t *testing.T, name string) (*world, *editor) {
+	t.Helper()
+	bin := mcpServer(t)
+	w := newWorld(t, name)
+	p := w.serve(acptest.Options{})
+	p.open(stdioServer("greeter", bin))
+	return w, p
+}
+
 // TestACPMCPStdio (A1): the editor's stdio MCP server is connected, its
 // tool is offered as greeter_echo, the call asks permission, its result
 // reaches the model's next request, a server that cannot start is one ⚠
@@ -123,10 +134,7 @@ func TestACPMCPHTTP(t *testing.T) {
 // the model and a ⚠ note; the turn ends normally.
 func TestACPMCPCrash(t *testing.T) {
 	t.Parallel()
-	bin := mcpServer(t)
-	w := newWorld(t, "mcp_crash")
-	p := w.serve(acptest.Options{})
-	p.open(stdioServer("greeter", bin))
+	w, p := withGreeter(t, "mcp_crash")
 	p.endTurn("use the greeter")
 	if got := lastToolResult(t, w.srv.Requests()); !strings.Contains(got, `the MCP server "greeter" stopped`) || !strings.Contains(got, "carry on without them") {
 		t.Errorf("the model got %q", got)
@@ -149,10 +157,7 @@ func TestLineModeMCPFromConfig(t *testing.T) {
 	w := newWorld(t, "mcp_echo")
 	w.write(".mm/agent.yaml", "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
 	w.trust()
-	_, stderr, code := w.line("", "-p", "echo something", "--yes")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, stderr)
-	}
+	w.lineOK("", "-p", "echo something", "--yes")
 	if got := lastToolResult(t, w.srv.Requests()); got != "echo: hello from the model" {
 		t.Errorf("the model got %q", got)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -177,16 +180,8 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	p2.turn("What did I ask you before?")
 	reqs := w.srv.Requests()
 	last := reqs[len(reqs)-1]
-	var said []string
-	for _, m := range last.Messages {
-		said = append(said, m.Role+": "+m.Content)
-	}
-	joined := strings.Join(said, "\n")
-	for _, want := range []string{"Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "What did I ask you before?"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("the request after the restart lacks %q:\n%s", want, joined)
-		}
-	}
+	joined := transcript(last)
+	wantIn(t, "the request after the restart", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "What did I ask you before?")
 	if last.Messages[len(last.Messages)-1].Content != "What did I ask you before?" {
 		t.Errorf("last message = %q", last.Messages[len(last.Messages)-1].Content)
 	}
@@ -390,5 +385,388 @@ func TestACPNewSessionWritesNothing(t *testing.T) {
 	p2.Initialize(ctx)
 	if _, err := p2.Conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Errorf("a new mm cannot load the never-prompted session: %v", err)
+	}
+}
+
+// TestACPSessionDelete: session/delete removes a saved session that is
+// open, and one that is only saved; neither is listed nor loadable after,
+// and an unknown id is refused with its name.
+func TestACPSessionDelete(t *testing.T) {
+	t.Parallel()
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}}), "XDG_STATE_HOME="+t.TempDir())
+	dir, ctx := w.dir, w.ctx
+	p := w.start(acptest.Options{})
+	if init := p.Initialize(ctx); init.AgentCapabilities.SessionCapabilities.Delete == nil {
+		t.Errorf("sessionCapabilities.delete not advertised: %+v", init.AgentCapabilities.SessionCapabilities)
+	}
+	var ids []sdk.SessionId
+	for _, text := range []string{"first", "second"} {
+		ids = append(ids, p.open())
+		p.turn(text)
+	}
+	// The second is closed: deleting it reaches the store alone.
+	if _, err := p.Conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: ids[1]}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, err := p.Conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: id}); err != nil {
+			t.Fatalf("delete %s: %v", id, err)
+		}
+	}
+	list, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	if err != nil || len(list.Sessions) != 0 {
+		t.Errorf("list after delete = %+v, %v; want none", list.Sessions, err)
+	}
+	for _, id := range ids {
+		_, err := p.Conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: dir, McpServers: []sdk.McpServer{}})
+		var re *sdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 {
+			t.Errorf("load of deleted %s: %v, want -32602", id, err)
+		}
+	}
+	if _, err := p.Prompt(ctx, ids[0], "again"); err == nil {
+		t.Errorf("a prompt to the deleted open session was answered")
+	}
+	_, err = p.Conn.UnstableDeleteSession(ctx, sdk.UnstableDeleteSessionRequest{SessionId: "sess_nothere"})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 {
+		t.Errorf("delete of an unknown session: %v, want -32602", err)
+	}
+	p.Stop()
+}
+
+// TestACPMessageIDsAndToolNames: the chunks of one model call share a
+// messageId and the next call's answer has another; a tool call carries
+// the tool's name; session/load, in another mm, replays the user's
+// message with an id and the answers and the call with the ids and the
+// name they were shown with.
+func TestACPMessageIDsAndToolNames(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{Reasoning: "Read it first.", Content: "Reading the file.", ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "a.txt"}}}},
+		{Content: "It says hi."},
+	}})
+	w := newWorldOn(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	w.write("a.txt", "hi\n")
+	p := w.start(acptest.Options{})
+	id := p.open()
+	p.turn("What does a.txt say?")
+	live := chunkIDs(p.Updates())
+	if len(live.agent) != 2 || live.agent[0] == live.agent[1] {
+		t.Errorf("answer message ids = %v, want two different ones (one per model call)", live.agent)
+	}
+	if len(live.thought) != 1 || len(live.agent) > 0 && live.thought[0] != live.agent[0] {
+		t.Errorf("thought ids = %v, answer ids = %v: the reasoning and the text of one call share one", live.thought, live.agent)
+	}
+	if live.missing > 0 {
+		t.Errorf("%d text chunks without a messageId", live.missing)
+	}
+	if !strings.Contains(p.Received.String(), `"name":"read_file"`) {
+		t.Errorf("no tool_call carries the tool's name:\n%s", p.Received)
+	}
+	p.Stop()
+
+	q := w.loadInNew(id)
+	replayed := chunkIDs(q.Updates())
+	if !slices.Equal(replayed.agent, live.agent) {
+		t.Errorf("replayed answer ids = %v, shown live as %v", replayed.agent, live.agent)
+	}
+	if len(replayed.user) != 1 || replayed.missing > 0 {
+		t.Errorf("replayed user message ids = %v (%d chunks without), want one", replayed.user, replayed.missing)
+	}
+	if !strings.Contains(q.Received.String(), `"name":"read_file"`) {
+		t.Errorf("the replayed tool_call lost the tool's name:\n%s", q.Received)
+	}
+	q.Stop()
+}
+
+// loadInNew starts another mm (the binary) in the world and loads the
+// session id there: its replay is then in the editor's updates.
+func (w *world) loadInNew(id sdk.SessionId) *editor {
+	w.t.Helper()
+	q := w.start(acptest.Options{})
+	q.Load(w.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: w.dir})
+	q.id = id
+	return q
+}
+
+// messageIDs are the distinct messageIds of a client's chunks, in order.
+type messageIDs struct {
+	user, agent, thought []string
+	missing              int // text chunks (user or answer) without one
+}
+
+func chunkIDs(us []sdk.SessionUpdate) messageIDs {
+	var m messageIDs
+	add := func(to *[]string, id *string) {
+		if id == nil {
+			m.missing++
+			return
+		}
+		if n := len(*to); n == 0 || (*to)[n-1] != *id {
+			*to = append(*to, *id)
+		}
+	}
+	for _, u := range us {
+		switch {
+		case u.UserMessageChunk != nil:
+			add(&m.user, u.UserMessageChunk.MessageId)
+		case u.AgentMessageChunk != nil:
+			add(&m.agent, u.AgentMessageChunk.MessageId)
+		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.MessageId != nil:
+			add(&m.thought, u.AgentThoughtChunk.MessageId)
+		}
+	}
+	return m
+}
+
+// TestACPThinkingSwitch: a model whose chat template (as llama-server
+// shows it) reads enable_thinking gets thinking as a boolean option —
+// only for a client that advertised boolean config options — and
+// switching it off sends enable_thinking false with the next request.
+func TestACPThinkingSwitch(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{
+		ChatTemplate: "{%- if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>{%- endif %}",
+		Steps:        []llmtest.Step{{Reasoning: "A greeting.", Content: "Hello!"}, {Content: "Hello, without thinking."}},
+	})
+	w := newWorldOn(t, srv)
+	r := startWire(t, w.dir, w.env)
+	session := r.HandshakeWith(w.dir, `{"session":{"configOptions":{"boolean":{}}}}`)
+	waitLogged(t, w.ctx, w.env, "thinking switch")
+	sid, _ := json.Marshal(session)
+	r.Prompt("p1", session, "hi")
+	toggle := func(line string) (value, found bool) {
+		var m struct {
+			Params struct {
+				Update struct {
+					ConfigOptions []map[string]any `json:"configOptions"`
+				} `json:"update"`
+			} `json:"params"`
+			Result struct {
+				ConfigOptions []map[string]any `json:"configOptions"`
+			} `json:"result"`
+		}
+		json.Unmarshal([]byte(line), &m)
+		for _, o := range append(m.Params.Update.ConfigOptions, m.Result.ConfigOptions...) {
+			if o["id"] == "thought_level" {
+				v, ok := o["currentValue"].(bool)
+				return v, ok && o["type"] == "boolean" && o["category"] == "thought_level"
+			}
+		}
+		return false, false
+	}
+	shown := false
+	for _, l := range strings.Split(r.Lines(), "\n") {
+		if v, ok := toggle(l); ok && strings.Contains(l, "config_option_update") {
+			shown = v
+		}
+	}
+	if !shown {
+		t.Fatalf("no config_option_update shows thinking as a boolean, on, after the model reasoned:\n%s", r.Lines())
+	}
+	r.Send(`{"jsonrpc":"2.0","id":"off","method":"session/set_config_option","params":{"sessionId":` + string(sid) + `,"configId":"thought_level","type":"boolean","value":false}}`)
+	if v, ok := toggle(r.Wait(`"off"`).Line); !ok || v {
+		t.Errorf("set_config_option answered thinking = %v (boolean %v), want false", v, ok)
+	}
+	r.Prompt("p2", session, "hi again")
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, `"enable_thinking":false`) {
+		t.Errorf("the request after switching thinking off:\n%s\nwant chat_template_kwargs.enable_thinking false", body)
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	r.CheckSchema()
+
+	// A client without boolean options gets the same switch as a select.
+	env2 := mmEnv(t, srv)
+	q := startWire(t, w.dir, env2)
+	qid := q.Handshake(w.dir)
+	waitLogged(t, w.ctx, env2, "thinking switch")
+	if a := q.Call("p", "session/set_config_option", map[string]any{"sessionId": qid, "configId": "thought_level", "value": "on"}); !strings.Contains(a.Line, `"type":"select"`) || !strings.Contains(a.Line, `"value":"on"`) || strings.Contains(a.Line, `"boolean"`) {
+		t.Errorf("without boolean options, thinking should be a select of none and on: %s", a.Line)
+	}
+	q.Close()
+	q.CheckSchema()
+}
+
+// TestACPFork: session/fork (unstable, advertised) copies a session at
+// its current end under a new id: the fork's answer and its next request
+// carry the original's mode and chosen model, and its request the
+// original's conversation; the original goes on without the fork's turn
+// and the fork without the original's later one; session/list shows
+// both, and a restarted agent loads the fork with its own turns only.
+// Every message validates against the 2026-11 schema.
+func TestACPFork(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(llmtest.Scenario{Models: []string{"fake-model", "big-model"}, Steps: []llmtest.Step{
+		{Content: "Looking at the parser."}, {Content: "The lexer, in the fork."}, {Content: "Still the parser."}}})
+	w := newWorldOn(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	dir, ctx := w.dir, w.ctx
+	p := w.serve(acptest.Options{})
+	if init := p.Initialize(ctx); init.AgentCapabilities.SessionCapabilities.Fork == nil {
+		t.Fatalf("session/fork not advertised: %+v", init.AgentCapabilities.SessionCapabilities)
+	}
+	a := p.open()
+	if _, err := p.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: a, ModeId: "accept-edits"}); err != nil {
+		t.Fatal(err)
+	}
+	// The model list comes after session/new's answer; then the
+	// original's model is chosen, not the server's default.
+	p.WaitUpdates("the model picker", func(us []sdk.SessionUpdate) bool {
+		return slices.ContainsFunc(us, func(u sdk.SessionUpdate) bool {
+			return u.ConfigOptionUpdate != nil && selectOf(u.ConfigOptionUpdate.ConfigOptions, "model") != nil
+		})
+	})
+	if _, err := p.Conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+		SessionId: a, ConfigId: "model", Value: "big-model"}}); err != nil {
+		t.Fatal(err)
+	}
+	p.turn("Fix the parser")
+	f, err := p.Conn.UnstableForkSession(ctx, sdk.UnstableForkSessionRequest{SessionId: a, Cwd: dir})
+	if err != nil || f.SessionId == "" || f.SessionId == a {
+		t.Fatalf("fork: %+v %v", f, err)
+	}
+	if f.Modes == nil || f.Modes.CurrentModeId != "accept-edits" {
+		t.Errorf("the fork's mode = %+v", f.Modes)
+	}
+	var opts []sdk.SessionConfigOption
+	raw, _ := json.Marshal(f.ConfigOptions)
+	json.Unmarshal(raw, &opts)
+	if m := selectOf(opts, "model"); m == nil || m.CurrentValue != "big-model" {
+		t.Errorf("the fork's model option = %+v, want the original's big-model", m)
+	}
+	if _, err := p.Prompt(ctx, f.SessionId, "and the lexer?"); err != nil {
+		t.Fatal(err)
+	}
+	p.turn("and the tests?")
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	if fork := transcript(reqs[1]); !strings.Contains(fork, "Fix the parser") || !strings.Contains(fork, "Looking at the parser.") || reqs[1].Model != "big-model" {
+		t.Errorf("the fork's request (model %q) lacks the original conversation or model:\n%s", reqs[1].Model, fork)
+	}
+	if orig := transcript(reqs[2]); !strings.Contains(orig, "Looking at the parser.") || strings.Contains(orig, "and the lexer?") || strings.Contains(orig, "in the fork") {
+		t.Errorf("the original's next request is not the original's alone:\n%s", orig)
+	}
+	l, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, s := range l.Sessions {
+		titles = append(titles, *s.Title)
+	}
+	slices.Sort(titles)
+	if strings.Join(titles, "|") != "Fix the parser|Fix the parser (fork)" {
+		t.Errorf("session/list titles %q", titles)
+	}
+	p.Stop()
+
+	// A restarted agent loads the fork: its own turns, not the original's
+	// later one, and the original's model still chosen.
+	q := w.serve(acptest.Options{})
+	ld := q.Load(ctx, sdk.LoadSessionRequest{SessionId: f.SessionId, Cwd: dir})
+	if got := acptest.UserText(q.Updates()); !strings.Contains(got, "Fix the parser") || !strings.Contains(got, "and the lexer?") || strings.Contains(got, "and the tests?") {
+		t.Errorf("the fork loaded with the user's messages %q", got)
+	}
+	if m := selectOf(ld.ConfigOptions, "model"); m == nil || m.CurrentValue != "big-model" {
+		t.Errorf("the loaded fork's model option = %+v, want big-model", m)
+	}
+}
+
+// infos are the session_info_update updates received, in order.
+func infos(us []sdk.SessionUpdate) []sdk.SessionSessionInfoUpdate {
+	var out []sdk.SessionSessionInfoUpdate
+	for _, u := range us {
+		if u.SessionInfoUpdate != nil {
+			out = append(out, *u.SessionInfoUpdate)
+		}
+	}
+	return out
+}
+
+// TestACPTitles: the title comes from the first prompt's first line, in
+// a session_info_update sent before the answer; each turn ends with one
+// carrying updatedAt; session/list answers the same title; /title NEW
+// renames without a model request, and the name survives later turns and
+// a restart (session/load sends it after the replay). Titles are stable
+// ACP: a client sees them whatever it advertises. Every message mm wrote
+// validates against the 2026-11 schema.
+func TestACPTitles(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "titles", "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.session()
+	id := p.id
+	if names := commandsAfterAnswer(t, p, string(id)); !slices.Contains(names, "title") {
+		t.Errorf("the / menu lacks title: %v", names)
+	}
+	before := time.Now().UTC().Add(-time.Second)
+	p.turn("Fix the parser\nIt drops the last token.")
+	us := p.Updates()
+	first, answer := -1, -1
+	for i, u := range us {
+		if u.SessionInfoUpdate != nil && u.SessionInfoUpdate.Title != nil && first < 0 {
+			first = i
+		}
+		if u.AgentMessageChunk != nil && answer < 0 {
+			answer = i
+		}
+	}
+	is := infos(us)
+	if first < 0 || *us[first].SessionInfoUpdate.Title != "Fix the parser" || answer >= 0 && first > answer {
+		t.Fatalf("no title before the answer: %+v", is)
+	}
+	last := is[len(is)-1]
+	if last.UpdatedAt == nil {
+		t.Fatalf("the turn did not end with updatedAt: %+v", is)
+	}
+	if at, err := time.Parse(time.RFC3339, *last.UpdatedAt); err != nil || at.Before(before) {
+		t.Errorf("updatedAt %q (%v)", *last.UpdatedAt, err)
+	}
+	listed := func() string {
+		l, err := p.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(w.dir)})
+		if err != nil || len(l.Sessions) != 1 || l.Sessions[0].Title == nil {
+			t.Fatalf("session/list: %+v, %v", l, err)
+		}
+		return *l.Sessions[0].Title
+	}
+	if got := listed(); got != "Fix the parser" {
+		t.Errorf("session/list title %q", got)
+	}
+
+	p.endTurn("/title Parser rewrite")
+	if n := len(w.srv.Requests()); n != 1 {
+		t.Errorf("/title asked the model (%d requests)", n)
+	}
+	p.WaitUpdates("the new title", titled("Parser rewrite"))
+	if got := listed(); got != "Parser rewrite" {
+		t.Errorf("session/list after /title: %q", got)
+	}
+	if _, err := p.prompt("/title"); err == nil {
+		t.Error("/title with no title was accepted")
+	}
+	p.turn("and the lexer?")
+	if got := listed(); got != "Parser rewrite" {
+		t.Errorf("a later turn changed the title: %q", got)
+	}
+	if n := acptest.CheckSchema(t, p.Sent.String(), p.Received.String()); n == 0 {
+		t.Error("no message checked")
+	}
+	p.Stop()
+
+	q := w.serve(acptest.Options{})
+	q.Load(ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: w.dir})
+	q.WaitUpdates("the title after the replay", titled("Parser rewrite"))
+}
+
+// titled reports whether the last session_info_update names title.
+func titled(title string) func([]sdk.SessionUpdate) bool {
+	return func(us []sdk.SessionUpdate) bool {
+		is := infos(us)
+		return len(is) > 0 && is[len(is)-1].Title != nil && *is[len(is)-1].Title == title
 	}
 }

@@ -30,6 +30,16 @@ func hasTerminal(u sdk.SessionUpdate) bool {
 	return false
 }
 
+// runIt runs the named scenario's turn, "run it", in an editor with opts,
+// and returns the editor and the last tool result the model was sent.
+func runIt(t *testing.T, name string, opts acptest.Options) (*editor, string) {
+	t.Helper()
+	w := newWorld(t, name)
+	p := w.session(opts)
+	p.turn("run it")
+	return p, lastToolResult(t, w.srv.Requests())
+}
+
 // showsTerminal reports whether an update shows a terminal in a tool call.
 func showsTerminal(us []sdk.SessionUpdate) bool { return slices.ContainsFunc(us, hasTerminal) }
 
@@ -38,10 +48,7 @@ func showsTerminal(us []sdk.SessionUpdate) bool { return slices.ContainsFunc(us,
 // gets its output and exit code; the terminal is released.
 func TestACPBashInTerminal(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "terminal_bash")
-	p := w.session(inTerminal)
-	p.turn("run it")
-	result := lastToolResult(t, w.srv.Requests())
+	p, result := runIt(t, "terminal_bash", inTerminal)
 	if !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "oops") || !strings.Contains(result, "[exit code: 3") {
 		t.Errorf("the model got %q", result)
 	}
@@ -107,10 +114,7 @@ func TestACPEOFEndsTerminal(t *testing.T) {
 // editor's terminal; the model gets its output and the timeout advice.
 func TestACPTerminalTimeout(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "terminal_timeout")
-	p := w.session(inTerminal)
-	p.turn("run it")
-	result := lastToolResult(t, w.srv.Requests())
+	p, result := runIt(t, "terminal_timeout", inTerminal)
 	if !strings.Contains(result, "started") || !strings.Contains(result, "timed out after 1s") {
 		t.Errorf("the model got %q", result)
 	}
@@ -123,10 +127,8 @@ func TestACPTerminalTimeout(t *testing.T) {
 // call is made and bash runs locally, with the same text for the model.
 func TestACPBashWithoutTerminal(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "terminal_bash")
-	p := w.session()
-	p.turn("run it")
-	if result := lastToolResult(t, w.srv.Requests()); !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "[exit code: 3") {
+	p, result := runIt(t, "terminal_bash", acptest.Options{})
+	if !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "[exit code: 3") {
 		t.Errorf("the model got %q", result)
 	}
 	if calls := p.TerminalCalls(); len(calls) > 0 {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,15 +194,8 @@ func TestAskAgentLine(t *testing.T) {
 	defer dec.Close()
 	chat := llmtest.NewServer(llmtest.Scenario{})
 	w := newWorldOn(t, chat).askable("triage", "baseURL: "+dec.URL()+"\n"+routerYAML)
-	stdout, stderr, code := w.line("", "-p", "/ask-triage I was charged twice for one order")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"The triage agent answered:", "team: billing (0.80)", `"choice":"billing"`} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout, _ := w.lineOK("", "-p", "/ask-triage I was charged twice for one order")
+	wantIn(t, "stdout", stdout, "The triage agent answered:", "team: billing (0.80)", `"choice":"billing"`)
 	if r := dec.DecisionRequests(); len(r) != 1 || string(r[0].State) != `"I was charged twice for one order"` {
 		t.Errorf("decision requests: %+v", r)
 	}
@@ -254,23 +245,9 @@ func TestAskAgentConfigRefused(t *testing.T) {
 // does not answer for it (seed: the asking agent's user decides).
 func TestACPAskAgentFetchAsksTheUser(t *testing.T) {
 	t.Parallel()
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<html><body><main><h1>Changelog</h1><p>1.0 in 2019</p></main></body></html>`)
-	}))
-	defer page.Close()
+	page := webPage(t, "text/html", `<html><body><main><h1>Changelog</h1><p>1.0 in 2019</p></main></body></html>`)
 	chat := askScenario(t, "When was 1.0?", "In 2019.")
-	hist := scenarioText(t, fmt.Sprintf(`
-steps:
-  - tool_calls:
-      - name: fetch_content
-        args: {url: %q}
-  - content: "1.0 came out in 2019."
-`, page.URL+"/changelog"))
+	hist := fetchThen(t, page.URL+"/changelog", "", "1.0 came out in 2019.")
 	w := newWorldOn(t, chat)
 	hookConfig(t, w.dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
 	w.write(".mm/agent.yaml", w.read(".mm/agent.yaml")+"agents: {historian: historian.yaml}\n")
@@ -361,7 +338,7 @@ func TestAskAgentBounds(t *testing.T) {
 // result (one rewriter for every kind of agent file).
 func TestAskGuardAgent(t *testing.T) {
 	t.Parallel()
-	g := guardServer(t, "steps:"+guardYes)
+	g := scenarioText(t, "steps:"+guardYes)
 	chat := scenarioText(t, `
 steps:
   - tool_calls:

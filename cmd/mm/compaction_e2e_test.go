@@ -26,6 +26,20 @@ type rawUpdate struct {
 	Description string `json:"description"`
 }
 
+// reload checks what r's mm wrote against the schema and ends it, then
+// loads session sid in a new mm, advertising caps.
+func (w *world) reload(r *acptest.Wire, caps, sid string) *acptest.Wire {
+	w.t.Helper()
+	r.CheckSchema()
+	if err := r.Close(); err != nil {
+		w.t.Fatal(err)
+	}
+	q := w.wire()
+	q.Initialize(caps)
+	q.Load(w.dir, sid)
+	return q
+}
+
 func rawUpdates(t *testing.T, stream string) []rawUpdate {
 	var out []rawUpdate
 	for _, m := range acptest.Messages(t, stream) {
@@ -96,14 +110,7 @@ func TestACPCompactionUpdates(t *testing.T) {
 	if before <= after || after <= 0 {
 		t.Errorf("_meta %v: want tokensBefore > tokensAfter > 0", meta)
 	}
-	r.CheckSchema()
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	q := w.wire()
-	q.Initialize(caps)
-	q.Load(w.dir, sid)
+	q := w.reload(r, caps, sid)
 	us := rawUpdates(t, q.Lines())
 	seq2, ids2, summary2, _ := compactionUpdates(us)
 	if strings.Join(seq2, ", ") != "compaction_summary_chunk, compaction_update completed" || fmt.Sprint(ids2) != fmt.Sprint(ids) || summary2 != summary {
@@ -227,13 +234,7 @@ func TestACPNotices(t *testing.T) {
 		!strings.Contains(notices[0], "bash ×3") || !strings.HasPrefix(notices[n-1], "error: The model is stuck in a loop — ") {
 		t.Errorf("notices %q", notices)
 	}
-	r.CheckSchema()
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	q := w.wire()
-	q.Initialize(caps)
-	q.Load(w.dir, sid)
+	q := w.reload(r, caps, sid)
 	for _, u := range rawUpdates(t, q.Lines()) {
 		if u.Kind == "notice" || strings.Contains(u.Content.Text, "_mm:") {
 			t.Errorf("session/load replayed a note: %+v", u)

@@ -74,11 +74,7 @@ func TestACPDecisionAgent(t *testing.T) {
 	p := agentWorld(t, "baseURL: "+dec.URL()+"\n"+routerYAML).session()
 	p.turn("I was charged twice for one order")
 	text := p.answer()
-	for _, want := range []string{"pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the answer lacks %q:\n%s", want, text)
-		}
-	}
+	wantIn(t, "the answer", text, "pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":")
 	if n := len(dec.Requests()); n != 0 {
 		t.Errorf("%d chat requests reached the server", n)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mm-agent/mm/permit/confine"
-
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
@@ -83,11 +81,7 @@ func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 			t.Errorf("the model saw %q:\n%s", leak, out)
 		}
 	}
-	for _, want := range []string{"ORDINARY_SETTING=plain-value", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp-kept-on-purpose", "PATH=", "HOME=", "key= auth=", "stored=[redacted]"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the command's output lacks %q:\n%s", want, out)
-		}
-	}
+	wantIn(t, "the command's output", out, "ORDINARY_SETTING=plain-value", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp-kept-on-purpose", "PATH=", "HOME=", "key= auth=", "stored=[redacted]")
 	home := ""
 	for _, kv := range env {
 		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
@@ -189,9 +183,7 @@ func varied(n int) string {
 // still works.
 func TestLineSandboxLandlock(t *testing.T) {
 	t.Parallel()
-	if confine.LandlockABI() == 0 {
-		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
-	}
+	needLandlock(t)
 	outside := fmt.Sprintf("/mm-sandbox-test-%d", os.Getpid())
 	t.Cleanup(func() { os.Remove(outside) })
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -315,13 +317,17 @@ func startWire(t *testing.T, dir string, env []string, also ...func(*exec.Cmd)) 
 // serve serves `mm acp` in the world, in process, to an editor with opts.
 func (w *world) serve(opts acptest.Options) *editor {
 	w.t.Helper()
-	return serveMM(w.t, w.dir, w.env, opts)
+	e := serveMM(w.t, w.dir, w.env, opts)
+	e.srv = w.srv
+	return e
 }
 
 // start runs the mm binary in the world, for an editor with opts.
 func (w *world) start(opts acptest.Options) *editor {
 	w.t.Helper()
-	return startMM(w.t, w.dir, w.env, opts)
+	e := startMM(w.t, w.dir, w.env, opts)
+	e.srv = w.srv
+	return e
 }
 
 // session serves mm in the world to an editor with opts (the first of
@@ -356,7 +362,8 @@ type editor struct {
 	t   *testing.T
 	dir string // where sessions open
 	ctx context.Context
-	id  sdk.SessionId // the session open() opened
+	id  sdk.SessionId   // the session open() opened
+	srv *llmtest.Server // the world's model, if any
 }
 
 // open opens a session in the editor's directory with the given MCP
@@ -400,6 +407,16 @@ func (e *editor) endTurn(text string) sdk.PromptResponse {
 // async sends text in the editor's session in the background.
 func (e *editor) async(text string) <-chan acptest.Answer {
 	return e.PromptAsync(e.ctx, e.id, text)
+}
+
+// stalling sends text in the editor's session and returns once the
+// model's answer to request step stalls, with words shown in the editor.
+func (e *editor) stalling(text string, step int, words string) <-chan acptest.Answer {
+	e.t.Helper()
+	done := e.async(text)
+	waitSignal(e.t, "the answer to "+text, e.srv.StepStalled(step))
+	e.WaitMessage(words)
+	return done
 }
 
 // answer is the text the editor shows of mm's messages so far.
@@ -460,4 +477,61 @@ func (e *editor) mode(id sdk.SessionModeId) {
 	if _, err := e.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.id, ModeId: id}); err != nil {
 		e.t.Fatalf("session/set_mode %s: %v", id, err)
 	}
+}
+
+// wantIn checks that text, what names it in the failure, holds each of
+// wants.
+func wantIn(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}
+
+// lineOK is line, where an exit status other than 0 fails the test.
+func (w *world) lineOK(stdin string, args ...string) (stdout, stderr string) {
+	w.t.Helper()
+	stdout, stderr, code := w.line(stdin, args...)
+	if code != 0 {
+		w.t.Fatalf("mm %s: exit %d:\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// webPage serves body as contentType at every path but /robots.txt,
+// which it has none of, until the test ends.
+func webPage(t *testing.T, contentType, body string) *httptest.Server {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(page.Close)
+	return page
+}
+
+// fetchThen is a model that fetches url (saving it as output, unless
+// "") and then answers.
+func fetchThen(t *testing.T, url, output, answer string) *llmtest.Server {
+	args := map[string]any{"url": url}
+	if output != "" {
+		args["output"] = output
+	}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "fetch_content", Args: args}}},
+		{Content: answer},
+	}})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// term runs mm with args in the world on a pseudo-terminal.
+func (w *world) term(args ...string) *term {
+	w.t.Helper()
+	return startTerm(w.t, w.dir, w.env, args...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,10 +17,7 @@ import (
 func TestLineModeResume(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "line_resume", "XDG_STATE_HOME="+t.TempDir())
-	_, stderr, code := w.line("", "-p", "Remember the number 42")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	_, stderr := w.lineOK("", "-p", "Remember the number 42")
 	id := sessionIDOf(t, stderr)
 
 	stdout, stderr, code := w.line("", "-p", "--continue", "Which number?")
@@ -37,11 +35,7 @@ func TestLineModeResume(t *testing.T) {
 		t.Fatalf("requests = %d", len(reqs))
 	}
 	joined := transcript(reqs[2])
-	for _, want := range []string{"Remember the number 42", "assistant: Noted: the number is 42.", "user: Which number?", "assistant: The number was 42.", "user: And now?"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("third request lacks %q:\n%s", want, joined)
-		}
-	}
+	wantIn(t, "third request", joined, "Remember the number 42", "assistant: Noted: the number is 42.", "user: Which number?", "assistant: The number was 42.", "user: And now?")
 
 	_, stderr, code = w.line("", "-p", "--resume", "sess_0000", "hi")
 	if code != 2 || !strings.Contains(stderr, "no saved session sess_0000") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
@@ -82,5 +76,38 @@ func TestAlwaysAllowPersistsPerWorkspace(t *testing.T) {
 	ents, _ := os.ReadDir(w.dir)
 	for _, e := range ents {
 		t.Errorf("mm wrote %s inside the workspace", e.Name())
+	}
+}
+
+// TestLineFork: mm -p --fork ID continues a copy of a saved session —
+// the model gets the original's conversation — under a new id; the
+// original is left as it was (--resume of it does not see the fork's
+// turn).
+func TestLineFork(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "line_resume", "XDG_STATE_HOME="+t.TempDir())
+	_, stderr, code := w.line("", "-p", "Remember the number 42")
+	m := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	orig := m[1]
+	_, stderr, code = w.line("", "-p", "--fork", orig, "Which number?")
+	f := regexp.MustCompile(`session (sess_[0-9a-f]+)`).FindStringSubmatch(stderr)
+	if code != 0 || f == nil || f[1] == orig {
+		t.Fatalf("--fork: exit %d: %s", code, stderr)
+	}
+	if _, _, code := w.line("", "-p", "--resume", orig, "And now?"); code != 0 {
+		t.Fatalf("--resume of the original: exit %d", code)
+	}
+	reqs := w.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if fork := transcript(reqs[1]); !strings.Contains(fork, "Remember the number 42") {
+		t.Errorf("the fork lacks the original conversation:\n%s", fork)
+	}
+	if orig := transcript(reqs[2]); strings.Contains(orig, "Which number?") {
+		t.Errorf("the original saw the fork's turn:\n%s", orig)
 	}
 }

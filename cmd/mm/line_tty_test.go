@@ -2,17 +2,18 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -21,10 +22,8 @@ import (
 type ttyRun struct {
 	cmd    *exec.Cmd
 	master *os.File
-	mu     sync.Mutex
-	screen bytes.Buffer // what mm showed on the terminal
-	grew   chan struct{}
-	done   chan struct{} // closed once mm exited
+	screen *acptest.Stream // what mm showed on the terminal
+	done   chan struct{}   // closed once mm exited
 	stdout bytes.Buffer
 }
 
@@ -34,7 +33,7 @@ func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
 	if err != nil {
 		testenv.Unavailable(t, "no pseudo-terminal here: %v", err)
 	}
-	r := &ttyRun{master: master, grew: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &ttyRun{master: master, screen: &acptest.Stream{}, done: make(chan struct{})}
 	r.cmd = exec.Command(mmBin(t), args...)
 	r.cmd.Dir, r.cmd.Env = dir, env
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, slave
@@ -43,22 +42,7 @@ func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
 		t.Fatal(err)
 	}
 	slave.Close()
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := master.Read(buf)
-			r.mu.Lock()
-			r.screen.Write(buf[:n])
-			r.mu.Unlock()
-			select {
-			case r.grew <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	go io.Copy(r.screen, master)
 	go func() {
 		r.cmd.Wait()
 		close(r.done)
@@ -76,23 +60,12 @@ func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
 	return r
 }
 
-func (r *ttyRun) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.screen.String()
-}
+func (r *ttyRun) text() string { return r.screen.String() }
 
-// waitFor waits until the terminal shows s; the bound means "hung".
+// waitFor waits until the terminal shows s.
 func (r *ttyRun) waitFor(t *testing.T, s string) {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for !strings.Contains(r.text(), s) {
-		select {
-		case <-r.grew:
-		case <-timeout:
-			t.Fatalf("the terminal never showed %q:\n%s", s, r.text())
-		}
-	}
+	r.screen.WaitFor(t, s)
 }
 
 func (r *ttyRun) wait(t *testing.T) {
@@ -108,9 +81,9 @@ func (r *ttyRun) wait(t *testing.T) {
 // TERM=dumb turn colours off, not the permission question: it is asked on
 // the terminal and the answer is followed.
 func TestLineTTYQuestionWithoutColours(t *testing.T) {
-	srv := scenario(t, "tty_question")
-	dir := t.TempDir()
-	r := startTTY(t, dir, mmEnv(t, srv, "NO_COLOR=1", "TERM=dumb"), "-p", "write the file")
+	w := newWorld(t, "tty_question", "NO_COLOR=1", "TERM=dumb")
+	dir := w.dir
+	r := startTTY(t, dir, w.env, "-p", "write the file")
 	r.waitFor(t, "[y]es / [a]lways / [n]o / ne[v]er: ")
 	r.master.Write([]byte("y\n"))
 	r.wait(t)
@@ -129,9 +102,9 @@ func TestLineTTYQuestionWithoutColours(t *testing.T) {
 // question waits ends the turn — the command never runs, no further model
 // request is made, and mm exits.
 func TestLineTTYCtrlCAtTheQuestion(t *testing.T) {
-	srv := scenario(t, "tty_question")
-	dir := t.TempDir()
-	r := startTTY(t, dir, mmEnv(t, srv), "-p", "write the file")
+	w := newWorld(t, "tty_question")
+	srv, dir := w.srv, w.dir
+	r := startTTY(t, dir, w.env, "-p", "write the file")
 	r.waitFor(t, "ne[v]er: ")
 	r.master.Write([]byte{3}) // ^C: the terminal sends SIGINT to mm
 	r.wait(t)

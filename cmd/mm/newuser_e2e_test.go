@@ -24,10 +24,7 @@ func TestLineResumeKeepsMode(t *testing.T) {
 	p.CloseInput()
 	p.WaitExit()
 
-	_, stderr, code := w.line("", "--yes", "-p", "--resume", string(p.id), "create plan.txt")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	w.lineOK("", "--yes", "-p", "--resume", string(p.id), "create plan.txt")
 	if _, err := os.Stat(filepath.Join(w.dir, "plan.txt")); !os.IsNotExist(err) {
 		t.Errorf("plan.txt was written in plan mode (stat: %v)", err)
 	}

@@ -1,20 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
@@ -22,11 +22,9 @@ import (
 type term struct {
 	t    *testing.T
 	f    *os.File
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	more chan struct{} // a token per read
-	seen int           // offset up to which waitFor has matched
-	done chan struct{} // closed when mm has exited, with err set
+	out  *acptest.Stream // what mm showed on the terminal
+	seen int             // offset up to which waitFor has matched
+	done chan struct{}   // closed when mm has exited, with err set
 	err  error
 	pid  int
 }
@@ -39,23 +37,8 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, f: f, more: make(chan struct{}, 1), done: make(chan struct{}), pid: cmd.Process.Pid}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := f.Read(b)
-			tm.mu.Lock()
-			tm.buf.Write(b[:n])
-			tm.mu.Unlock()
-			select {
-			case tm.more <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	tm := &term{t: t, f: f, out: &acptest.Stream{}, done: make(chan struct{}), pid: cmd.Process.Pid}
+	go io.Copy(tm.out, f)
 	go func() { tm.err = cmd.Wait(); close(tm.done) }()
 	t.Cleanup(func() {
 		select {
@@ -72,32 +55,12 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	return tm
 }
 
-func (tm *term) screen() string {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.buf.String()
-}
+func (tm *term) screen() string { return tm.out.String() }
 
 // waitFor waits until s appears after what was matched before.
 func (tm *term) waitFor(s string) {
 	tm.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		tm.mu.Lock()
-		i := strings.Index(tm.buf.String()[tm.seen:], s)
-		if i >= 0 {
-			tm.seen += i + len(s)
-		}
-		tm.mu.Unlock()
-		if i >= 0 {
-			return
-		}
-		select {
-		case <-tm.more:
-		case <-deadline:
-			tm.t.Fatalf("%q did not appear", s)
-		}
-	}
+	tm.seen = tm.out.WaitFrom(tm.t, tm.seen, s)
 }
 
 // exit leaves with /exit and checks mm exits 0.
@@ -125,9 +88,9 @@ func (tm *term) send(s string) {
 // prompt; a turn asks permission inline and is answered, Ctrl-C cancels a
 // streaming answer and the prompt comes back, /exit leaves with 0.
 func TestREPLOnATerminal(t *testing.T) {
-	srv := scenario(t, "repl")
-	dir := t.TempDir()
-	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	w := newWorld(t, "repl", "XDG_STATE_HOME="+t.TempDir())
+	srv, dir := w.srv, w.dir
+	tm := w.term()
 
 	tm.waitFor("mm> ")
 	tm.send("write hi to out.txt\r")
@@ -254,9 +217,9 @@ func ptrTo[T any](v T) *T { return &v }
 // the editor redraws its prompt at every keystroke: `no` and two
 // backspaces left eight copies of the block's first line.
 func TestREPLQuestionBlockShownOnce(t *testing.T) {
-	srv := scenario(t, "tty_question")
-	dir := t.TempDir()
-	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	w := newWorld(t, "tty_question", "XDG_STATE_HOME="+t.TempDir())
+	dir := w.dir
+	tm := w.term()
 	tm.waitFor("mm> ")
 	tm.send("write the file\r")
 	tm.waitFor("? [y]es / [a]lways / [n]o / ne[v]er: ")

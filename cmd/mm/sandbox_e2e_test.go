@@ -63,6 +63,20 @@ func sandboxRun(t *testing.T, dir, cfg, command string, extra ...string) (string
 	return reqs[1].Last().Content, stderr, env
 }
 
+// tryWrite is a shell function for a setup script: `try 'CMD' NAME` runs
+// CMD and prints "WROTE NAME", or "refused NAME" when it failed.
+const tryWrite = `try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
+`
+
+// needLandlock skips a test of sandbox: landlock on a kernel without
+// Landlock, where that setting is one line at start.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	if confine.LandlockABI() == 0 {
+		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
+	}
+}
+
 // noLanguageServers keeps gopls and pyright from starting: the tests
 // are about commands.
 const noLanguageServers = "lsp: {go: {command: [mm-test-no-server]}, python: {command: [mm-test-no-server]}}\n"
@@ -224,8 +238,7 @@ func TestSandboxKeepsOut(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(shared) })
 	writeFile(t, filepath.Join(shared, "mine.txt"), "the user's\n")
-	writeFile(t, filepath.Join(dir, "setup.sh"), fmt.Sprintf(`try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
-try 'echo x >> "$HOME/.bashrc"' .bashrc
+	writeFile(t, filepath.Join(dir, "setup.sh"), fmt.Sprintf(tryWrite+`try 'echo x >> "$HOME/.bashrc"' .bashrc
 try 'echo x > "$HOME/new.txt"' home
 try 'echo "yolo: true" >> "$HOME/.config/mm/agent.yaml"' config
 try 'mkdir -p "$HOME/.local/state/mm" && echo x > "$HOME/.local/state/mm/trust.json"' state
@@ -507,8 +520,7 @@ func TestACPSandboxInTerminal(t *testing.T) {
 	t.Parallel()
 	needNamespaces(t)
 	w := newWorldOn(t, calls(t, bashCall("bash setup.sh")), "TMUX=/tmp/tmux-0/default,1,0")
-	w.write("setup.sh", `try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
-try 'echo x > "$HOME/new.txt"' home
+	w.write("setup.sh", tryWrite+`try 'echo x > "$HOME/new.txt"' home
 try 'echo x >> .git/config' .git/config
 try 'echo ok > new.txt' new.txt
 echo "TMUX=[$TMUX]"

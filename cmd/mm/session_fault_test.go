@@ -36,6 +36,17 @@ func storedSessions(t *testing.T, state string) []string {
 	return files
 }
 
+// remembered is a world whose model answers "Remember the number 42",
+// then gives steps: with its own state directory, where the session of
+// that first line-mode turn is saved, and its id.
+func remembered(t *testing.T, steps ...llmtest.Step) (w *world, state, id string) {
+	t.Helper()
+	state = t.TempDir()
+	w = newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: append([]llmtest.Step{{Content: "Noted: the number is 42."}}, steps...)}), "XDG_STATE_HOME="+state)
+	_, stderr := w.lineOK("", "-p", "Remember the number 42")
+	return w, state, sessionIDOf(t, stderr)
+}
+
 // stderrLine fails unless s is exactly one line holding want.
 func stderrLine(t *testing.T, what, s, want string) {
 	t.Helper()
@@ -52,19 +63,8 @@ func stderrLine(t *testing.T, what, s, want string) {
 func TestTwoWritersOneSession(t *testing.T) {
 	t.Parallel()
 	stall := 1
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{Content: "Noted: the number is 42."},
-		{Content: "The number was 42, said slowly.", StallAfter: &stall},
-		{Content: "Still 42."},
-	}})
-	t.Cleanup(srv.Close)
-	dir, state := t.TempDir(), t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	id := sessionIDOf(t, stderr)
+	w, _, id := remembered(t, llmtest.Step{Content: "The number was 42, said slowly.", StallAfter: &stall}, llmtest.Step{Content: "Still 42."})
+	srv, dir, env := w.srv, w.dir, w.env
 
 	first := exec.Command(mmBin(t), "-p", "--resume", id, "Which number?")
 	first.Dir, first.Env = dir, env
@@ -101,16 +101,8 @@ func TestTwoWritersOneSession(t *testing.T) {
 		t.Fatalf("third run: exit %d: %s", code, stderr)
 	}
 	reqs := srv.Requests()
-	var said []string
-	for _, m := range reqs[len(reqs)-1].Messages {
-		said = append(said, m.Role+": "+m.Content)
-	}
-	joined := strings.Join(said, "\n")
-	for _, want := range []string{"Remember the number 42", "user: Which number?", "assistant: The number was 42, said slowly.", "user: And now?"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("the last request lacks %q:\n%s", want, joined)
-		}
-	}
+	joined := transcript(reqs[len(reqs)-1])
+	wantIn(t, "the last request", joined, "Remember the number 42", "user: Which number?", "assistant: The number was 42, said slowly.", "user: And now?")
 	if strings.Contains(joined, "Forget it") {
 		t.Errorf("the refused prompt entered the session:\n%s", joined)
 	}
@@ -125,19 +117,8 @@ func TestTwoWritersOneSession(t *testing.T) {
 func TestDiskFullMidSave(t *testing.T) {
 	t.Parallel()
 	prlimit := testenv.NeedTool(t, "prlimit")
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{Content: "Noted: the number is 42."},
-		{Content: "The number was 42. " + strings.Repeat("A long answer that makes the session file grow. ", 200)},
-		{Content: "Still 42."},
-	}})
-	t.Cleanup(srv.Close)
-	dir, state := t.TempDir(), t.TempDir()
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+state)
-	_, stderr, code := runInProcess(t, dir, env, "", "-p", "Remember the number 42")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	id := sessionIDOf(t, stderr)
+	w, state, id := remembered(t, llmtest.Step{Content: "The number was 42. " + strings.Repeat("A long answer that makes the session file grow. ", 200)}, llmtest.Step{Content: "Still 42."})
+	dir, env := w.dir, w.env
 	files := storedSessions(t, state)
 	if len(files) != 1 {
 		t.Fatalf("session files: %v", files)

@@ -60,10 +60,7 @@ func checkSkillTurn(t *testing.T, srv *llmtest.Server) {
 func TestSkillLineMode(t *testing.T) {
 	t.Parallel()
 	w := skillWorld(t, scenario(t, "skill_release_notes"))
-	stdout, stderr, code := w.line("", "--yes", "-p", "$release-notes v1.2")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, stderr)
-	}
+	stdout, _ := w.lineOK("", "--yes", "-p", "$release-notes v1.2")
 	checkSkillTurn(t, w.srv)
 	if !strings.Contains(stdout, "## v1.2") {
 		t.Errorf("stdout = %q", stdout)
@@ -130,11 +127,7 @@ func TestSkillUnknownAndList(t *testing.T) {
 		t.Errorf("no ⚠ line for the malformed skill:\n%s", stderr)
 	}
 	stdout, _, _ = w.line("", "-p", "/skills")
-	for _, want := range []string{"/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("/skills lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantIn(t, "/skills", stdout, "/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model requests for local answers", n)
 	}
@@ -195,11 +188,7 @@ func TestSkillSources(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	for _, want := range []string{"/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("/skills lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantIn(t, "/skills", stdout, "/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff")
 	if strings.Contains(stderr, "skipped") {
 		t.Errorf("a skill was skipped:\n%s", stderr)
 	}
