@@ -42,7 +42,7 @@ func sessionUpdates(out []acptest.Msg) []childTraffic {
 // is used again.
 func TestACPSubagents(t *testing.T) {
 	t.Parallel()
-	chat := scenarioText(t, `
+	chat := llmtest.ServeYAML(t, `
 steps:
   - tool_calls: [{name: ask_historian, args: {question: "Why was the parser rewritten?"}}]
   - content: "It could not stream."

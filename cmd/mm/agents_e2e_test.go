@@ -15,7 +15,7 @@ import (
 // askScenario is a chat model that asks the historian once, then answers.
 func askScenario(t *testing.T, question, answer string) *llmtest.Server {
 	t.Helper()
-	return scenarioText(t, fmt.Sprintf(`
+	return llmtest.ServeYAML(t, fmt.Sprintf(`
 steps:
   - tool_calls:
       - name: ask_historian
@@ -316,7 +316,7 @@ func TestAskAgentBounds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			chat := askScenario(t, "What is main.go?", "Done.")
-			hist := scenarioText(t, "steps:"+tt.steps)
+			hist := llmtest.ServeYAML(t, "steps:"+tt.steps)
 			w := newWorldOn(t, chat)
 			w.write("main.go", "package main\n")
 			w.askable("historian", "baseURL: "+hist.URL()+"\n"+tt.agent)
@@ -338,8 +338,8 @@ func TestAskAgentBounds(t *testing.T) {
 // result (one rewriter for every kind of agent file).
 func TestAskGuardAgent(t *testing.T) {
 	t.Parallel()
-	g := scenarioText(t, "steps:"+guardYes)
-	chat := scenarioText(t, `
+	g := llmtest.ServeYAML(t, "steps:"+guardYes)
+	chat := llmtest.ServeYAML(t, `
 steps:
   - tool_calls:
       - name: ask_guard

@@ -103,7 +103,7 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 	} {
 		t.Run(tc.syntax, func(t *testing.T) {
 			t.Parallel()
-			srv := scenarioText(t, "steps:\n  - content: '"+tc.content+"'\n")
+			srv := llmtest.ServeYAML(t, "steps:\n  - content: '"+tc.content+"'\n")
 			lines, out := doctorExit(t, 1, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 			wantLine(t, lines, out, "tool calls", "✗", "as text", tc.syntax, tc.fix)
 		})
@@ -112,7 +112,7 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 
 func TestDoctorToolsRejected(t *testing.T) {
 	t.Parallel()
-	srv := scenarioText(t, `
+	srv := llmtest.ServeYAML(t, `
 steps:
   - http_error: {status: 400, body: '{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}'}
 `)
@@ -177,18 +177,6 @@ func TestDoctorJSON(t *testing.T) {
 	if !found {
 		t.Errorf("no failed tool calls check with the --jinja fix: %+v", doc.Checks)
 	}
-}
-
-// scenarioText serves a scenario written in the test.
-func scenarioText(t *testing.T, yaml string) *llmtest.Server {
-	t.Helper()
-	sc, err := llmtest.Parse([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(sc)
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // TestDoctorMCPServers: the config's MCP servers are started; one that

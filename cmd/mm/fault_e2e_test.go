@@ -1,13 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/mm-agent/mm/acp/acptest"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -172,4 +175,94 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 	if got := reqs[2].Last().Content; !strings.Contains(got, "outside the workspace") {
 		t.Errorf("the model was not told: %q", got)
 	}
+}
+
+// TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
+// the file while the editor shows the permission prompt of the model's
+// edit, then allows it. mm reads the file again before writing, keeps the
+// user's text byte for byte, and tells the model the file changed.
+func TestACPUserEditDuringPromptIsKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "user_edit_during_prompt")
+	file := w.write("hello.txt", "hello world\n")
+	mine := "hello world, said the user\n"
+	p := w.session()
+	p.OnAsk(func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) })
+	p.turn("Say goodbye in hello.txt")
+	if got := readFile(t, file); got != mine {
+		t.Errorf("the user's edit was overwritten: %q", got)
+	}
+	reqs := w.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if last := reqs[2].Last(); last.Role != "tool" || !strings.Contains(last.Content, "hello.txt changed since you read it") {
+		t.Errorf("the model was not told the file changed: %q", last.Content)
+	}
+	p.asked(1)
+}
+
+// TestLineWriteFaultLeavesOriginal (issue 9, fault tests): a write that
+// fails — the file-size limit reached as on a full disk (EFBIG, which
+// stops root too), or a read-only directory — leaves the original file
+// byte-identical, no temporary file behind, and the model is told the
+// file is unchanged.
+func TestLineWriteFaultLeavesOriginal(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []string{"file size limit", "read-only directory"} {
+		t.Run(fault, func(t *testing.T) {
+			big := varied(100_000)
+			srv := llmtest.NewServer(llmtest.Scenario{NCtx: 262144, Steps: []llmtest.Step{
+				{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f.txt"}}}},
+				{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "f.txt", "content": big}}}},
+				{Content: "I could not write it."},
+			}})
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			original := "the original\ncontent\n"
+			writeFile(t, filepath.Join(dir, "f.txt"), original)
+			script := `exec "$0" "$@"`
+			if fault == "file size limit" {
+				script = `trap '' XFSZ; ulimit -f 64; exec "$0" "$@"` // 64 KiB
+			} else {
+				testenv.ReadOnlyDir(t, dir)
+			}
+			cmd := exec.Command("bash", "-c", script, mmBin(t), "-p", "rewrite f.txt", "--yes")
+			cmd.Dir, cmd.Env = dir, mmEnv(t, srv)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Logf("mm: %v\n%s", err, out)
+			}
+			if got := readFile(t, filepath.Join(dir, "f.txt")); got != original {
+				t.Errorf("the original changed (%d bytes)", len(got))
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the directory holds %v, want f.txt alone", names)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3; output:\n%s", len(reqs), out)
+			}
+			msgs := reqs[2].Messages
+			if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "could not write f.txt") || !strings.Contains(last, "the file is unchanged") {
+				t.Errorf("the model was not told: %q", last)
+			}
+		})
+	}
+}
+
+// varied is n bytes of text that never repeats itself, as a real file
+// would not (the runaway detector stops a call whose arguments loop).
+func varied(n int) string {
+	var b strings.Builder
+	x := uint64(1)
+	for i := 0; b.Len() < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		fmt.Fprintf(&b, "line %d: value %x of %x\n", i, x>>20, x%99991)
+	}
+	return b.String()
 }

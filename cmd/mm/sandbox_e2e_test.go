@@ -542,3 +542,39 @@ echo "TMUX=[$TMUX]"
 		t.Error("the command in the terminal wrote the home directory")
 	}
 }
+
+// TestLineSandboxLandlock (issue 9, optional confinement): with sandbox:
+// landlock, even in yolo mode a command cannot write outside the
+// workspace and the temp dir — not even as root — while writing inside
+// still works.
+func TestLineSandboxLandlock(t *testing.T) {
+	t.Parallel()
+	needLandlock(t)
+	outside := fmt.Sprintf("/mm-sandbox-test-%d", os.Getpid())
+	t.Cleanup(func() { os.Remove(outside) })
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{
+			"command": "echo x > " + outside + "; echo in > src/inside.txt; t=$(mktemp) && echo tmp > $t && echo temp-ok",
+		}}}},
+		{Content: "Done."},
+	}})
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
+	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write files")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Errorf("the sandboxed command wrote %s", outside)
+	}
+	if got := readFile(t, filepath.Join(dir, "src", "inside.txt")); got != "in\n" {
+		t.Errorf("src/inside.txt = %q", got)
+	}
+	msgs := srv.Requests()[1].Messages
+	out := msgs[len(msgs)-1].Content
+	if !strings.Contains(out, "Permission denied") || !strings.Contains(out, "temp-ok") {
+		t.Errorf("the command's output:\n%s", out)
+	}
+}

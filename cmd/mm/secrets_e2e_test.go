@@ -432,3 +432,76 @@ func TestKeyNamedByAConfigReadAgainStaysSecret(t *testing.T) {
 		t.Errorf("mm.log holds the key:\n%s", log)
 	}
 }
+
+// TestLineBashEnvHoldsNoSecret (issue 9, defect 2): `env` run by the model
+// shows ordinary variables but no secret — MM_API_KEY, the variable named
+// by apiKeyEnv, *_KEY/*TOKEN*/*PASSWORD* names — except those bashEnv.keep
+// lets through; the key printed from a file is masked; the log file never
+// holds the key although the server gets it.
+func TestLineBashEnvHoldsNoSecret(t *testing.T) {
+	t.Parallel()
+	srv := scenario(t, "bash_env")
+	dir := t.TempDir()
+	const key = "sk-mm-test-0123456789abcdef"
+	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "apiKeyEnv: LLM_AUTH\nbashEnv:\n  keep: [GITHUB_TOKEN]\n  drop: [MY_INTERNAL_*]\n")
+	writeFile(t, filepath.Join(dir, "secret.txt"), "stored="+key+"\n")
+	env := mmEnv(t, srv,
+		"MM_API_KEY="+key,
+		"LLM_AUTH="+key,
+		"OPENAI_API_KEY=sk-openai-should-not-leak",
+		"AWS_SECRET_ACCESS_KEY=aws-should-not-leak",
+		"DB_PASSWORD=db-should-not-leak",
+		"my_credentials=lower-should-not-leak",
+		"MY_INTERNAL_URL=internal-should-not-leak",
+		"GITHUB_TOKEN=ghp-kept-on-purpose",
+		"ORDINARY_SETTING=plain-value",
+		"LANG=C.UTF-8",
+	)
+	_, stderr, code := runInProcess(t, dir, trusted(t, dir, env), "", "-p", "show me the environment", "--yes")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+key {
+		t.Errorf("the server did not get the key: %q", got)
+	}
+	msgs := reqs[1].Messages
+	out := msgs[len(msgs)-1].Content
+	for _, leak := range []string{key, "should-not-leak"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the model saw %q:\n%s", leak, out)
+		}
+	}
+	wantIn(t, "the command's output", out, "ORDINARY_SETTING=plain-value", "LANG=C.UTF-8", "GITHUB_TOKEN=ghp-kept-on-purpose", "PATH=", "HOME=", "key= auth=", "stored=[redacted]")
+	home := ""
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = h
+		}
+	}
+	if log := readFile(t, filepath.Join(home, "mm.log")); strings.Contains(log, key) || log == "" {
+		t.Errorf("the log holds the key (or is empty):\n%s", log)
+	}
+	// Nothing mm wrote — the session store in the state directory, the
+	// remembered answers, the log — holds the key.
+	var files int
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		files++
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+			t.Errorf("%s holds the API key", p)
+		}
+		return nil
+	})
+	if files < 2 {
+		t.Errorf("%d files under HOME: the session was not stored where the test looks", files)
+	}
+	if strings.Contains(stderr, key) {
+		t.Errorf("stderr shows the key:\n%s", stderr)
+	}
+}
