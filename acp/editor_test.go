@@ -309,18 +309,10 @@ func TestLoadReplays(t *testing.T) {
 	}
 	e.Stop()
 	again := serveAgent(t, nil, acptest.Options{}, func(o *acp.Options) { o.Store = e.store })
-	again.Initialize(again.ctx)
-	if _, err := again.Conn.LoadSession(again.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: e.dir, McpServers: []sdk.McpServer{}}); err != nil {
-		t.Fatalf("session/load: %v", err)
-	}
-	var user string
-	for _, u := range again.Updates() {
-		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
-			user += u.UserMessageChunk.Content.Text.Text
-		}
-	}
-	if !strings.Contains(user, "remember this") || acptest.MessageText(again.Updates()) != "Stored answer." {
-		t.Errorf("replay: user %q, agent %q", user, acptest.MessageText(again.Updates()))
+	again.Load(again.ctx, sdk.LoadSessionRequest{SessionId: id, Cwd: e.dir})
+	user, answer := acptest.UserText(again.Updates()), acptest.MessageText(again.Updates())
+	if !strings.Contains(user, "remember this") || answer != "Stored answer." {
+		t.Errorf("replay: user %q, agent %q", user, answer)
 	}
 }
 
