@@ -1,7 +1,7 @@
-// Package acptest is the editor that mm's tests talk to: a real Agent
-// Client Protocol client, built on the protocol's Go SDK, that any test
-// can connect to an agent served in its own process (over pipes) or to a
-// built binary (over stdio), as net/http/httptest serves a handler.
+// Package acptest is a fake editor: a real Agent Client Protocol client,
+// built on the protocol's Go SDK, that a test connects to an agent served
+// in its own process (over pipes) or to a built binary (over stdio), as
+// net/http/httptest serves a handler. mm's tests drive mm with it.
 //
 // An [Editor] opens sessions, prompts and cancels, records every session
 // update and permission request in order, and answers what an agent asks
@@ -20,7 +20,7 @@
 //     line or exit, or fail the test after [Hung].
 //   - An agent outlives no test: an Editor closes the agent's input when
 //     its test ends and fails the test if the agent does not end within
-//     [Hung]; a Wire stops its agent at once.
+//     ten seconds (then kills it); a Wire stops its agent at once.
 //
 // It is test code: only _test.go files import it, which
 // cmd/mm/deps_test.go enforces.

@@ -23,10 +23,6 @@ type Options struct {
 	// Env is the editor's environment, the one its terminals start from;
 	// nil is this process's.
 	Env []string
-	// Unchecked turns off the schema check of the conversation at the
-	// end of the test, for a test that makes the agent misbehave on
-	// purpose; it says why in a comment.
-	Unchecked bool
 }
 
 // Editor is the editor side of an ACP connection: an acp-go-sdk client
@@ -73,7 +69,7 @@ func connect(t testing.TB, l *link, opts Options) *Editor {
 	t.Cleanup(func() {
 		l.leave()
 		c.closeTerminals()
-		if !t.Failed() && !t.Skipped() && !opts.Unchecked {
+		if !t.Failed() && !t.Skipped() {
 			CheckSchema(t, l.Sent.String(), l.Received.String())
 		}
 		l.logStderr()

@@ -8,12 +8,12 @@ import (
 )
 
 // ownGroup starts cmd in a process group of its own, so that what it
-// starts ends with it.
+// starts ends with it (a new session is one already).
 func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Setpgid = !cmd.SysProcAttr.Setsid
 }
 
 // killGroup kills cmd's process group.

@@ -1,7 +1,6 @@
 package acptest
 
 import (
-	"bufio"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -156,22 +155,14 @@ type message struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// messages splits a stream into its JSON-RPC messages, one a line; a
-// line that is not JSON is reported.
+// messages are the JSON-RPC messages of a stream, with their raw parts;
+// a line that is not JSON is reported (Messages).
 func messages(t testing.TB, stream string) []message {
 	t.Helper()
 	var out []message
-	sc := bufio.NewScanner(strings.NewReader(stream))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
+	for _, msg := range Messages(t, stream) {
 		var m message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Errorf("not JSON on the wire: %q", sc.Text())
-			continue
-		}
+		json.Unmarshal([]byte(msg.Line), &m)
 		out = append(out, m)
 	}
 	return out

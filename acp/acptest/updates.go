@@ -51,33 +51,42 @@ func describeCallUpdate(u *sdk.SessionToolCallUpdate) string {
 
 // MessageText joins the text of the agent's message chunks.
 func MessageText(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	for _, u := range us {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+	return joinText(us, func(u sdk.SessionUpdate) *sdk.ContentBlock {
+		if u.AgentMessageChunk == nil {
+			return nil
 		}
-	}
-	return b.String()
+		return &u.AgentMessageChunk.Content
+	})
 }
 
 // ThoughtText joins the text of the agent's thought chunks.
 func ThoughtText(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	for _, u := range us {
-		if u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil {
-			b.WriteString(u.AgentThoughtChunk.Content.Text.Text)
+	return joinText(us, func(u sdk.SessionUpdate) *sdk.ContentBlock {
+		if u.AgentThoughtChunk == nil {
+			return nil
 		}
-	}
-	return b.String()
+		return &u.AgentThoughtChunk.Content
+	})
 }
 
 // UserText joins the text of the user's message chunks: what a replay
 // shows of the user's prompts.
 func UserText(us []sdk.SessionUpdate) string {
+	return joinText(us, func(u sdk.SessionUpdate) *sdk.ContentBlock {
+		if u.UserMessageChunk == nil {
+			return nil
+		}
+		return &u.UserMessageChunk.Content
+	})
+}
+
+// joinText joins the text of the chunks chunk finds in updates (nil: the
+// update is not of its kind).
+func joinText(us []sdk.SessionUpdate, chunk func(sdk.SessionUpdate) *sdk.ContentBlock) string {
 	var b strings.Builder
 	for _, u := range us {
-		if u.UserMessageChunk != nil && u.UserMessageChunk.Content.Text != nil {
-			b.WriteString(u.UserMessageChunk.Content.Text.Text)
+		if c := chunk(u); c != nil && c.Text != nil {
+			b.WriteString(c.Text.Text)
 		}
 	}
 	return b.String()
