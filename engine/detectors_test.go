@@ -14,11 +14,9 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
-	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // detectorCase is one small-model failure replayed through the real engine
@@ -120,10 +118,6 @@ func runDetectorCase(t *testing.T, path string) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(content), 0o644)
 	}
-	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	maxTokens := c.Config.MaxTokens
 	if maxTokens == 0 {
 		maxTokens = 4096
@@ -138,7 +132,7 @@ func runDetectorCase(t *testing.T, path string) {
 			FirstTokenTimeout: c.Config.FirstTokenTimeout, IdleTimeout: c.Config.IdleTimeout}),
 		ModelName:  "fake-model",
 		Tools:      reg,
-		Env:        env,
+		Env:        diskEnv(t, dir, nil),
 		Sampling:   llm.Sampling{MaxTokens: maxTokens},
 		MaxTurns:   c.Config.MaxTurns,
 		ToolBudget: c.Config.ToolBudget,
@@ -208,16 +202,7 @@ func runDetectorCase(t *testing.T, path string) {
 			}
 		}
 	}
-	for _, s := range x.Shown {
-		if !strings.Contains(shown.String(), s) {
-			t.Errorf("the user was not shown %q; shown:\n%s", s, shown.String())
-		}
-	}
-	for _, s := range x.NotShown {
-		if strings.Contains(shown.String(), s) {
-			t.Errorf("the user was shown %q; shown:\n%s", s, shown.String())
-		}
-	}
+	holds(t, "what the user was shown", shown.String(), x.Shown, x.NotShown)
 	for _, s := range x.Thought {
 		if !strings.Contains(thought.String(), s) {
 			t.Errorf("thoughts lack %q: %q", s, thought.String())
@@ -260,14 +245,21 @@ func runDetectorCase(t *testing.T, path string) {
 		}
 		hist.WriteString("\n")
 	}
-	for _, s := range x.History {
-		if !strings.Contains(hist.String(), s) {
-			t.Errorf("history lacks %q:\n%s", s, hist.String())
+	holds(t, "history", hist.String(), x.History, x.NotInHistory)
+}
+
+// holds checks that text, what names it in the failures, holds each of
+// in and none of out.
+func holds(t *testing.T, what, text string, in, out []string) {
+	t.Helper()
+	for _, s := range in {
+		if !strings.Contains(text, s) {
+			t.Errorf("%s lacks %q:\n%s", what, s, text)
 		}
 	}
-	for _, s := range x.NotInHistory {
-		if strings.Contains(hist.String(), s) {
-			t.Errorf("history holds %q:\n%s", s, hist.String())
+	for _, s := range out {
+		if strings.Contains(text, s) {
+			t.Errorf("%s holds %q:\n%s", what, s, text)
 		}
 	}
 }

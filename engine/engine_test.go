@@ -14,7 +14,9 @@ import (
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
+	"github.com/mm-agent/mm/tools/workspace"
 )
 
 // testEnv is a minimal tools.Env over a temp dir that allows everything.
@@ -82,12 +84,28 @@ func (r *recorder) struggles() []engine.Struggle {
 	return s
 }
 
+// diskEnv is a workspace on dir, on the disk, where the policy allows
+// everything (yolo): the environment the real tools run in.
+func diskEnv(t testing.TB, dir string, files tools.Files) *workspace.Workspace {
+	t.Helper()
+	env, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil), Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// fakeModel is the client of the scripted server srv, retrying nothing.
+func fakeModel(srv *llmtest.Server) *llm.Client {
+	return llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}})
+}
+
 func newSession(t *testing.T, sc llmtest.Scenario, mod func(*engine.Options)) (*engine.Session, *llmtest.Server) {
 	t.Helper()
 	srv := llmtest.NewServer(sc)
 	t.Cleanup(srv.Close)
 	opts := engine.Options{
-		Model:     llm.New(llm.Options{Provider: "llamacpp", BaseURL: srv.URL(), RetryDelays: []time.Duration{}}),
+		Model:     fakeModel(srv),
 		ModelName: "fake-model",
 		Tools:     testTools(),
 		Env:       newEnv(t),

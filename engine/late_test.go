@@ -19,7 +19,6 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/lspbridge"
-	"github.com/mm-agent/mm/permit"
 	"github.com/mm-agent/mm/tools"
 	"github.com/mm-agent/mm/tools/bash"
 	"github.com/mm-agent/mm/tools/files"
@@ -110,11 +109,7 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	t.Parallel()
 	dir, m := warmPyright(t)
 	late := lspbridge.NewLate()
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil),
-		Files: slowServer{file: filepath.Join(dir, "greet.py"), pause: 3 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := diskEnv(t, dir, slowServer{file: filepath.Join(dir, "greet.py"), pause: 3 * time.Second})
 	reg := tools.NewRegistry(files.New(files.Options{MaxTokens: 4096, Diagnostics: lsptool.EditHook{Manager: m, Late: late}})...)
 	s, srv := newSession(t, script(
 		llmtest.Step{ToolCalls: []llmtest.ToolCall{call("read_file", `{"path":"greet.py"}`)}},
@@ -144,36 +139,23 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 	if len(reqs) != 4 {
 		t.Fatalf("%d model calls, want 4 (the last after the late answer)", len(reqs))
 	}
-	editResult := reqs[2].Messages[len(reqs[2].Messages)-1]
+	editResult := reqs[2].Last()
 	if strings.Contains(editResult.Content, "app.py:3:") {
 		t.Fatalf("the paused server answered within the edit's result: the test did not make it late:\n%s", editResult.Content)
 	}
-	last := reqs[3].Messages[len(reqs[3].Messages)-1]
+	last := reqs[3].Last()
 	if last.Role != string(llm.RoleUser) || !strings.Contains(last.Content, "diagnostics that arrived after your edit of greet.py") ||
 		!strings.Contains(last.Content, `app.py:3:16: Argument missing for parameter "times"`) {
 		t.Errorf("the model was not shown the late error before the turn ended; last message: %+v", last)
 	}
-	n := 0
-	for _, msg := range s.History() {
-		n += strings.Count(msg.Content, "app.py:3:16")
-	}
-	if n != 1 {
-		t.Errorf("the late error is in the history %d times, want once", n)
-	}
+	lateErrorOnce(t, s)
 	if len(notes) == 0 {
 		t.Error("the user was not told why the turn went on")
 	}
 
 	// The next tool result carries what came after the edit's result.
-	if end := s.Run(ctx, "undo that", func(engine.Event) {}); end.Reason != engine.EndTurn {
-		t.Fatalf("turn 2 ended %v (%s)", end.Reason, end.Err)
-	}
-	reqs = srv.Requests()
-	if len(reqs) != 7 {
-		t.Fatalf("%d model calls, want 7", len(reqs))
-	}
-	undo := reqs[5].Messages[len(reqs[5].Messages)-1]
-	read := reqs[6].Messages[len(reqs[6].Messages)-1]
+	reqs = turnOf(t, ctx, s, srv, "undo that", 7)
+	undo, read := reqs[5].Last(), reqs[6].Last()
 	if !strings.Contains(undo.Content, "incomplete") && !strings.Contains(undo.Content, "not checked") {
 		t.Fatalf("the undo's check was not late: the test proves nothing:\n%s", undo.Content)
 	}
@@ -245,10 +227,7 @@ func TestLateDiagnosticsOfCommand(t *testing.T) {
 		t.Fatalf("greet.py not checked: %v %s", err, note)
 	}
 	late := lspbridge.NewLate()
-	ws, err := workspace.New(workspace.Options{Cwd: dir, Policy: permit.NewPolicy(true, nil, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := diskEnv(t, dir, nil)
 	sh := lsptool.CommandHook{Tool: slowAfterCommand{Tool: bash.New(bash.Options{}), pause: 3 * time.Second}, Manager: m, Late: late}
 	reg := tools.NewRegistry(append(files.New(files.Options{MaxTokens: 4096, Diagnostics: lsptool.EditHook{Manager: m, Late: late}}), sh)...)
 	breakGreet := call("bash", `{"command":"sed -i 's/def greet(name: str) -> str:/def greet(name: str, times: int) -> str:/' greet.py"}`)
@@ -268,39 +247,21 @@ func TestLateDiagnosticsOfCommand(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if end := s.Run(ctx, "add a times parameter to greet, with sed", func(engine.Event) {}); end.Reason != engine.EndTurn {
-		t.Fatalf("turn ended %v (%s)", end.Reason, end.Err)
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model calls, want 3 (the last after the late answer)", len(reqs))
-	}
-	cmdResult := reqs[1].Messages[len(reqs[1].Messages)-1]
+	reqs := turnOf(t, ctx, s, srv, "add a times parameter to greet, with sed", 3) // the last after the late answer
+	cmdResult := reqs[1].Last()
 	if strings.Contains(cmdResult.Content, "app.py:3:") || !strings.Contains(cmdResult.Content, "incomplete") && !strings.Contains(cmdResult.Content, "not checked") {
 		t.Fatalf("the paused server answered within the command's result: the test proves nothing:\n%s", cmdResult.Content)
 	}
-	last := reqs[2].Messages[len(reqs[2].Messages)-1]
+	last := reqs[2].Last()
 	if !strings.Contains(last.Content, "pyright: diagnostics that arrived after your command of greet.py") ||
 		!strings.Contains(last.Content, `app.py:3:16: Argument missing for parameter "times"`) {
 		t.Errorf("the model was not shown the command's late error before the turn ended; last message: %+v", last)
 	}
-	n := 0
-	for _, msg := range s.History() {
-		n += strings.Count(msg.Content, "app.py:3:16")
-	}
-	if n != 1 {
-		t.Errorf("the late error is in the history %d times, want once", n)
-	}
+	lateErrorOnce(t, s)
 
 	before := len(s.History())
-	if end := s.Run(ctx, "do it again, and fix app.py", func(engine.Event) {}); end.Reason != engine.EndTurn {
-		t.Fatalf("turn 2 ended %v (%s)", end.Reason, end.Err)
-	}
-	reqs = srv.Requests()
-	if len(reqs) != 8 {
-		t.Fatalf("%d model calls, want 8", len(reqs))
-	}
-	again := reqs[6].Messages[len(reqs[6].Messages)-1]
+	reqs = turnOf(t, ctx, s, srv, "do it again, and fix app.py", 8)
+	again := reqs[6].Last()
 	if strings.Contains(again.Content, "app.py:3:") || !strings.Contains(again.Content, "incomplete") && !strings.Contains(again.Content, "not checked") {
 		t.Fatalf("the second command's check was not late: the test proves nothing:\n%s", again.Content)
 	}
@@ -312,4 +273,31 @@ func TestLateDiagnosticsOfCommand(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "app.py")); !strings.Contains(string(data), `greet("bob", 2)`) {
 		t.Fatalf("app.py not fixed: %s", data)
 	}
+}
+
+// lateErrorOnce checks that app.py's late error is in the session's
+// history exactly once: given to the model, and not again.
+func lateErrorOnce(t *testing.T, s *engine.Session) {
+	t.Helper()
+	n := 0
+	for _, msg := range s.History() {
+		n += strings.Count(msg.Content, "app.py:3:16")
+	}
+	if n != 1 {
+		t.Errorf("the late error is in the history %d times, want once", n)
+	}
+}
+
+// turnOf runs prompt as a turn of s, which must end normally, and
+// returns the model's requests so far: want of them.
+func turnOf(t *testing.T, ctx context.Context, s *engine.Session, srv *llmtest.Server, prompt string, want int) []llmtest.Recorded {
+	t.Helper()
+	if end := s.Run(ctx, prompt, func(engine.Event) {}); end.Reason != engine.EndTurn {
+		t.Fatalf("turn %q ended %v (%s)", prompt, end.Reason, end.Err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != want {
+		t.Fatalf("%d model calls, want %d", len(reqs), want)
+	}
+	return reqs
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestMain puts $(go env GOPATH)/bin on PATH, where `go install` puts
@@ -52,6 +54,20 @@ func fixture(t testing.TB, name string) string {
 		t.Fatal(err)
 	}
 	return canonical(dst)
+}
+
+// served copies the named fixture and starts a manager over it, once the
+// language server the fixture needs is there: gopls for go/…, pyright
+// for py/….
+func served(t testing.TB, name string) (dir string, m *Manager) {
+	t.Helper()
+	bin := "gopls"
+	if strings.HasPrefix(name, "py/") {
+		bin = "pyright-langserver"
+	}
+	testenv.NeedLanguageServer(t, bin)
+	dir = fixture(t, name)
+	return dir, newTestManager(t, dir)
 }
 
 // newTestManager returns a Manager for dir whose servers are closed, and

@@ -106,6 +106,16 @@ func replaceIn(t testing.TB, path, old, new string) []byte {
 	return data
 }
 
+// breaks are an edit, for each language server, that breaks another
+// file: the file edited, its text before and after, and the error the
+// other file then has.
+var breaks = []struct {
+	name, bin, fixture, file, good, bad, want string
+}{
+	{name: "pyright", bin: "pyright-langserver", fixture: "py/greet", file: "greet.py", good: "def greet(name: str) -> str:", bad: "def greet(name: str, times: int) -> str:", want: `app.py:3:16: Argument missing for parameter "times"`},
+	{name: "gopls", bin: "gopls", fixture: "go/crosspkg", file: "a/a.go", good: "func Scale(n int) int {", bad: "func Scale(n, m int) int {", want: "b/b.go:8:18: not enough arguments in call to a.Scale"},
+}
+
 // TestLateUnderLoad: on a machine kept busy by the test, a session's edit
 // that breaks another file gets that file's error to the model within
 // the turn — in the edit's result, before the next tool result, or at
@@ -124,13 +134,7 @@ func replaceIn(t testing.TB, path, old, new string) []byte {
 //	MM_LATE_RUNS=20 go test -run TestLateUnderLoad -v ./lspbridge/
 //	MM_LATE_COLD=1 MM_LATE_RUNS=20 go test -run TestLateUnderLoad/pyright -v ./lspbridge/
 func TestLateUnderLoad(t *testing.T) {
-	cases := []struct {
-		name, bin, fixture, file, good, bad, want string
-	}{
-		{name: "pyright/importer", bin: "pyright-langserver", fixture: "py/greet", file: "greet.py", good: "def greet(name: str) -> str:", bad: "def greet(name: str, times: int) -> str:", want: `app.py:3:16: Argument missing for parameter "times"`},
-		{name: "gopls/caller", bin: "gopls", fixture: "go/crosspkg", file: "a/a.go", good: "func Scale(n int) int {", bad: "func Scale(n, m int) int {", want: "b/b.go:8:18: not enough arguments in call to a.Scale"},
-	}
-	for _, c := range cases {
+	for _, c := range breaks {
 		t.Run(c.name, func(t *testing.T) {
 			testenv.NeedLanguageServer(t, c.bin)
 			runs := lateRuns(t)
@@ -248,9 +252,7 @@ func warmPython(t *testing.T, m *Manager, dir string) {
 // next nor at the end of the turn; it lists only what the result did not.
 func TestLateDeliveredOnce(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/greet")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "py/greet")
 	warmPython(t, m, dir)
 	late := NewLate()
 	result := lateEdit(t, m, late, filepath.Join(dir, "greet.py"), "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
@@ -416,13 +418,7 @@ func TestCheckWait(t *testing.T) {
 // model before the turn ends, once: the check goes on, and takes the
 // baseline it could not take in time.
 func TestColdStartSaysIndexing(t *testing.T) {
-	cases := []struct {
-		name, bin, fixture, file, good, bad, want string
-	}{
-		{name: "pyright", bin: "pyright-langserver", fixture: "py/greet", file: "greet.py", good: "def greet(name: str) -> str:", bad: "def greet(name: str, times: int) -> str:", want: `app.py:3:16: Argument missing for parameter "times"`},
-		{name: "gopls", bin: "gopls", fixture: "go/crosspkg", file: "a/a.go", good: "func Scale(n int) int {", bad: "func Scale(n, m int) int {", want: "b/b.go:8:18: not enough arguments in call to a.Scale"},
-	}
-	for _, c := range cases {
+	for _, c := range breaks {
 		t.Run(c.name, func(t *testing.T) {
 			testenv.NeedLanguageServer(t, c.bin)
 			dir := fixture(t, c.fixture)

@@ -15,46 +15,12 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
-func TestPythonTypeError(t *testing.T) {
-	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/typeerr")
-	m := newTestManager(t, dir)
-	got := edit(t, m, filepath.Join(dir, "calc.py"), "return n * 2", `return "twice"`)
-	t.Logf("after edit:\n%s", got)
-	wantAll(t, got, []string{"pyright: this edit introduced 1 error (calc.py; no other file imports it):", `calc.py:2:12: Type "Literal['twice']" is not assignable to return type "int"`}, []string{"already there", "fixed"})
-}
-
-func TestPythonPreexisting(t *testing.T) {
-	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/preexisting")
-	m := newTestManager(t, dir)
-	analysed(t, m, filepath.Join(dir, "broken.py"))
-	got := edit(t, m, filepath.Join(dir, "broken.py"), "def two() -> int:", "# two is broken on purpose.\ndef two() -> int:")
-	t.Logf("after edit:\n%s", got)
-	wantAll(t, got, []string{"no new errors", "3 problems were already there (not from this edit)"}, []string{"broken.py:", "fixed", "introduced"})
-}
-
-func TestPythonFix(t *testing.T) {
-	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/fix")
-	m := newTestManager(t, dir)
-	analysed(t, m, filepath.Join(dir, "fix.py"))
-	got := edit(t, m, filepath.Join(dir, "fix.py"), "n / TWOO", "n / TWO")
-	t.Logf("after edit:\n%s", got)
-	wantAll(t, got, []string{"no problems", "fixed: 1"}, []string{"already there", "introduced"})
-}
-
 // TestPythonCrossFileOpen: pyright reports only open files, so a file that
 // breaks another is reported once that other file is open (mm opened it
 // for an earlier edit or query).
 func TestPythonCrossFileOpen(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/crossmod")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "py/crossmod")
 	if list, note, err := m.Diagnostics(context.Background(), filepath.Join(dir, "use.py")); err != nil || len(list) != 0 || note != "" {
 		t.Fatalf("use.py before: %v %q %v", list, note, err)
 	}
@@ -105,9 +71,7 @@ func serverItems(t testing.TB, m *Manager, path string) int {
 // and the importers mm opened for the check are closed again.
 func TestPythonImporterBroken(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/greet")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "py/greet")
 	greet := filepath.Join(dir, "greet.py")
 	got := edit(t, m, greet, "def greet(name: str) -> str:", "def greet(name: str, times: int) -> str:")
 	t.Logf("after edit:\n%s", got)
@@ -205,9 +169,7 @@ func manyImporters(t testing.TB, dir string, n int) {
 // file mm never opened says it was not checked.
 func TestPythonCommandChange(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
-	dir := fixture(t, "py/greet")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "py/greet")
 	ctx := context.Background()
 	greet := filepath.Join(dir, "greet.py")
 	edit(t, m, greet, `return "hello " + name`, `return "hi " + name`) // mm opens greet.py

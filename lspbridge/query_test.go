@@ -6,15 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 func TestGoDefinitionByName(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "go/query")
 	ctx := context.Background()
 	locs, err := m.Definition(ctx, Position{Path: filepath.Join(dir, "main.go"), Symbol: "greet.Hello"})
 	if err != nil {
@@ -38,9 +34,7 @@ func TestGoDefinitionByName(t *testing.T) {
 
 func TestGoReferencesByName(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "go/query")
 	locs, err := m.References(context.Background(), Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"})
 	if err != nil {
 		t.Fatal(err)
@@ -57,9 +51,7 @@ func TestGoReferencesByName(t *testing.T) {
 
 func TestGoHover(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "go/query")
 	h, err := m.Hover(context.Background(), Position{Path: filepath.Join(dir, "main.go"), Symbol: "Hello", Line: 11})
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +67,7 @@ func TestGoHover(t *testing.T) {
 
 func TestGoSymbols(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "go/query")
 	syms, err := m.DocumentSymbols(context.Background(), filepath.Join(dir, "greet", "greet.go"))
 	if err != nil {
 		t.Fatal(err)
@@ -96,14 +86,8 @@ func TestGoSymbols(t *testing.T) {
 
 func TestGoRenameAcrossFiles(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m, changes := renameHello(t)
 	ctx := context.Background()
-	changes, err := m.Rename(ctx, Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"}, "Greet")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(changes) != 2 {
 		t.Fatalf("rename touches %d files, want 2", len(changes))
 	}
@@ -130,20 +114,14 @@ func TestGoRenameAcrossFiles(t *testing.T) {
 
 func TestRenameAllOrNothing(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	_, m, changes := renameHello(t)
 	ctx := context.Background()
-	changes, err := m.Rename(ctx, Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"}, "Greet")
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := map[string][]byte{}
 	for _, c := range changes {
 		before[c.Path] = c.Old
 	}
 	n := 0
-	_, err = m.Apply(ctx, changes, func(path string, _, data []byte) error {
+	_, err := m.Apply(ctx, changes, func(path string, _, data []byte) error {
 		n++
 		if n == 2 {
 			return os.ErrPermission
@@ -160,6 +138,18 @@ func TestRenameAllOrNothing(t *testing.T) {
 	}
 }
 
+// renameHello is the rename of greet.Hello to Greet in the go/query
+// fixture, not applied yet.
+func renameHello(t *testing.T) (string, *Manager, []FileChange) {
+	t.Helper()
+	dir, m := served(t, "go/query")
+	changes, err := m.Rename(context.Background(), Position{Path: filepath.Join(dir, "greet", "greet.go"), Symbol: "Hello"}, "Greet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, m, changes
+}
+
 // writeAtomic stands in for fileedit's writer.
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
@@ -173,9 +163,7 @@ func writeAtomic(path string, data []byte) error {
 // file and in the workspace.
 func TestGoQualifiedMethod(t *testing.T) {
 	t.Parallel()
-	testenv.NeedLanguageServer(t, "gopls")
-	dir := fixture(t, "go/query")
-	m := newTestManager(t, dir)
+	dir, m := served(t, "go/query")
 	ctx := context.Background()
 	for _, pos := range []Position{
 		{Path: filepath.Join(dir, "greet", "server.go"), Symbol: "Client.Start"},

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // oneLine checks a failed prompt answers the JSON-RPC error whose message
@@ -35,24 +34,17 @@ func oneLine(t *testing.T, err error) string {
 // stdout carries only JSON-RPC, and mm exits cleanly afterwards.
 func TestFaultServerKilledMidStream(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "stall_mid_answer")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	done := p.promptAsync(t, id, "Explain everything")
-	waitSignal(t, "the answer stalls", srv.StepStalled(0))
-	p.client.waitUpdates(t, "the first words", func(us []sdk.SessionUpdate) bool {
-		return strings.Contains(messageText(us), "Here is the")
-	})
-	srv.Close()
-	r := waitResult(t, "the prompt whose server died", done)
-	if r.err == nil {
-		t.Fatalf("prompt = %+v; want a failed turn", r.resp)
+	w := newWorld(t, "stall_mid_answer")
+	p := w.session()
+	done := p.stalling("Explain everything", 0, "Here is the")
+	w.srv.Close()
+	r := acptest.Await(t, "the prompt whose server died", done)
+	if r.Err == nil {
+		t.Fatalf("prompt = %+v; want a failed turn", r.Resp)
 	}
-	line := oneLine(t, r.err)
+	line := oneLine(t, r.Err)
 	t.Logf("the user read: %s", line)
-	for _, l := range strings.Split(strings.TrimSpace(p.stdout.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(p.Received.String()), "\n") {
 		if !json.Valid([]byte(l)) {
 			t.Errorf("stdout carried a non-JSON line: %q", l)
 		}
@@ -64,26 +56,19 @@ func TestFaultServerKilledMidStream(t *testing.T) {
 // serves the next prompt once the server is back.
 func TestFault5xxStorm(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "storm_503")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	_, err := p.prompt(ctx, id, "hello?")
+	w := newWorld(t, "storm_503")
+	p := w.session()
+	_, err := p.prompt("hello?")
 	line := oneLine(t, err)
 	if !strings.Contains(strings.ToLower(line), "load") && !strings.Contains(line, "503") {
 		t.Errorf("the line does not say what the server answered: %q", line)
 	}
-	if n := len(srv.Requests()); n != 4 {
+	if n := len(w.srv.Requests()); n != 4 {
 		t.Errorf("model requests = %d, want 4 (the call and three retries)", n)
 	}
-	resp, err := p.prompt(ctx, id, "and now?")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("the next prompt = %+v, %v", resp, err)
-	}
-	updates, _ := p.client.snapshot()
-	if !strings.Contains(messageText(updates), "Recovered and answering.") {
-		t.Errorf("the answer after the storm was not shown: %q", messageText(updates))
+	p.endTurn("and now?")
+	if !strings.Contains(p.answer(), "Recovered and answering.") {
+		t.Errorf("the answer after the storm was not shown: %q", p.answer())
 	}
 }
 
@@ -92,19 +77,11 @@ func TestFault5xxStorm(t *testing.T) {
 // answer, so the answer arrives whole and in order.
 func TestFaultSlowDrip(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "slow_drip")
-	dir := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	writeFile(t, cfg, "watchdogTimeout: 3s\n")
-	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	resp, err := p.prompt(ctx, id, "count to ten, slowly")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt = %+v, %v", resp, err)
-	}
-	updates, _ := p.client.snapshot()
-	if got := messageText(updates); got != "one two three four five six seven eight nine ten" {
+	w := newWorld(t, "slow_drip")
+	w.config("watchdogTimeout: 3s\n")
+	p := w.session()
+	p.endTurn("count to ten, slowly")
+	if got := p.answer(); got != "one two three four five six seven eight nine ten" {
 		t.Errorf("shown %q", got)
 	}
 }
@@ -115,32 +92,20 @@ func TestFaultSlowDrip(t *testing.T) {
 // group is left.
 func TestFaultEOFMidTurn(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "read_edit_answer")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "hello.txt")
-	original := "hello world\r\nsecond line\n"
-	writeFile(t, file, original)
 	state := t.TempDir()
-	p := startAgentProcess(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+state))
-	p.client.hold = make(chan struct{}) // the user never answers
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	p.promptAsync(t, id, "change hello to goodbye")
-	waitSignal(t, "the permission prompt", p.client.asked)
-	p.stdin.Close()
-	select {
-	case err := <-p.done:
-		p.done <- err // for the cleanup
-		if err != nil {
-			t.Errorf("mm exited with %v", err)
-		}
-	case <-time.After(hung):
-		t.Fatal("mm did not exit after EOF")
-	}
+	w := newWorld(t, "read_edit_answer", "XDG_STATE_HOME="+state)
+	original := "hello world\r\nsecond line\n"
+	file := w.write("hello.txt", original)
+	p := w.start(acptest.Options{})
+	p.Hold() // the user never answers
+	p.open()
+	p.async("change hello to goodbye")
+	waitSignal(t, "the permission prompt", p.Asked())
+	p.Stop()
 	if got := readFile(t, file); got != original {
 		t.Errorf("the file changed: %q", got)
 	}
-	if err := syscall.Kill(-p.cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(-p.Cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("mm's process group is still alive after it exited (kill -0: %v)", err)
 	}
 	sessions, _ := filepath.Glob(filepath.Join(state, "mm", "sessions", "*", "*.json"))
@@ -154,7 +119,7 @@ func TestFaultEOFMidTurn(t *testing.T) {
 	if !json.Valid(b) || !strings.Contains(string(b), "change hello to goodbye") {
 		t.Errorf("the stored session is not whole:\n%s", b)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(dir, "*"))
+	leftovers, _ := filepath.Glob(filepath.Join(w.dir, "*"))
 	if len(leftovers) != 1 {
 		t.Errorf("the workspace holds more than the file (a temp file of an interrupted write?): %v", leftovers)
 	}

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -25,22 +26,16 @@ const (
 func TestACPEditorFiles(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "gopls")
-	srv := scenario(t, "edit_buffer")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
-	file := filepath.Join(dir, "main.go")
-	writeFile(t, file, diskMain)
-
-	p := startAgent(t, dir, mmEnv(t, srv))
-	p.client.buffers = map[string]string{file: bufferMain}
-	ctx := testenv.Context(t)
+	w := newWorld(t, "edit_buffer")
+	w.write("go.mod", "module example.com/m\n\ngo 1.22\n")
+	file := w.write("main.go", diskMain)
 	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}
-	id := p.sessionWith(t, ctx, dir, caps, nil)
-	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
-		t.Fatal(err)
-	}
+	p := w.serve(acptest.Options{Caps: caps})
+	p.SetBuffer(file, bufferMain)
+	p.open()
+	p.turn("swap the operands of add")
 
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
@@ -48,13 +43,12 @@ func TestACPEditorFiles(t *testing.T) {
 	if !strings.Contains(read, "var s string = add(1, 2)") {
 		t.Errorf("the model did not see the unsaved buffer:\n%s", read)
 	}
-	p.client.mu.Lock()
-	calls, buffer := append([]string(nil), p.client.fsCalls...), p.client.buffers[file]
-	p.client.mu.Unlock()
+	calls := p.FileCalls()
+	buffer, _ := p.Buffer(file)
 	if want := strings.Replace(bufferMain, "return a + b", "return b + a", 1); buffer != want {
 		t.Errorf("the editor's buffer = %q, want %q", buffer, want)
 	}
-	if !contains(calls, "write "+file) {
+	if !slices.Contains(calls, "write "+file) {
 		t.Errorf("no fs/write_text_file for main.go; fs calls: %v", calls)
 	}
 	if got := readFile(t, file); got != diskMain {
@@ -77,38 +71,20 @@ func TestACPEditorFiles(t *testing.T) {
 // reads and writes the disk and never calls fs/*.
 func TestACPDiskFilesWithoutCapability(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "edit_buffer")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "main.go")
-	writeFile(t, file, diskMain)
-
-	p := startAgent(t, dir, mmEnv(t, srv, "PATH=/usr/bin:/bin")) // no gopls: the disk path alone
-	p.client.buffers = map[string]string{file: bufferMain}
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "swap the operands of add"); err != nil {
-		t.Fatal(err)
-	}
-	p.client.mu.Lock()
-	calls := append([]string(nil), p.client.fsCalls...)
-	p.client.mu.Unlock()
-	if len(calls) > 0 {
+	w := newWorld(t, "edit_buffer", "PATH=/usr/bin:/bin") // no gopls: the disk path alone
+	file := w.write("main.go", diskMain)
+	p := w.serve(acptest.Options{})
+	p.SetBuffer(file, bufferMain)
+	p.open()
+	p.turn("swap the operands of add")
+	if calls := p.FileCalls(); len(calls) > 0 {
 		t.Errorf("fs/* called without the capability: %v", calls)
 	}
 	if got, want := readFile(t, file), strings.Replace(diskMain, "return a + b", "return b + a", 1); got != want {
 		t.Errorf("disk = %q, want %q", got, want)
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if read := reqs[1].Messages[len(reqs[1].Messages)-1].Content; !strings.Contains(read, "println(add(1, 2))") {
 		t.Errorf("the model did not see the disk's text:\n%s", read)
 	}
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

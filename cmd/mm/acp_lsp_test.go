@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -19,37 +20,28 @@ import (
 func TestACPEditReportsGoplsError(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "gopls")
-	srv := scenario(t, "go_type_error")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
-	writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n")
-
-	p := startAgentProcess(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "make add concatenate"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
-	msgs := reqs[2].Messages
-	result := msgs[len(msgs)-1].Content
+	w := newWorld(t, "go_type_error")
+	w.writeAll(map[string]string{
+		"go.mod":  "module example.com/m\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { println(add(1, 2)) }\n",
+	})
+	p := w.start(acptest.Options{})
+	p.open()
+	p.turn("make add concatenate")
+	reqs := w.srv.Requests()
+	result := reqs[2].Last().Content
 	if !strings.Contains(result, "gopls") || !strings.Contains(result, "main.go:4") || !strings.Contains(strings.ToLower(result), "mismatched types") {
 		t.Errorf("the edit's result lacks gopls' error:\n%s", result)
 	}
 	if tools := reqs[0].Tools; !hasTool(tools, "lsp") {
 		t.Errorf("the lsp tool is not offered with gopls on PATH")
 	}
-	servers := children(p.cmd.Process.Pid, "gopls")
+	servers := children(p.Cmd.Process.Pid, "gopls")
 	if len(servers) == 0 {
 		t.Errorf("no gopls child of mm found")
 	}
-	p.stdin.Close()
-	select {
-	case err := <-p.done:
-		p.done <- err
-	case <-time.After(15 * time.Second):
-		t.Fatal("mm did not exit")
-	}
+	p.CloseInput()
+	p.WaitExit()
 	for _, pid := range servers {
 		if alive(pid) {
 			t.Errorf("gopls (pid %d) outlived mm", pid)
@@ -93,6 +85,13 @@ func children(pid int, name string) []int {
 	return out
 }
 
+// greetProject is a Python project: greet.py, and app.py that imports it.
+var greetProject = map[string]string{
+	"pyproject.toml": "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n",
+	"greet.py":       "def greet(name):\n    return \"hello \" + name\n",
+	"app.py":         "from greet import greet\n\nprint(greet(\"bob\"))\n",
+}
+
 // TestACPPythonEditReportsImporter (issue 16): through the real mm, an
 // edit of greet.py that breaks app.py's call reports app.py's error though
 // pyright reports open files only, and a bash command that fixes it
@@ -100,30 +99,22 @@ func children(pid int, name string) []int {
 func TestACPPythonEditReportsImporter(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "pyright-langserver")
-	srv := scenario(t, "py_importer_broken")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
-	writeFile(t, filepath.Join(dir, "greet.py"), "def greet(name):\n    return \"hello \" + name\n")
-	writeFile(t, filepath.Join(dir, "app.py"), "from greet import greet\n\nprint(greet(\"bob\"))\n")
+	w := newWorld(t, "py_importer_broken")
+	w.writeAll(greetProject)
 	// An old checkout: the files are not what the command changes.
 	old := time.Now().Add(-time.Hour)
 	for _, f := range []string{"pyproject.toml", "greet.py", "app.py"} {
-		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+		if err := os.Chtimes(filepath.Join(w.dir, f), old, old); err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "greet should take a count"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
+	w.session().turn("greet should take a count")
+	reqs := w.srv.Requests()
 	if len(reqs) < 4 {
 		t.Fatalf("%d model requests, want 4", len(reqs))
 	}
-	last := func(i int) string { msgs := reqs[i].Messages; return msgs[len(msgs)-1].Content }
+	last := func(i int) string { return reqs[i].Last().Content }
 	t.Logf("edit result:\n%s\nbash result:\n%s", last(2), last(3))
 	if got := last(2); !strings.Contains(got, `app.py:3:7: Argument missing for parameter "times"`) || !strings.Contains(got, "1 file that imports it checked") || strings.Contains(got, "no problems") {
 		t.Errorf("the edit's result lacks app.py's error:\n%s", got)

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools/mcp/mcptest"
@@ -52,6 +53,17 @@ func lastToolResult(t *testing.T, reqs []llmtest.Recorded) string {
 	return m.Content
 }
 
+// withGreeter is a world on the named scenario and an editor whose
+// session has the greeter MCP server (stdio).
+func withGreeter(t *testing.T, name string) (*world, *editor) {
+	t.Helper()
+	bin := mcpServer(t)
+	w := newWorld(t, name)
+	p := w.serve(acptest.Options{})
+	p.open(stdioServer("greeter", bin))
+	return w, p
+}
+
 // TestACPMCPStdio (A1): the editor's stdio MCP server is connected, its
 // tool is offered as greeter_echo, the call asks permission, its result
 // reaches the model's next request, a server that cannot start is one ⚠
@@ -59,36 +71,29 @@ func lastToolResult(t *testing.T, reqs []llmtest.Recorded) string {
 func TestACPMCPStdio(t *testing.T) {
 	t.Parallel()
 	bin := mcpServer(t)
-	srv := scenario(t, "mcp_echo")
-	dir := t.TempDir()
-	p := startAgentProcess(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
-		stdioServer("greeter", bin),
-		stdioServer("broken", bin, "-fail"),
-	})
-	servers := children(p.cmd.Process.Pid, "mcpserver")
+	w := newWorld(t, "mcp_echo")
+	p := w.start(acptest.Options{})
+	id := p.open(stdioServer("greeter", bin), stdioServer("broken", bin, "-fail"))
+	servers := children(p.Cmd.Process.Pid, "mcpserver")
 	if len(servers) == 0 {
 		t.Fatal("no MCP server child of mm")
 	}
-	if _, err := p.prompt(ctx, id, "echo something"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
+	p.turn("echo something")
+	reqs := w.srv.Requests()
 	if !hasTool(reqs[0].Tools, "greeter_echo") || hasTool(reqs[0].Tools, "broken_echo") {
 		t.Errorf("tools offered: %+v", reqs[0].Tools)
 	}
 	if got := lastToolResult(t, reqs); got != "echo: hello from the model" {
 		t.Errorf("the model got %q", got)
 	}
-	updates, perms := p.client.snapshot()
+	updates, perms := p.Updates(), p.Permissions()
 	if len(perms) != 1 || !strings.Contains(*perms[0].ToolCall.Title, "greeter: echo") {
 		t.Errorf("permission requests: %+v", perms)
 	}
-	if msg := messageText(updates); !strings.Contains(msg, `⚠ MCP server "broken" is off`) || !strings.Contains(msg, "could not start: it exited (it said: mcpserver: GREETER") {
+	if msg := acptest.MessageText(updates); !strings.Contains(msg, `⚠ MCP server "broken" is off`) || !strings.Contains(msg, "could not start: it exited (it said: mcpserver: GREETER") {
 		t.Errorf("no ⚠ line for the server that failed:\n%s", msg)
 	}
-	if _, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
+	if _, err := p.Conn.CloseSession(w.ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
 		t.Fatal(err)
 	}
 	for _, pid := range servers {
@@ -111,17 +116,11 @@ func TestACPMCPHTTP(t *testing.T) {
 		return server
 	}, nil))
 	defer ts.Close()
-	srv := scenario(t, "mcp_http")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{
-		{Http: &sdk.McpServerHttpInline{Type: "http", Name: "web", Url: ts.URL, Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer t0ken"}}}},
-	})
-	if _, err := p.prompt(ctx, id, "echo over http"); err != nil {
-		t.Fatal(err)
-	}
-	if got := lastToolResult(t, srv.Requests()); got != "echo: over http" {
+	w := newWorld(t, "mcp_http")
+	p := w.serve(acptest.Options{})
+	p.open(sdk.McpServer{Http: &sdk.McpServerHttpInline{Type: "http", Name: "web", Url: ts.URL, Headers: []sdk.HttpHeader{{Name: "Authorization", Value: "Bearer t0ken"}}}})
+	p.turn("echo over http")
+	if got := lastToolResult(t, w.srv.Requests()); got != "echo: over http" {
 		t.Errorf("the model got %q", got)
 	}
 	mu.Lock()
@@ -135,24 +134,12 @@ func TestACPMCPHTTP(t *testing.T) {
 // the model and a ⚠ note; the turn ends normally.
 func TestACPMCPCrash(t *testing.T) {
 	t.Parallel()
-	bin := mcpServer(t)
-	srv := scenario(t, "mcp_crash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, []sdk.McpServer{stdioServer("greeter", bin)})
-	resp, err := p.prompt(ctx, id, "use the greeter")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("stop reason %s", resp.StopReason)
-	}
-	if got := lastToolResult(t, srv.Requests()); !strings.Contains(got, `the MCP server "greeter" stopped`) || !strings.Contains(got, "carry on without them") {
+	w, p := withGreeter(t, "mcp_crash")
+	p.endTurn("use the greeter")
+	if got := lastToolResult(t, w.srv.Requests()); !strings.Contains(got, `the MCP server "greeter" stopped`) || !strings.Contains(got, "carry on without them") {
 		t.Errorf("the model got %q", got)
 	}
-	updates, _ := p.client.snapshot()
-	if msg := messageText(updates); !strings.Contains(msg, `⚠ MCP server "greeter" stopped`) {
+	if msg := p.answer(); !strings.Contains(msg, `⚠ MCP server "greeter" stopped`) {
 		t.Errorf("no ⚠ note:\n%s", msg)
 	}
 }
@@ -167,14 +154,11 @@ func TestLineModeMCPFromConfig(t *testing.T) {
 	if err := os.Symlink(mcpServer(t), bin); err != nil {
 		t.Fatal(err)
 	}
-	srv := scenario(t, "mcp_echo")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
-	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "echo something", "--yes")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, stderr)
-	}
-	if got := lastToolResult(t, srv.Requests()); got != "echo: hello from the model" {
+	w := newWorld(t, "mcp_echo")
+	w.write(".mm/agent.yaml", "mcpServers:\n  - {name: greeter, command: "+bin+"}\n")
+	w.trust()
+	w.lineOK("", "-p", "echo something", "--yes")
+	if got := lastToolResult(t, w.srv.Requests()); got != "echo: hello from the model" {
 		t.Errorf("the model got %q", got)
 	}
 	if out, _ := exec.Command("pgrep", "-f", bin).Output(); len(out) > 0 {

@@ -2,12 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
@@ -17,7 +16,7 @@ type childTraffic struct {
 	Update  map[string]any `json:"update"`
 }
 
-func sessionUpdates(out []rawMsg) []childTraffic {
+func sessionUpdates(out []acptest.Msg) []childTraffic {
 	var us []childTraffic
 	for _, m := range out {
 		if m.Method != "session/update" {
@@ -43,7 +42,7 @@ func sessionUpdates(out []rawMsg) []childTraffic {
 // is used again.
 func TestACPSubagents(t *testing.T) {
 	t.Parallel()
-	chat := scenarioText(t, `
+	chat := llmtest.ServeYAML(t, `
 steps:
   - tool_calls: [{name: ask_historian, args: {question: "Why was the parser rewritten?"}}]
   - content: "It could not stream."
@@ -55,21 +54,13 @@ steps:
 		{Content: "The lexer was", StallAfter: ptrTo(2)},
 	}})
 	t.Cleanup(hist.Close)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agents", "historian.yaml"), "baseURL: "+hist.URL()+"\nmodel: hist-7b\ndescription: knows why the code is the way it is\n")
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: agents/historian.yaml}\n")
-	env := trusted(t, dir, mmEnv(t, chat))
-	r := startRawProcess(t, dir, env)
-	parent := r.handshakeWith(dir, `{"subagents":{}}`)
-	sid, _ := json.Marshal(parent)
-	prompt := func(id, text string) rawMsg {
-		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"` + text + `"}]}}`)
-		return r.wait(`"` + id + `"`)
-	}
-	if a := prompt("p1", "Ask the historian"); !strings.Contains(a.Line, `"end_turn"`) {
+	w := newWorldOn(t, chat).askable("historian", "baseURL: "+hist.URL()+"\nmodel: hist-7b\ndescription: knows why the code is the way it is\n")
+	r := startWire(t, w.dir, w.env)
+	parent := r.HandshakeWith(w.dir, `{"subagents":{}}`)
+	if a := r.Prompt("p1", parent, "Ask the historian"); !strings.Contains(a.Line, `"end_turn"`) {
 		t.Fatalf("first prompt: %s", a.Line)
 	}
-	us := sessionUpdates(r.until("the child's end", func(out []rawMsg) bool {
+	us := sessionUpdates(r.Until("the child's end", func(out []acptest.Msg) bool {
 		return strings.Contains(lastLines(out), `"stopReason":"end_turn"`)
 	}))
 	var child string
@@ -99,22 +90,18 @@ steps:
 	}
 
 	// The second question is stopped on its own.
-	r.send(`{"jsonrpc":"2.0","id":"p2","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"Ask again"}]}}`)
-	select {
-	case <-hist.StepStalled(1):
-	case <-time.After(hung):
-		t.Fatal("the historian's second answer never started")
-	}
+	r.Send(acptest.Request("p2", "session/prompt", map[string]any{"sessionId": parent, "prompt": []map[string]any{{"type": "text", "text": "Ask again"}}}))
+	waitSignal(t, "the historian's second answer", hist.StepStalled(1))
 	cid, _ := json.Marshal(child)
-	r.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
-	if a := r.wait(`"p2"`); !strings.Contains(a.Line, `"end_turn"`) {
+	r.Send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
+	if a := r.Wait(`"p2"`); !strings.Contains(a.Line, `"end_turn"`) {
 		t.Errorf("the parent's turn after stopping the child: %s, want end_turn", a.Line)
 	}
 	if got := chat.Requests()[3].Last(); got.Role != "tool" || !strings.Contains(got.Content, "stopped") {
 		t.Errorf("the chat model read %+v, want that the user stopped the historian", got)
 	}
 	announced := 0
-	for _, u := range sessionUpdates(r.until("the child's cancelled end", func(out []rawMsg) bool {
+	for _, u := range sessionUpdates(r.Until("the child's cancelled end", func(out []acptest.Msg) bool {
 		return strings.Contains(lastLines(out), `"stopReason":"cancelled"`)
 	})) {
 		if u.Update["sessionUpdate"] == "subagent_update" && u.Update["title"] != nil {
@@ -127,13 +114,13 @@ steps:
 	if announced != 1 {
 		t.Errorf("the child was announced %d times, want once", announced)
 	}
-	if err := r.close(); err != nil {
+	if err := r.Close(); err != nil {
 		t.Error(err)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
+	r.CheckSchema()
 }
 
-func lastLines(out []rawMsg) string {
+func lastLines(out []acptest.Msg) string {
 	var b strings.Builder
 	for _, m := range out {
 		b.WriteString(m.Line + "\n")
@@ -147,14 +134,13 @@ func lastLines(out []rawMsg) string {
 // idle at the end — while the model's request still carries the warning.
 func TestACPGuardSubagent(t *testing.T) {
 	t.Parallel()
-	srv, _, dir, env := guardedReadme(t, "read_file")
-	r := startRawProcess(t, dir, env)
-	parent := r.handshakeWith(dir, `{"subagents":{}}`)
-	sid, _ := json.Marshal(parent)
-	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":` + string(sid) + `,"prompt":[{"type":"text","text":"what is this project?"}]}}`)
-	r.wait(`"p"`)
+	w, _ := guardedReadme(t, "read_file")
+	srv := w.srv
+	r := startWire(t, w.dir, w.env)
+	parent := r.HandshakeWith(w.dir, `{"subagents":{}}`)
+	r.Prompt("p", parent, "what is this project?")
 	var child, asked, found string
-	for _, u := range sessionUpdates(r.until("the guard's end", func(out []rawMsg) bool {
+	for _, u := range sessionUpdates(r.Until("the guard's end", func(out []acptest.Msg) bool {
 		return strings.Contains(lastLines(out), `"stopReason":"end_turn"`)
 	})) {
 		switch {
@@ -176,6 +162,6 @@ func TestACPGuardSubagent(t *testing.T) {
 	if res := srv.Requests()[1].Last(); !strings.Contains(res.Content, "[⚠ guard: ") {
 		t.Errorf("the model's request lost the guard's warning: %s", res.Content)
 	}
-	r.close()
-	checkSchema(t, r.sent.String(), r.lines())
+	r.Close()
+	r.CheckSchema()
 }

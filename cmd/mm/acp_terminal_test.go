@@ -1,16 +1,21 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
-var terminalCaps = sdk.ClientCapabilities{Terminal: true}
+// inTerminal is the fake editor with the terminal capability: bash runs
+// in its terminals.
+var inTerminal = acptest.Options{Caps: sdk.ClientCapabilities{Terminal: true}}
+
+// withForms is the fake editor that shows forms (elicitation.form).
+var withForms = acptest.Options{Caps: sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}}
 
 // hasTerminal reports whether an update shows a terminal in a tool call.
 func hasTerminal(u sdk.SessionUpdate) bool {
@@ -25,30 +30,33 @@ func hasTerminal(u sdk.SessionUpdate) bool {
 	return false
 }
 
+// runIt runs the named scenario's turn, "run it", in an editor with opts,
+// and returns the editor and the last tool result the model was sent.
+func runIt(t *testing.T, name string, opts acptest.Options) (*editor, string) {
+	t.Helper()
+	w := newWorld(t, name)
+	p := w.session(opts)
+	p.turn("run it")
+	return p, lastToolResult(t, w.srv.Requests())
+}
+
+// showsTerminal reports whether an update shows a terminal in a tool call.
+func showsTerminal(us []sdk.SessionUpdate) bool { return slices.ContainsFunc(us, hasTerminal) }
+
 // TestACPBashInTerminal (T4): with the terminal capability, bash runs in
 // the editor's terminal, shown in the tool call while it runs; the model
 // gets its output and exit code; the terminal is released.
 func TestACPBashInTerminal(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "terminal_bash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
-	if _, err := p.prompt(ctx, id, "run it"); err != nil {
-		t.Fatal(err)
-	}
-	result := lastToolResult(t, srv.Requests())
+	p, result := runIt(t, "terminal_bash", inTerminal)
 	if !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "oops") || !strings.Contains(result, "[exit code: 3") {
 		t.Errorf("the model got %q", result)
 	}
-	p.client.mu.Lock()
-	calls := strings.Join(p.client.termCalls, " ")
-	p.client.mu.Unlock()
+	calls := strings.Join(p.TerminalCalls(), " ")
 	if !strings.HasPrefix(calls, "create wait output") || !strings.HasSuffix(calls, "release") {
 		t.Errorf("terminal calls: %s", calls)
 	}
-	updates, _ := p.client.snapshot()
+	updates := p.Updates()
 	shown, completed := -1, -1
 	for i, u := range updates {
 		if hasTerminal(u) && shown < 0 {
@@ -62,7 +70,7 @@ func TestACPBashInTerminal(t *testing.T) {
 		}
 	}
 	if shown < 0 || completed < 0 || shown > completed {
-		t.Errorf("the terminal was not shown while the command ran (shown at %d, finished at %d):\n%s", shown, completed, strings.Join(describe(updates), "\n"))
+		t.Errorf("the terminal was not shown while the command ran (shown at %d, finished at %d):\n%s", shown, completed, strings.Join(acptest.Describe(updates), "\n"))
 	}
 }
 
@@ -70,44 +78,18 @@ func TestACPBashInTerminal(t *testing.T) {
 // editor's terminal kills it there and answers cancelled.
 func TestACPCancelKillsTerminal(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "long_bash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
-	done := make(chan error, 1)
-	var resp sdk.PromptResponse
-	go func() {
-		var err error
-		resp, err = p.prompt(ctx, id, "Run the long job")
-		done <- err
-	}()
-	p.client.waitUpdates(t, "the terminal in the tool call", func(us []sdk.SessionUpdate) bool {
-		for _, u := range us {
-			if hasTerminal(u) {
-				return true
-			}
-		}
-		return false
-	})
-	p.client.mu.Lock()
-	var pid int
-	for _, term := range p.client.terms {
-		pid = term.cmd.Process.Pid // bash, which execs sleep
+	w := newWorld(t, "long_bash")
+	p := w.session(inTerminal)
+	done := p.async("Run the long job")
+	p.WaitUpdates("the terminal in the tool call", showsTerminal)
+	pids := p.TerminalPIDs()
+	if len(pids) != 1 {
+		t.Fatalf("terminals running: %v, want the command's", pids)
 	}
-	p.client.mu.Unlock()
-	if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if resp.StopReason != sdk.StopReasonCancelled {
-		t.Errorf("stop reason %s, want cancelled", resp.StopReason)
-	}
-	p.client.mu.Lock()
-	calls := strings.Join(p.client.termCalls, " ")
-	p.client.mu.Unlock()
+	pid := pids[0] // bash, which execs sleep
+	p.Cancel(w.ctx, p.id)
+	cancelled(t, "the prompt whose command runs in the terminal", done)
+	calls := strings.Join(p.TerminalCalls(), " ")
 	if !strings.Contains(calls, "kill") || !strings.HasSuffix(calls, "release") {
 		t.Errorf("terminal calls: %s", calls)
 	}
@@ -117,53 +99,26 @@ func TestACPCancelKillsTerminal(t *testing.T) {
 }
 
 // TestACPEOFEndsTerminal: the editor going away while bash runs in its
-// terminal ends the turn; mm exits promptly (checked by startAgent's
+// terminal ends the turn; mm exits promptly (WaitExit's bound, and the
 // cleanup) instead of waiting for the command.
 func TestACPEOFEndsTerminal(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "long_bash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
-	go p.prompt(ctx, id, "Run the long job")
-	p.client.waitUpdates(t, "the terminal in the tool call", func(us []sdk.SessionUpdate) bool {
-		for _, u := range us {
-			if hasTerminal(u) {
-				return true
-			}
-		}
-		return false
-	})
-	p.stdin.Close()
-	select {
-	case err := <-p.done:
-		p.done <- err
-	case <-time.After(hung):
-		t.Fatal("mm did not exit after EOF while bash ran in the editor's terminal")
-	}
+	p := newWorld(t, "long_bash").session(inTerminal)
+	p.async("Run the long job")
+	p.WaitUpdates("the terminal in the tool call", showsTerminal)
+	p.CloseInput()
+	p.WaitExit() // promptly: not after the command
 }
 
 // TestACPTerminalTimeout (T4): the timeout kills the command in the
 // editor's terminal; the model gets its output and the timeout advice.
 func TestACPTerminalTimeout(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "terminal_timeout")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
-	if _, err := p.prompt(ctx, id, "run it"); err != nil {
-		t.Fatal(err)
-	}
-	result := lastToolResult(t, srv.Requests())
+	p, result := runIt(t, "terminal_timeout", inTerminal)
 	if !strings.Contains(result, "started") || !strings.Contains(result, "timed out after 1s") {
 		t.Errorf("the model got %q", result)
 	}
-	p.client.mu.Lock()
-	calls := strings.Join(p.client.termCalls, " ")
-	p.client.mu.Unlock()
-	if calls != "create wait kill output release" {
+	if calls := strings.Join(p.TerminalCalls(), " "); calls != "create wait kill output release" {
 		t.Errorf("terminal calls: %s", calls)
 	}
 }
@@ -172,21 +127,12 @@ func TestACPTerminalTimeout(t *testing.T) {
 // call is made and bash runs locally, with the same text for the model.
 func TestACPBashWithoutTerminal(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "terminal_bash")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "run it"); err != nil {
-		t.Fatal(err)
-	}
-	if result := lastToolResult(t, srv.Requests()); !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "[exit code: 3") {
+	p, result := runIt(t, "terminal_bash", acptest.Options{})
+	if !strings.Contains(result, "hello-from-terminal") || !strings.Contains(result, "[exit code: 3") {
 		t.Errorf("the model got %q", result)
 	}
-	p.client.mu.Lock()
-	defer p.client.mu.Unlock()
-	if len(p.client.termCalls) > 0 {
-		t.Errorf("terminal/* called without the capability: %v", p.client.termCalls)
+	if calls := p.TerminalCalls(); len(calls) > 0 {
+		t.Errorf("terminal/* called without the capability: %v", calls)
 	}
 }
 
@@ -196,21 +142,13 @@ func TestACPBashWithoutTerminal(t *testing.T) {
 // before the command runs, an ordinary one is kept.
 func TestACPTerminalDropsSecrets(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "terminal_env")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible"))
-	ctx := testenv.Context(t)
-	id := p.sessionWith(t, ctx, dir, terminalCaps, nil)
-	if _, err := p.prompt(ctx, id, "print it"); err != nil {
-		t.Fatal(err)
-	}
-	p.client.mu.Lock()
-	calls := strings.Join(p.client.termCalls, " ")
-	p.client.mu.Unlock()
-	if !strings.HasPrefix(calls, "create") {
+	w := newWorld(t, "terminal_env", "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible")
+	p := w.session(inTerminal)
+	p.turn("print it")
+	if calls := strings.Join(p.TerminalCalls(), " "); !strings.HasPrefix(calls, "create") {
 		t.Fatalf("the command did not run in the terminal: %s", calls)
 	}
-	if result := lastToolResult(t, srv.Requests()); !strings.Contains(result, "token=[] plain=[visible]") {
+	if result := lastToolResult(t, w.srv.Requests()); !strings.Contains(result, "token=[] plain=[visible]") {
 		t.Errorf("the model got %q", result)
 	}
 }

@@ -12,8 +12,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // textCallCorpus is engine/detect/testdata/textcalls: per family of tool
@@ -122,20 +122,18 @@ func runTextCallCases(t *testing.T, cases []textCallCase) corpusCount {
 		}
 	}
 	srv := llmtest.NewServer(sc)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "notes.txt"), "remember the milk\n")
-	writeFile(t, filepath.Join(dir, "todo.txt"), "line one\nline two\nline three\n")
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
+	w := newWorldOn(t, srv)
+	w.write("notes.txt", "remember the milk\n")
+	w.write("todo.txt", "line one\nline two\nline three\n")
+	p := w.serve(acptest.Options{})
 
 	var shown, dropped, wrong, ran, noted, looks int
 	seen, reqs := 0, 0
 	for i, c := range cases {
 		what := fmt.Sprintf("%s/%s", c.family, c.name)
 		// A session per case: what one case wrote never steers the next.
-		id := p.session(t, ctx, dir)
-		resp, err := p.prompt(ctx, id, fmt.Sprintf("case %d", i))
+		p.open()
+		resp, err := p.prompt(fmt.Sprintf("case %d", i))
 		if err != nil {
 			for j, r := range srv.Requests() {
 				t.Logf("request %d: step %d, last message %q", j+1, r.Step, r.Last().Content)
@@ -145,10 +143,10 @@ func runTextCallCases(t *testing.T, cases []textCallCase) corpusCount {
 		if resp.StopReason != sdk.StopReasonEndTurn {
 			t.Errorf("%s: stop reason %q", what, resp.StopReason)
 		}
-		all, _ := p.client.snapshot()
+		all := p.Updates()
 		updates := all[seen:]
 		seen = len(all)
-		msg := messageText(updates)
+		msg := acptest.MessageText(updates)
 		var started []*sdk.SessionUpdateToolCall
 		for _, u := range updates {
 			if u.ToolCall != nil {
@@ -202,7 +200,7 @@ func runTextCallCases(t *testing.T, cases []textCallCase) corpusCount {
 		}
 		if len(started) != len(c.calls) {
 			dropped++
-			t.Errorf("%s: %d calls ran, want %d\n%s", what, len(started), len(c.calls), strings.Join(describe(updates), "\n"))
+			t.Errorf("%s: %d calls ran, want %d\n%s", what, len(started), len(c.calls), strings.Join(acptest.Describe(updates), "\n"))
 			continue
 		}
 		for k, want := range c.calls {

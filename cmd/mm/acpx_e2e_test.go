@@ -6,30 +6,36 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/internal/testenv"
 )
+
+// acpxWorld is the acpx client's path, and a world on the named scenario
+// (extra in mm's environment) whose workspace has hello.txt, its path.
+func acpxWorld(t *testing.T, name string, extra ...string) (acpx string, w *world, file string) {
+	t.Helper()
+	acpx = testenv.NeedTool(t, "acpx")
+	w = newWorld(t, name, extra...)
+	return acpx, w, w.write("hello.txt", "hello world\nsecond line\n")
+}
 
 // TestACPXReadEditAnswer runs the real acpx CLI (a client nobody here
 // wrote) against the real mm and asserts on its NDJSON frames.
 func TestACPXReadEditAnswer(t *testing.T) {
 	t.Parallel()
-	acpx := testenv.NeedTool(t, "acpx")
-	srv := scenario(t, "read_edit_answer")
-	dir := t.TempDir()
-	file := filepath.Join(dir, "hello.txt")
-	writeFile(t, file, "hello world\nsecond line\n")
+	acpx, w, file := acpxWorld(t, "read_edit_answer")
+	dir := w.dir
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, acpx, "--cwd", dir, "--approve-all", "--format", "json",
 		"--agent", mmBin(t)+" acp", "exec", "Change hello to goodbye in hello.txt")
 	cmd.Dir = dir
-	cmd.Env = mmEnv(t, srv)
+	cmd.Env = w.env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -108,4 +114,81 @@ func TestACPXReadEditAnswer(t *testing.T) {
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// TestACPXSessionSurvivesRestart drives acpx's session commands (a
+// client nobody here wrote): `sessions new`, a prompt that edits (acpx
+// restarts mm and resumes the session), `sessions list` shows it with its
+// title from mm's session/list, and a prompt after one more restart sends
+// the model the earlier conversation.
+func TestACPXSessionSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	acpx, w, file := acpxWorld(t, "session_restart", "XDG_STATE_HOME="+t.TempDir())
+	srv, dir, env := w.srv, w.dir, w.env
+	// The queue owner outlives the last command by its ttl and writes
+	// acpx's state in HOME on its way out: wait for it before HOME goes.
+	t.Cleanup(func() { waitForProcessesOf(t, config.Env(env).Get("HOME"), 15*time.Second) })
+	// run runs one acpx command. acpx keeps mm in a queue owner that
+	// exits a second after its last command (--ttl 1), so each command
+	// starts a new mm; a command that meets the previous owner while it
+	// shuts down is told so with a retryable error, and is retried.
+	run := func(args ...string) string {
+		t.Helper()
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			cmd := exec.CommandContext(ctx, acpx, append([]string{"--cwd", dir, "--approve-all", "--format", "json", "--ttl", "1",
+				"--agent", mmBin(t) + " acp"}, args...)...)
+			cmd.Dir, cmd.Env = dir, env
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if strings.Contains(string(out), "QUEUE_OWNER_CLOSED") && attempt < 5 {
+				time.Sleep(time.Second) // the old owner's ttl
+				continue
+			}
+			if err != nil {
+				t.Fatalf("acpx %v: %v\n%s", args, err, out)
+			}
+			return string(out)
+		}
+	}
+	// lastJSON finds the last line that decodes into v with key present.
+	lastJSON := func(out, key string) map[string]any {
+		var found map[string]any
+		for _, l := range strings.Split(out, "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m[key] != nil {
+				found = m
+			}
+		}
+		return found
+	}
+
+	created := lastJSON(run("sessions", "new"), "acpxSessionId")
+	if created == nil {
+		t.Fatal("sessions new printed no session")
+	}
+	id, _ := created["acpxSessionId"].(string)
+	out := run("prompt", "Change hello to goodbye in hello.txt")
+	if got := readFile(t, file); got != "goodbye world\nsecond line\n" {
+		t.Fatalf("file = %q\n%s", got, out)
+	}
+	if !strings.Contains(out, `"sessionId":"`+id+`"`) {
+		t.Errorf("the prompt did not run in the session acpx created (%s):\n%s", id, out)
+	}
+
+	listed := lastJSON(run("sessions", "list"), "sessions")
+	ss, _ := listed["sessions"].([]any)
+	if len(ss) != 1 {
+		t.Fatalf("sessions list = %v", listed)
+	}
+	s0, _ := ss[0].(map[string]any)
+	if s0["sessionId"] != id || s0["title"] != "Change hello to goodbye in hello.txt" || s0["cwd"] != dir {
+		t.Errorf("listed session = %v", s0)
+	}
+
+	run("prompt", "What did I ask you before?")
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	joined := transcript(last)
+	wantIn(t, "the request after the restarts", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "user: What did I ask you before?")
 }

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -278,16 +279,11 @@ func TestAttacksOnWhatAGrantCovers(t *testing.T) {
 	// "Always" for a patch covers that patch, not another.
 	t.Run("git apply of another patch", func(t *testing.T) {
 		t.Parallel()
-		dir := t.TempDir()
-		srv := calls(t, bashCall("git apply fix.patch"), bashCall("git apply evil.patch"))
-		p := startAgentProcess(t, dir, mmEnv(t, srv))
-		p.client.choose = sdk.PermissionOptionKindAllowAlways
-		ctx := testenv.Context(t)
-		id := p.session(t, ctx, dir)
-		if _, err := p.prompt(ctx, id, "apply the fix"); err != nil {
-			t.Fatal(err)
-		}
-		if _, perms := p.client.snapshot(); len(perms) != 2 {
+		p := newWorldOn(t, calls(t, bashCall("git apply fix.patch"), bashCall("git apply evil.patch"))).start(acptest.Options{})
+		p.open()
+		p.Choose(sdk.PermissionOptionKindAllowAlways)
+		p.turn("apply the fix")
+		if perms := p.Permissions(); len(perms) != 2 {
 			t.Errorf("%d questions for two different patches, want 2: an always for fix.patch covered evil.patch", len(perms))
 		}
 	})
@@ -372,20 +368,17 @@ func TestAttacksOnWhatIsShown(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".mm", "notes\u202etxt.sh"), "x\n")
 		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse:\n    - {command: [sh, -c, \"true\\e[2K\\r  harmless\"], tools: [fetch_content]}\n")
-		p := startAgentProcess(t, dir, mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1")) // a server is set up; /trust asks none
+		env := mmEnv(t, nil, "MM_BASE_URL="+testenv.RefusedURL(t)+"/v1") // a server is set up; /trust asks none
+		p := startMM(t, dir, env, withForms)
 		var shown string
-		p.client.elicit = func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
+		p.Elicit(func(r sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse {
 			if r.Form != nil {
 				shown = r.Form.Message
 			}
 			return sdk.NewUnstableCreateElicitationResponseDecline()
-		}
-		ctx := testenv.Context(t)
-		caps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}}}
-		id := p.sessionWith(t, ctx, dir, caps, nil)
-		if _, err := p.prompt(ctx, id, "/trust"); err != nil {
-			t.Fatal(err)
-		}
+		})
+		p.open()
+		p.turn("/trust")
 		if shown == "" || strings.ContainsAny(shown, "\x1b\r\u202e") {
 			t.Errorf("the /trust form showed raw control characters (or nothing):\n%q", shown)
 		}
@@ -412,18 +405,14 @@ func TestAttacksOnWhatIsShown(t *testing.T) {
 		}
 		line := "echo " + open.String() + close.String()
 		srv := calls(t, bashCall(line))
-		dir := t.TempDir()
-		p := startAgentProcess(t, dir, mmEnv(t, srv))
-		p.client.choose = sdk.PermissionOptionKindRejectOnce
-		ctx := testenv.Context(t)
-		id := p.session(t, ctx, dir)
-		if _, err := p.prompt(ctx, id, "print it"); err != nil {
-			t.Fatal(err)
-		}
-		_, perms := p.client.snapshot()
-		if len(perms) != 1 {
+		p := newWorldOn(t, srv).start(acptest.Options{})
+		p.open()
+		p.Choose(sdk.PermissionOptionKindRejectOnce)
+		p.turn("print it")
+		if perms := p.Permissions(); len(perms) != 1 {
 			t.Fatalf("%d questions, want 1; the model was told:\n%.2000s", len(perms), toolTexts(srv))
 		}
+		perms := p.Permissions()
 		size := len(*perms[0].ToolCall.Title)
 		for _, c := range perms[0].ToolCall.Content {
 			if c.Content != nil && c.Content.Content.Text != nil {
@@ -517,20 +506,15 @@ func TestAttacksOnListsWithHoles(t *testing.T) {
 // a command that writes.
 func TestPlanModeRunsReadOnlyCommands(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "notes.txt"), "plan me\n")
-	srv := calls(t, bashCall("ls"), bashCall("touch x"))
-	env := userConfig(t, mmEnv(t, srv), "permissions: {allow: ['bash:ls*', 'bash:touch*']}\n")
-	p := startAgentProcess(t, dir, env)
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.prompt(ctx, id, "look first"); err != nil {
-		t.Fatal(err)
-	}
-	reqs := srv.Requests()
+	w := newWorldOn(t, calls(t, bashCall("ls"), bashCall("touch x")))
+	dir := w.dir
+	w.write("notes.txt", "plan me\n")
+	w.config("permissions: {allow: ['bash:ls*', 'bash:touch*']}\n")
+	p := w.start(acptest.Options{})
+	p.open()
+	p.mode("plan")
+	p.turn("look first")
+	reqs := w.srv.Requests()
 	if len(reqs) < 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // authMethods is initialize's authMethods as a client reads them.
@@ -15,21 +17,18 @@ type authMethods []struct {
 	Args []string `json:"args"`
 }
 
-func initialized(t *testing.T, r *rawAgent, caps string) authMethods {
+func initialized(t *testing.T, r *acptest.Wire, caps string) authMethods {
 	t.Helper()
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
-	m := r.wait(`"init"`)
+	m := r.Initialize(caps)
 	var res struct{ AuthMethods authMethods }
-	if m.Result == nil || json.Unmarshal(m.Result, &res) != nil {
+	if json.Unmarshal(m.Result, &res) != nil {
 		t.Fatalf("initialize: %s", m.Line)
 	}
 	return res.AuthMethods
 }
 
-func newSessionIn(r *rawAgent, id, dir string) rawMsg {
-	b, _ := json.Marshal(dir)
-	r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/new","params":{"cwd":` + string(b) + `,"mcpServers":[]}}`)
-	return r.wait(`"` + id + `"`)
+func newSessionIn(r *acptest.Wire, id, dir string) acptest.Msg {
+	return r.Call(id, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
 }
 
 // TestACPStartsAnywhere: with no config, no home directory, no model
@@ -41,7 +40,7 @@ func TestACPStartsAnywhere(t *testing.T) {
 	t.Parallel()
 	isolate := noNetwork(t)
 	dir := t.TempDir()
-	r := startRawProcess(t, dir, []string{"TERM=dumb", "PATH=" + t.TempDir()}, isolate)
+	r := startWire(t, dir, []string{"TERM=dumb", "PATH=" + t.TempDir()}, isolate)
 	methods := initialized(t, r, `{"terminal":true,"fs":{"readTextFile":true,"writeTextFile":true},"_meta":{"terminal_output":true,"terminal-auth":true}}`)
 	if len(methods) == 0 || methods[0].Type != "terminal" || strings.Join(methods[0].Args, " ") != "setup" {
 		t.Errorf("authMethods = %+v, want the terminal set-up first", methods)
@@ -50,9 +49,9 @@ func TestACPStartsAnywhere(t *testing.T) {
 	if m.Error == nil || m.Error.Code != -32000 || !strings.Contains(m.Error.Message, "mm setup") || strings.Contains(m.Error.Message, "\n") {
 		t.Errorf("session/new with nothing set up: %s", m.Line)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	if err := r.close(); err != nil {
-		t.Errorf("mm exited with %v at EOF, want 0; stderr:\n%s", err, r.stderr)
+	r.CheckSchema()
+	if err := r.Close(); err != nil {
+		t.Errorf("mm exited with %v at EOF, want 0; stderr:\n%s", err, r.Stderr)
 	}
 }
 
@@ -66,7 +65,7 @@ func TestACPAuthRequiredUntilSetUp(t *testing.T) {
 	isolate := noNetwork(t)
 	dir, home := t.TempDir(), t.TempDir()
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + t.TempDir()}
-	r := startRawProcess(t, dir, env, isolate)
+	r := startWire(t, dir, env, isolate)
 	methods := initialized(t, r, `{"auth":{"terminal":true}}`)
 	var ids []string
 	for _, m := range methods {
@@ -78,21 +77,19 @@ func TestACPAuthRequiredUntilSetUp(t *testing.T) {
 	if m := newSessionIn(r, "new1", dir); m.Error == nil || m.Error.Code != -32000 {
 		t.Errorf("session/new: %s", m.Line)
 	}
-	r.send(`{"jsonrpc":"2.0","id":"auth1","method":"authenticate","params":{"methodId":"mm-setup"}}`)
-	if m := r.wait(`"auth1"`); m.Error == nil || m.Error.Code != -32000 {
+	if m := r.Call("auth1", "authenticate", map[string]any{"methodId": "mm-setup"}); m.Error == nil || m.Error.Code != -32000 {
 		t.Errorf("authenticate before the set-up: %s", m.Line)
 	}
 
 	writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "provider: llamacpp\nbaseURL: http://127.0.0.1:8080/v1\nmodel: qwen3-4b\n")
-	r.send(`{"jsonrpc":"2.0","id":"auth2","method":"authenticate","params":{"methodId":"mm-setup"}}`)
-	if m := r.wait(`"auth2"`); m.Error != nil || string(m.Result) != "{}" {
+	if m := r.Call("auth2", "authenticate", map[string]any{"methodId": "mm-setup"}); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("authenticate after the set-up: %s", m.Line)
 	}
 	if m := newSessionIn(r, "new2", dir); m.Error != nil {
 		t.Errorf("session/new after the set-up: %s", m.Line)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	if err := r.close(); err != nil {
+	r.CheckSchema()
+	if err := r.Close(); err != nil {
 		t.Errorf("mm exited with %v", err)
 	}
 }

@@ -87,6 +87,17 @@ func (r *rpc) call(tb testing.TB, method string, params any) json.RawMessage {
 	}
 }
 
+// open initializes and opens a session in dir, returning its id.
+func (r *rpc) open(tb testing.TB, dir string) string {
+	tb.Helper()
+	r.call(tb, "initialize", initParams)
+	var s struct {
+		SessionID string `json:"sessionId"`
+	}
+	json.Unmarshal(r.call(tb, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &s)
+	return s.SessionID
+}
+
 func (r *rpc) close() {
 	r.in.Close()
 	r.cmd.Wait()
@@ -137,13 +148,9 @@ func BenchmarkSessionRSS(b *testing.B) {
 	var rss, peak, anon, file float64
 	for b.Loop() {
 		r := startRPC(b, dir, env)
-		r.call(b, "initialize", initParams)
-		var s struct {
-			SessionID string `json:"sessionId"`
-		}
-		json.Unmarshal(r.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &s)
+		sid := r.open(b, dir)
 		for range 3 {
-			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})
+			r.call(b, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "What does hello.txt say?"}}})
 		}
 		pid := r.cmd.Process.Pid
 		rss, peak = vmRSS(b, pid), vmStatus(b, pid, "VmHWM:")
@@ -207,13 +214,9 @@ func BenchmarkLongSessionRSS(b *testing.B) {
 	var first, last, anon1, anon30 float64
 	for b.Loop() {
 		r := startRPC(b, dir, env)
-		r.call(b, "initialize", initParams)
-		var s struct {
-			SessionID string `json:"sessionId"`
-		}
-		json.Unmarshal(r.call(b, "session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}), &s)
+		sid := r.open(b, dir)
 		for i := range turns {
-			r.call(b, "session/prompt", map[string]any{"sessionId": s.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "Read big.txt."}}})
+			r.call(b, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "Read big.txt."}}})
 			if i == 0 {
 				first, anon1 = vmRSS(b, r.cmd.Process.Pid), vmStatus(b, r.cmd.Process.Pid, "RssAnon:")
 			}

@@ -3,52 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
-
-// rawOpen initializes advertising caps (the clientCapabilities object)
-// and opens a session in dir, or loads id when given.
-func rawOpen(r *rawAgent, dir, caps, load string) string {
-	r.t.Helper()
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":` + caps + `}}`)
-	if m := r.wait(`"init"`); m.Result == nil {
-		r.t.Fatalf("initialize: %s", m.Line)
-	}
-	d, _ := json.Marshal(dir)
-	if load != "" {
-		r.send(`{"jsonrpc":"2.0","id":"load","method":"session/load","params":{"sessionId":"` + load + `","cwd":` + string(d) + `,"mcpServers":[]}}`)
-		if m := r.wait(`"load"`); m.Result == nil {
-			r.t.Fatalf("session/load: %s", m.Line)
-		}
-		return load
-	}
-	r.send(`{"jsonrpc":"2.0","id":"new","method":"session/new","params":{"cwd":` + string(d) + `,"mcpServers":[]}}`)
-	m := r.wait(`"new"`)
-	var res struct {
-		SessionID string `json:"sessionId"`
-	}
-	if json.Unmarshal(m.Result, &res) != nil || res.SessionID == "" {
-		r.t.Fatalf("session/new: %s", m.Line)
-	}
-	return res.SessionID
-}
-
-// rawPrompt sends one prompt and waits for its answer.
-func rawPrompt(r *rawAgent, sid, id, text string) rawMsg {
-	r.t.Helper()
-	b, _ := json.Marshal(text)
-	r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":` + string(b) + `}]}}`)
-	m := r.wait(`"` + id + `"`)
-	if m.Result == nil {
-		r.t.Fatalf("prompt %s: %s", id, m.Line)
-	}
-	return m
-}
 
 // rawUpdate is one session/update mm wrote, decoded loosely.
 type rawUpdate struct {
@@ -65,9 +26,23 @@ type rawUpdate struct {
 	Description string `json:"description"`
 }
 
+// reload checks what r's mm wrote against the schema and ends it, then
+// loads session sid in a new mm, advertising caps.
+func (w *world) reload(r *acptest.Wire, caps, sid string) *acptest.Wire {
+	w.t.Helper()
+	r.CheckSchema()
+	if err := r.Close(); err != nil {
+		w.t.Fatal(err)
+	}
+	q := w.wire()
+	q.Initialize(caps)
+	q.Load(w.dir, sid)
+	return q
+}
+
 func rawUpdates(t *testing.T, stream string) []rawUpdate {
 	var out []rawUpdate
-	for _, m := range wireLines(t, stream) {
+	for _, m := range acptest.Messages(t, stream) {
 		if m.Method != "session/update" {
 			continue
 		}
@@ -110,22 +85,18 @@ func compactionUpdates(us []rawUpdate) (seq []string, ids map[string]bool, summa
 // it (TestACPCompactCommand) sees no compaction update, only the reply.
 func TestACPCompactionUpdates(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 4, 3000)
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	w := foxWorld(t, readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}), 4, 3000, "XDG_STATE_HOME="+t.TempDir())
 	const caps = `{"session":{"compaction":{}}}`
-	r := startRaw(t, dir, env)
-	sid := rawOpen(r, dir, caps, "")
+	r := w.wire()
+	sid := r.HandshakeWith(w.dir, caps)
 	for i := 1; i <= 4; i++ {
-		rawPrompt(r, sid, fmt.Sprintf("p%d", i), fmt.Sprintf("What is in f%02d.txt?", i))
+		r.Prompt(fmt.Sprintf("p%d", i), sid, fmt.Sprintf("What is in f%02d.txt?", i))
 	}
-	if seq, _, _, _ := compactionUpdates(rawUpdates(t, r.lines())); len(seq) != 0 {
+	if seq, _, _, _ := compactionUpdates(rawUpdates(t, r.Lines())); len(seq) != 0 {
 		t.Fatalf("compaction updates before any compaction: %v", seq)
 	}
-	rawPrompt(r, sid, "compact", "/compact")
-	seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.lines()))
+	r.Prompt("compact", sid, "/compact")
+	seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.Lines()))
 	want := []string{"compaction_update in_progress", "compaction_summary_chunk", "compaction_update completed"}
 	if strings.Join(seq, ", ") != strings.Join(want, ", ") || len(ids) != 1 {
 		t.Fatalf("compaction updates %v (ids %v), want %v under one id", seq, ids, want)
@@ -139,14 +110,8 @@ func TestACPCompactionUpdates(t *testing.T) {
 	if before <= after || after <= 0 {
 		t.Errorf("_meta %v: want tokensBefore > tokensAfter > 0", meta)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	if err := r.close(); err != nil {
-		t.Fatal(err)
-	}
-
-	q := startRaw(t, dir, env)
-	rawOpen(q, dir, caps, sid)
-	us := rawUpdates(t, q.lines())
+	q := w.reload(r, caps, sid)
+	us := rawUpdates(t, q.Lines())
 	seq2, ids2, summary2, _ := compactionUpdates(us)
 	if strings.Join(seq2, ", ") != "compaction_summary_chunk, compaction_update completed" || fmt.Sprint(ids2) != fmt.Sprint(ids) || summary2 != summary {
 		t.Errorf("replayed %v %v %q", seq2, ids2, summary2)
@@ -163,7 +128,7 @@ func TestACPCompactionUpdates(t *testing.T) {
 	if compactMsg < 0 || at < compactMsg {
 		t.Errorf("the compaction is not replayed after the /compact message (at %d, /compact at %d)", at, compactMsg)
 	}
-	checkSchema(t, q.sent.String(), q.lines())
+	q.CheckSchema()
 }
 
 // TestACPAutoCompactionUpdates: a compaction mm decides on its own —
@@ -197,18 +162,16 @@ func TestACPAutoCompactionUpdates(t *testing.T) {
 			t.Parallel()
 			srv := llmtest.NewServer(llmtest.Scenario{NCtx: 8192, Loop: true, Steps: []llmtest.Step{{Content: "Noted."}},
 				Replies: []llmtest.Reply{{When: "Write the updated notes now.", Step: c.summary}}})
-			t.Cleanup(srv.Close)
-			dir := t.TempDir()
-			cfg := filepath.Join(t.TempDir(), "agent.yaml")
-			writeFile(t, cfg, "context: {keepLastTurns: 1}\n")
-			r := startRaw(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir()))
-			sid := rawOpen(r, dir, `{"session":{"compaction":{}}}`, "")
+			w := newWorldOn(t, srv, "XDG_STATE_HOME="+t.TempDir())
+			w.config("context: {keepLastTurns: 1}\n")
+			r := w.wire()
+			sid := r.HandshakeWith(w.dir, `{"session":{"compaction":{}}}`)
 			var seq []string
 			for i := 1; i <= 4 && len(seq) == 0; i++ {
-				rawPrompt(r, sid, fmt.Sprintf("p%d", i), long(i))
-				seq, _, _, _ = compactionUpdates(rawUpdates(t, r.lines()))
+				r.Prompt(fmt.Sprintf("p%d", i), sid, long(i))
+				seq, _, _, _ = compactionUpdates(rawUpdates(t, r.Lines()))
 			}
-			seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.lines()))
+			seq, ids, summary, meta := compactionUpdates(rawUpdates(t, r.Lines()))
 			if strings.Join(seq, ", ") != strings.Join(c.want, ", ") || len(ids) != 1 {
 				t.Fatalf("compaction updates %v (ids %v), want %v under one id", seq, ids, c.want)
 			}
@@ -223,7 +186,7 @@ func TestACPAutoCompactionUpdates(t *testing.T) {
 				}
 			} else {
 				var failed rawUpdate
-				for _, u := range rawUpdates(t, r.lines()) {
+				for _, u := range rawUpdates(t, r.Lines()) {
 					if u.Kind == "compaction_update" && u.Status == "failed" {
 						failed = u
 					}
@@ -232,7 +195,7 @@ func TestACPAutoCompactionUpdates(t *testing.T) {
 					t.Errorf("failed compaction: error %q, summary %q", failed.Error, summary)
 				}
 			}
-			checkSchema(t, r.sent.String(), r.lines())
+			r.CheckSchema()
 		})
 	}
 }
@@ -249,20 +212,16 @@ func TestACPAutoCompactionUpdates(t *testing.T) {
 // (noticeCases).
 func TestACPNotices(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "loop_stuck")
-	dir := t.TempDir()
-	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	writeFile(t, cfg, "yolo: true\n") // no permission question for the raw client to answer
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg)
+	w := newWorld(t, "loop_stuck", "XDG_STATE_HOME="+t.TempDir())
+	w.config("yolo: true\n") // no permission question for the raw client to answer
 	const caps = `{"session":{"notices":{}}}`
-	r := startRaw(t, dir, env)
-	sid := rawOpen(r, dir, caps, "")
-	r.send(`{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"show missing.txt"}]}}`)
-	if m := r.wait(`"p"`); m.Error == nil || !strings.Contains(m.Error.Message, "stuck") {
+	r := w.wire()
+	sid := r.HandshakeWith(w.dir, caps)
+	if m := r.Call("p", "session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "show missing.txt"}}}); m.Error == nil || !strings.Contains(m.Error.Message, "stuck") {
 		t.Fatalf("the failed turn: %s", m.Line)
 	}
 	var notices []string
-	for _, u := range rawUpdates(t, r.lines()) {
+	for _, u := range rawUpdates(t, r.Lines()) {
 		switch {
 		case u.Kind == "notice":
 			notices = append(notices, u.Severity+": "+u.Title+" — "+u.Description)
@@ -275,31 +234,26 @@ func TestACPNotices(t *testing.T) {
 		!strings.Contains(notices[0], "bash ×3") || !strings.HasPrefix(notices[n-1], "error: The model is stuck in a loop — ") {
 		t.Errorf("notices %q", notices)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	if err := r.close(); err != nil {
-		t.Fatal(err)
-	}
-	q := startRaw(t, dir, env)
-	rawOpen(q, dir, caps, sid)
-	for _, u := range rawUpdates(t, q.lines()) {
+	q := w.reload(r, caps, sid)
+	for _, u := range rawUpdates(t, q.Lines()) {
 		if u.Kind == "notice" || strings.Contains(u.Content.Text, "_mm:") {
 			t.Errorf("session/load replayed a note: %+v", u)
 		}
 	}
-	checkSchema(t, q.sent.String(), q.lines())
+	q.CheckSchema()
 
 	for _, c := range noticeCases {
 		t.Run(c.name, func(t *testing.T) {
 			for _, caps := range []string{`{"session":{"notices":{}}}`, `{}`} {
-				dir, env := c.setup(t)
-				r := startRaw(t, dir, env)
-				sid := rawOpen(r, dir, caps, "")
+				w := c.setup(t)
+				r := w.wire()
+				sid := r.HandshakeWith(w.dir, caps)
 				var notices []string
 				var italic string
 				for i := 0; i < c.prompts; i++ {
-					rawPrompt(r, sid, fmt.Sprintf("p%d", i), c.prompt)
+					r.Prompt(fmt.Sprintf("p%d", i), sid, c.prompt)
 					notices, italic = nil, ""
-					for _, u := range rawUpdates(t, r.lines()) {
+					for _, u := range rawUpdates(t, r.Lines()) {
 						switch u.Kind {
 						case "notice":
 							notices = append(notices, u.Severity+": "+u.Title+" — "+u.Description)
@@ -330,8 +284,8 @@ func TestACPNotices(t *testing.T) {
 						}
 					}
 				}
-				checkSchema(t, r.sent.String(), r.lines())
-				if err := r.close(); err != nil {
+				r.CheckSchema()
+				if err := r.Close(); err != nil {
 					t.Error(err)
 				}
 			}
@@ -345,7 +299,7 @@ func TestACPNotices(t *testing.T) {
 // did not.
 var noticeCases = []struct {
 	name  string
-	setup func(t *testing.T) (dir string, env []string)
+	setup func(t *testing.T) *world
 	// prompt is sent up to prompts times, until enough holds: the window
 	// probe runs in the background, and its note comes with the first
 	// answer after it ended.
@@ -361,12 +315,10 @@ var noticeCases = []struct {
 		// server (behind provider openai, no /props) does not say its
 		// window: a warning, with the fix.
 		name: "trust and window unknown",
-		setup: func(t *testing.T) (string, []string) {
-			srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "hello"}}})
-			t.Cleanup(srv.Close)
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")
-			return dir, mmEnv(t, srv, "MM_PROVIDER=openai", "XDG_STATE_HOME="+t.TempDir())
+		setup: func(t *testing.T) *world {
+			w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{{Content: "hello"}}}), "MM_PROVIDER=openai", "XDG_STATE_HOME="+t.TempDir())
+			w.write(".mm/agent.yaml", "yolo: true\n")
+			return w
 		},
 		prompt: "hi", prompts: 4,
 		enough: func(notices []string, italic string) bool {
@@ -384,12 +336,8 @@ var noticeCases = []struct {
 	{
 		// A hook that denies a command.
 		name: "hook",
-		setup: func(t *testing.T) (string, []string) {
-			srv := scenario(t, "hook_deny_rm")
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-			hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n")
-			return dir, trusted(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+		setup: func(t *testing.T) *world {
+			return hookWorld(t, "hook_deny_rm", "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n", map[string]string{"hello.txt": "hello\n"})
 		},
 		prompt: "delete hello.txt", prompts: 1,
 		notices: []string{"warning: Hook — a hook denied bash: deleting files is forbidden"},
@@ -400,14 +348,10 @@ var noticeCases = []struct {
 		// request was shrunk and sent again, the turn went on — mm did
 		// it on its own and it worked, so it is news (info).
 		name: "overflow recovered",
-		setup: func(t *testing.T) (string, []string) {
-			srv := llmtest.NewServer(readTurns(1, 4096))
-			t.Cleanup(srv.Close)
-			dir := t.TempDir()
-			foxFiles(t, dir, 1, 14000)
-			cfg := filepath.Join(t.TempDir(), "agent.yaml")
-			writeFile(t, cfg, "contextWindow: 32768\n")
-			return dir, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir())
+		setup: func(t *testing.T) *world {
+			w := foxWorld(t, readTurns(1, 4096), 1, 14000, "XDG_STATE_HOME="+t.TempDir())
+			w.config("contextWindow: 32768\n")
+			return w
 		},
 		prompt: "What is in f01.txt?", prompts: 1,
 		notices: []string{"info: Context window — context overflow: the server's window is 4,096 tokens (not 32,768)"},

@@ -6,15 +6,12 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	sdk "github.com/coder/acp-go-sdk"
-
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // readTurns is a session where each turn reads f<NN>.txt then answers;
@@ -42,6 +39,15 @@ func foxFiles(t *testing.T, dir string, n, size int) {
 		}
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), b.String())
 	}
+}
+
+// foxWorld is a world on sc whose workspace holds n fox files of about
+// size bytes each.
+func foxWorld(t *testing.T, sc llmtest.Scenario, n, size int, extra ...string) *world {
+	t.Helper()
+	w := newWorldOn(t, llmtest.NewServer(sc), extra...)
+	foxFiles(t, w.dir, n, size)
+	return w
 }
 
 // onlyURL is mmEnv with nothing but the base URL, as the README's Zed
@@ -74,23 +80,17 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 	t.Parallel()
 	sc := readTurns(10, 8192)
 	sc.Models = []string{"qwen3-4b"}
-	srv := llmtest.NewServer(sc)
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 10, 7000)
-	p := startAgent(t, dir, onlyURL(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := foxWorld(t, sc, 10, 7000)
+	srv := w.srv
+	w.env = onlyURL(t, srv)
+	p := w.session()
 	for i := 1; i <= 10; i++ {
-		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
-		if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-			t.Fatalf("turn %d: %v %v", i, resp.StopReason, err)
-		}
+		p.endTurn(fmt.Sprintf("What is in f%02d.txt?", i))
 	}
 	if n := refused(srv); n != 0 {
 		t.Fatalf("%d requests refused by the server", n)
 	}
-	updates, _ := p.client.snapshot()
+	updates := p.Updates()
 	sized := 0
 	for _, u := range updates {
 		if u.UsageUpdate != nil {
@@ -114,44 +114,31 @@ func TestACPTenReadsInAnEightKWindow(t *testing.T) {
 // every message validates against the 2026-11 schema.
 func TestACPCompactCommand(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 4, 3000)
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := foxWorld(t, readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}), 4, 3000)
+	srv := w.srv
+	p := w.session()
 	for i := 1; i <= 4; i++ {
-		if _, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i)); err != nil {
-			t.Fatal(err)
-		}
+		p.turn(fmt.Sprintf("What is in f%02d.txt?", i))
 	}
 	before := len(srv.Requests())
 	big := srv.Requests()[before-1].PromptTokens
-	upd, _ := p.client.snapshot()
-	resp, err := p.prompt(ctx, id, "/compact")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("/compact: %v %v", resp.StopReason, err)
-	}
-	after, _ := p.client.snapshot()
-	reply := messageText(after[len(upd):])
+	upd := p.Updates()
+	p.endTurn("/compact")
+	reply := acptest.MessageText(p.Updates()[len(upd):])
 	if !strings.Contains(reply, "compacted: ") || !strings.Contains(reply, " tokens") {
 		t.Fatalf("/compact replied %q", reply)
 	}
 	if reqs := srv.Requests()[before:]; len(reqs) != 1 || reqs[0].Step != -1 {
 		t.Fatalf("/compact made %d requests, want one summary call", len(reqs))
 	}
-	if strings.Contains(p.stdout.String(), `"compaction_`) {
+	if strings.Contains(p.Received.String(), `"compaction_`) {
 		t.Error("a client that did not advertise session.compaction got compaction updates")
 	}
-	if _, err := p.prompt(ctx, id, "And now?"); err != nil {
-		t.Fatal(err)
-	}
+	p.turn("And now?")
 	next := srv.Requests()[len(srv.Requests())-1]
 	if next.PromptTokens >= big || !strings.Contains(next.Messages[1].Content, "each lists a fox's days") {
 		t.Fatalf("next request %d tokens (was %d); first message %q", next.PromptTokens, big, next.Messages[1].Content)
 	}
-	checkSchema(t, p.sent.String(), p.stdout.String())
 }
 
 // A configured window larger than the server's: the refused request is
@@ -159,28 +146,16 @@ func TestACPCompactCommand(t *testing.T) {
 // and the user saw one ⚠ line about it.
 func TestACPOverflowFromWrongWindow(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(readTurns(3, 8192))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 3, 20000)
-	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(cfg, []byte("contextWindow: 32768\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := startAgent(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	w := foxWorld(t, readTurns(3, 8192), 3, 20000)
+	w.config("contextWindow: 32768\n")
+	p := w.session()
 	for i := 1; i <= 3; i++ {
-		resp, err := p.prompt(ctx, id, fmt.Sprintf("What is in f%02d.txt?", i))
-		if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-			t.Fatalf("turn %d: %v %v", i, resp.StopReason, err)
-		}
+		p.endTurn(fmt.Sprintf("What is in f%02d.txt?", i))
 	}
-	if n := refused(srv); n != 1 {
+	if n := refused(w.srv); n != 1 {
 		t.Fatalf("%d refused requests, want only the one that taught mm the window", n)
 	}
-	updates, _ := p.client.snapshot()
-	if text := messageText(updates); !strings.Contains(text, "context overflow: the server's window is 8,192 tokens (not 32,768)") {
+	if text := p.answer(); !strings.Contains(text, "context overflow: the server's window is 8,192 tokens (not 32,768)") {
 		t.Fatalf("no overflow note in %q", text)
 	}
 }
@@ -189,15 +164,10 @@ func TestACPOverflowFromWrongWindow(t *testing.T) {
 // window is too large for the server's).
 func TestLineOverflowRecovers(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(readTurns(1, 4096))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 1, 14000)
-	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	if err := os.WriteFile(cfg, []byte("contextWindow: 32768\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "What is in f01.txt?", "--yes")
+	w := foxWorld(t, readTurns(1, 4096), 1, 14000)
+	srv := w.srv
+	w.config("contextWindow: 32768\n")
+	out, stderr, code := w.line("", "-p", "What is in f01.txt?", "--yes")
 	if code != 0 || !strings.Contains(out, "lists a fox's days") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
@@ -210,25 +180,22 @@ func TestLineOverflowRecovers(t *testing.T) {
 // --continue, is compacted; the next turn carries the summary.
 func TestLineCompactCommand(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}))
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	foxFiles(t, dir, 4, 3000)
-	env := mmEnv(t, srv)
+	w := foxWorld(t, readTurns(4, 32768, llmtest.Step{Content: "after the compaction"}), 4, 3000)
+	srv := w.srv
 	for i := 1; i <= 4; i++ {
 		args := []string{"-p", fmt.Sprintf("What is in f%02d.txt?", i), "--yes"}
 		if i > 1 {
 			args = append(args, "--continue")
 		}
-		if out, stderr, code := runInProcess(t, dir, env, "", args...); code != 0 || !strings.Contains(out, "lists a fox's days") {
+		if out, stderr, code := w.line("", args...); code != 0 || !strings.Contains(out, "lists a fox's days") {
 			t.Fatalf("turn %d: exit %d, stdout %q, stderr:\n%s", i, code, out, stderr)
 		}
 	}
-	out, stderr, code := runInProcess(t, dir, env, "", "-p", "/compact", "--continue")
+	out, stderr, code := w.line("", "-p", "/compact", "--continue")
 	if code != 0 || !strings.HasPrefix(out, "compacted: ") {
 		t.Fatalf("/compact: exit %d, stdout %q, stderr:\n%s", code, out, stderr)
 	}
-	out, stderr, code = runInProcess(t, dir, env, "", "-p", "And now?", "--continue")
+	out, stderr, code = w.line("", "-p", "And now?", "--continue")
 	if code != 0 || !strings.Contains(out, "after the compaction") {
 		t.Fatalf("after /compact: exit %d, %q\n%s", code, out, stderr)
 	}
@@ -258,15 +225,7 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 	}))
 	t.Cleanup(front.Close)
 	t.Cleanup(func() { close(hold) })
-	dir := t.TempDir()
-	env := append(mmEnv(t, nil), "MM_BASE_URL="+front.URL+"/v1")
-	p := startAgent(t, dir, env)
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	resp, err := p.prompt(ctx, id, "hi")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt while /props hangs: %v %v", resp.StopReason, err)
-	}
+	newWorld(t, "", "MM_BASE_URL="+front.URL+"/v1").session().endTurn("hi") // while /props hangs
 	if len(srv.Requests()) != 1 {
 		t.Fatalf("%d model requests", len(srv.Requests()))
 	}
@@ -279,37 +238,26 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 func TestACPWindowUnknownNoted(t *testing.T) {
 	t.Parallel()
 	const note = "context window unknown: the server does not say it — set contextWindow in the config"
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "MM_PROVIDER=openai"))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
+	said := func(p *editor) string { return p.answer() + acptest.ThoughtText(p.Updates()) }
+	p := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}, {Content: "three"}, {Content: "four"}}}), "MM_PROVIDER=openai").session()
 	// The probe runs in the background: the note comes with the first
 	// answer after it ended, then never again.
 	for i := 0; i < 4; i++ {
-		if _, err := p.prompt(ctx, id, "hello"); err != nil {
-			t.Fatal(err)
-		}
-		updates, _ := p.client.snapshot()
-		if strings.Contains(messageText(updates)+thoughtText(updates), note) && i < 3 {
+		p.turn("hello")
+		if strings.Contains(said(p), note) && i < 3 {
 			i = 2 // one more turn: it must not repeat
 		}
 	}
-	updates, _ := p.client.snapshot()
-	if n := strings.Count(messageText(updates)+thoughtText(updates), note); n != 1 {
-		t.Errorf("the window note was given %d times, want once:\n%s", n, messageText(updates))
+	if n := strings.Count(said(p), note); n != 1 {
+		t.Errorf("the window note was given %d times, want once:\n%s", n, p.answer())
 	}
 
 	// With a window the server reports (llama.cpp /props), no such note.
-	srv2 := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}})
-	t.Cleanup(srv2.Close)
-	p2 := startAgent(t, t.TempDir(), mmEnv(t, srv2))
-	id2 := p2.session(t, ctx, dir)
+	p2 := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "one"}, {Content: "two"}}})).session()
 	for i := 0; i < 2; i++ {
-		p2.prompt(ctx, id2, "hello")
+		p2.prompt("hello")
 	}
-	if u, _ := p2.client.snapshot(); strings.Contains(messageText(u)+thoughtText(u), "context window unknown") {
+	if strings.Contains(said(p2), "context window unknown") {
 		t.Errorf("a window note although /props gives n_ctx")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 const routerYAML = `model: d1-3b
@@ -72,21 +71,10 @@ func TestACPDecisionAgent(t *testing.T) {
 	t.Parallel()
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
 	defer dec.Close()
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=")))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "I was charged twice for one order"); err != nil {
-		t.Fatal(err)
-	}
-	updates, _ := p.client.snapshot()
-	text := messageText(updates)
-	for _, want := range []string{"pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("the answer lacks %q:\n%s", want, text)
-		}
-	}
+	p := agentWorld(t, "baseURL: "+dec.URL()+"\n"+routerYAML).session()
+	p.turn("I was charged twice for one order")
+	text := p.answer()
+	wantIn(t, "the answer", text, "pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":")
 	if n := len(dec.Requests()); n != 0 {
 		t.Errorf("%d chat requests reached the server", n)
 	}

@@ -29,6 +29,7 @@ func TestImportRules(t *testing.T) {
 			"engine sub-packages follow the engine's rules", nil},
 		{mod + "/acp", append([]string{mod + "/lspbridge", mod + "/fileedit", mod + "/cmd/"}, toolImpls...),
 			"acp stays thin: no tool implementation, lspbridge or fileedit (but for the one file reader)", []string{mod + "/fileedit/disk"}},
+		{mod + "/acp/acptest", []string{mod + "/"}, "the fake editor knows the protocol, not mm: any agent can be its peer", nil},
 		{mod + "/fileedit", []string{mod + "/"}, "fileedit is a leaf", nil},
 		{mod + "/fileedit/disk", []string{mod + "/"}, "the one file reader and writer is a leaf", nil},
 		{mod + "/lspbridge", []string{mod + "/"}, "lspbridge is a leaf (but for the one file reader)", []string{mod + "/fileedit/disk"}},
@@ -67,7 +68,7 @@ func TestImportRules(t *testing.T) {
 	// Test code lives beside the product, as net/http/httptest does, but
 	// never ships in it: only _test.go files (which go list's Deps do not
 	// follow) and the hand-run fake model server may import it.
-	testOnly := []string{mod + "/engine/llm/llmtest", mod + "/internal/testenv"}
+	testOnly := []string{mod + "/engine/llm/llmtest", mod + "/internal/testenv", mod + "/acp/acptest"}
 	mayUseTestCode := append([]string{mod + "/cmd/fakellm"}, testOnly...)
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -29,6 +29,17 @@ func doctorLines(t *testing.T, env []string, args ...string) (map[string]string,
 	return lines, stdout, code
 }
 
+// doctorExit is doctorLines, where an exit code other than want fails the
+// test.
+func doctorExit(t *testing.T, want int, env []string, args ...string) (map[string]string, string) {
+	t.Helper()
+	lines, out, code := doctorLines(t, env, args...)
+	if code != want {
+		t.Errorf("exit %d, want %d:\n%s", code, want, out)
+	}
+	return lines, out
+}
+
 func wantLine(t *testing.T, lines map[string]string, out, name, mark string, words ...string) {
 	t.Helper()
 	l, ok := lines[name]
@@ -49,10 +60,7 @@ func wantLine(t *testing.T, lines map[string]string, out, name, mark string, wor
 func TestDoctorHealthy(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "doctor_healthy")
-	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	if code != 0 {
-		t.Errorf("exit %d, want 0:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 0, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	wantLine(t, lines, out, "config", "✓", "built-in defaults")
 	wantLine(t, lines, out, "model server", "✓", srv.URL(), "llamacpp", "version fakellm")
 	wantLine(t, lines, out, "model", "✓", "fake-model")
@@ -75,10 +83,7 @@ func TestDoctorHealthy(t *testing.T) {
 func TestDoctorToolCallsAsText(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "doctor_text_call")
-	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	if code != 1 {
-		t.Errorf("exit %d, want 1:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 1, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	wantLine(t, lines, out, "model server", "✓")
 	wantLine(t, lines, out, "tool calls", "✗", "as text", "syntax: Hermes", "--jinja")
 }
@@ -98,11 +103,8 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 	} {
 		t.Run(tc.syntax, func(t *testing.T) {
 			t.Parallel()
-			srv := scenarioText(t, "steps:\n  - content: '"+tc.content+"'\n")
-			lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-			if code != 1 {
-				t.Errorf("exit %d, want 1:\n%s", code, out)
-			}
+			srv := llmtest.ServeYAML(t, "steps:\n  - content: '"+tc.content+"'\n")
+			lines, out := doctorExit(t, 1, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 			wantLine(t, lines, out, "tool calls", "✗", "as text", tc.syntax, tc.fix)
 		})
 	}
@@ -110,24 +112,18 @@ func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 
 func TestDoctorToolsRejected(t *testing.T) {
 	t.Parallel()
-	srv := scenarioText(t, `
+	srv := llmtest.ServeYAML(t, `
 steps:
   - http_error: {status: 400, body: '{"error":{"code":400,"message":"tools param requires --jinja flag","type":"invalid_request_error"}}'}
 `)
-	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	if code != 1 {
-		t.Errorf("exit %d, want 1:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 1, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	wantLine(t, lines, out, "tool calls", "✗", "--jinja")
 }
 
 func TestDoctorNoServer(t *testing.T) {
 	t.Parallel()
 	env := mmEnv(t, nil, "MM_BASE_URL=http://127.0.0.1:1/v1", "XDG_STATE_HOME="+t.TempDir())
-	lines, out, code := doctorLines(t, env)
-	if code != 1 {
-		t.Errorf("exit %d, want 1:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 1, env)
 	wantLine(t, lines, out, "model server", "✗", "127.0.0.1:1", "llama-server")
 	if _, ok := lines["tool calls"]; ok {
 		t.Errorf("a tool call was tried without a server:\n%s", out)
@@ -140,10 +136,7 @@ func TestDoctorNoServer(t *testing.T) {
 func TestDoctorWindowSmallerThanFixedPrompt(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "doctor_small_window")
-	lines, out, code := doctorLines(t, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	if code != 1 {
-		t.Errorf("exit %d, want 1:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 1, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
 	wantLine(t, lines, out, "context window", "✓", "1024 tokens")
 	wantLine(t, lines, out, "fixed prompt", "✗", "1,024-token window", "-c 32768")
 	wantLine(t, lines, out, "tool calls", "✓")
@@ -154,10 +147,7 @@ func TestDoctorBadConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
 	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
-	lines, out, code := doctorLines(t, mmEnv(t, nil, "MM_CONFIG="+cfg))
-	if code != 1 {
-		t.Errorf("exit %d, want 1:\n%s", code, out)
-	}
+	lines, out := doctorExit(t, 1, mmEnv(t, nil, "MM_CONFIG="+cfg))
 	wantLine(t, lines, out, "config", "✗", "line 2", "maxTurn")
 }
 
@@ -187,18 +177,6 @@ func TestDoctorJSON(t *testing.T) {
 	if !found {
 		t.Errorf("no failed tool calls check with the --jinja fix: %+v", doc.Checks)
 	}
-}
-
-// scenarioText serves a scenario written in the test.
-func scenarioText(t *testing.T, yaml string) *llmtest.Server {
-	t.Helper()
-	sc, err := llmtest.Parse([]byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(sc)
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // TestDoctorMCPServers: the config's MCP servers are started; one that

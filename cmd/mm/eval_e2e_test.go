@@ -47,17 +47,13 @@ func TestEvalRouting(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		if !jsonOut {
-			for _, want := range []string{
-				"routing eval: 5 cases through " + dec.RootURL() + "/v1/systemone, minConfidence 0.60",
+			wantIn(t, "the table", stdout,
+				"routing eval: 5 cases through "+dec.RootURL()+"/v1/systemone, minConfidence 0.60",
 				"✗ miss   background-jobs  none 0.30",
 				"hit 2 · wrong 0 · miss 1 · extra 1 · error 1 — 40 % right",
 				"confusion: background-jobs → none ×1, none → review-diff ×1, run-tests → - ×1",
 				"latency p50 ",
-			} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("the table lacks %q:\n%s", want, stdout)
-				}
-			}
+			)
 			continue
 		}
 		var rep eval.RoutingReport
@@ -96,11 +92,7 @@ func TestEvalTasks(t *testing.T) {
 			t.Errorf("exit %d, want 1 (a task failed); stderr: %s", code, stderr)
 		}
 		if !jsonOut {
-			for _, want := range []string{"✓ pass write-file-from-spec", " 2 turns", "✗ fail add-struct-field", "— check failed", "1 of 2 tasks passed (model fake-model)"} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("the table lacks %q:\n%s", want, stdout)
-				}
-			}
+			wantIn(t, "the table", stdout, "✓ pass write-file-from-spec", " 2 turns", "✗ fail add-struct-field", "— check failed", "1 of 2 tasks passed (model fake-model)")
 			continue
 		}
 		var rep eval.TasksReport

@@ -1,16 +1,19 @@
 package main
 
 import (
-	"github.com/mm-agent/mm/permit/confine"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/mm-agent/mm/acp/acptest"
+	"github.com/mm-agent/mm/engine/llm/llmtest"
+
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -24,11 +27,10 @@ import (
 func TestACPHostileFiles(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "pyright-langserver")
-	srv := scenario(t, "faults")
-	dir, tmp := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dir, "pyproject.toml"), "[project]\nname = \"greet\"\nversion = \"0.1.0\"\n")
-	writeFile(t, filepath.Join(dir, "greet.py"), "def greet(name):\n    return \"hello \" + name\n")
-	writeFile(t, filepath.Join(dir, "app.py"), "from greet import greet\n\nprint(greet(\"bob\"))\n")
+	tmp := t.TempDir()
+	w := newWorld(t, "faults", "TMPDIR="+tmp)
+	dir := w.dir
+	w.writeAll(greetProject)
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.py")); err != nil {
 		t.Fatal(err)
 	}
@@ -44,18 +46,12 @@ func TestACPHostileFiles(t *testing.T) {
 	}
 	f.Close()
 
-	p := startAgent(t, dir, mmEnv(t, srv, "TMPDIR="+tmp))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	resp, err := p.prompt(ctx, id, "give greet a count, then look around")
-	if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("prompt: %+v, %v", resp, err)
-	}
-	reqs := srv.Requests()
+	w.session().endTurn("give greet a count, then look around")
+	reqs := w.srv.Requests()
 	if len(reqs) != 7 {
 		t.Fatalf("%d model requests, want 7", len(reqs))
 	}
-	result := func(i int) string { msgs := reqs[i].Messages; return msgs[len(msgs)-1].Content }
+	result := func(i int) string { return reqs[i].Last().Content }
 	for i, want := range map[int]string{
 		2: "1 edit applied",
 		3: "pipe.py is not a regular file (a FIFO, a device or a socket)",
@@ -88,9 +84,9 @@ func TestACPSymlinkEscapes(t *testing.T) {
 			name = "editor"
 		}
 		t.Run(name, func(t *testing.T) {
-			srv := scenario(t, "symlink_escape")
-			base := t.TempDir()
-			dir, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			w := newWorld(t, "symlink_escape")
+			w.dir = filepath.Join(w.dir, "ws")
+			dir, outside := w.dir, filepath.Join(filepath.Dir(w.dir), "outside")
 			for _, d := range []string{filepath.Join(dir, "sub"), outside} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					t.Fatal(err)
@@ -99,9 +95,10 @@ func TestACPSymlinkEscapes(t *testing.T) {
 			if err := os.Symlink("../outside/notes.txt", filepath.Join(dir, "notes.txt")); err != nil {
 				t.Fatal(err)
 			}
-			p := startAgent(t, dir, mmEnv(t, srv))
+			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
+			p := w.serve(acptest.Options{Caps: caps})
 			swapped := false
-			p.client.onAsk = func(sdk.RequestPermissionRequest) {
+			p.OnAsk(func(sdk.RequestPermissionRequest) {
 				if swapped {
 					return
 				}
@@ -112,31 +109,23 @@ func TestACPSymlinkEscapes(t *testing.T) {
 				if err := os.Symlink(outside, filepath.Join(dir, "sub")); err != nil {
 					t.Error(err)
 				}
-			}
-			ctx := testenv.Context(t)
-			caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: editor, WriteTextFile: editor}}
-			id := p.sessionWith(t, ctx, dir, caps, nil)
-			if _, err := p.prompt(ctx, id, "write the files"); err != nil {
-				t.Fatal(err)
-			}
+			})
+			p.open()
+			p.turn("write the files")
 			if es, _ := os.ReadDir(outside); len(es) != 0 {
 				t.Errorf("written outside the workspace: %v", es)
 			}
-			p.client.mu.Lock()
-			calls := p.client.fsCalls
-			p.client.mu.Unlock()
-			for _, c := range calls {
+			for _, c := range p.FileCalls() {
 				if strings.HasPrefix(c, "write ") {
 					t.Errorf("the editor was asked to write through a link out: %s", c)
 				}
 			}
-			reqs := srv.Requests()
+			reqs := w.srv.Requests()
 			if len(reqs) != 3 {
 				t.Fatalf("%d model requests, want 3", len(reqs))
 			}
 			for i := 1; i <= 2; i++ {
-				msgs := reqs[i].Messages
-				if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+				if got := reqs[i].Last().Content; !strings.Contains(got, "outside the workspace") {
 					t.Errorf("write %d: the model was not told: %q", i, got)
 				}
 			}
@@ -150,20 +139,16 @@ func TestACPSymlinkEscapes(t *testing.T) {
 // try in vain.
 func TestACPResourceLinkOutside(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "short_answer")
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	_, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+	w := newWorld(t, "short_answer")
+	p := w.session()
+	_, err := p.Conn.Prompt(w.ctx, sdk.PromptRequest{SessionId: p.id, Prompt: []sdk.ContentBlock{
 		sdk.TextBlock("what is in this file?"),
 		sdk.ResourceLinkBlock("passwd", "file:///etc/passwd"),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := srv.Requests()[0].Messages
-	got := msgs[len(msgs)-1].Content
+	got := w.srv.Requests()[0].Last().Content
 	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") || strings.Contains(got, "[attached file: /etc/passwd]") {
 		t.Errorf("the model got %q", got)
 	}
@@ -175,38 +160,109 @@ func TestACPResourceLinkOutside(t *testing.T) {
 // and $HOME stays untouched.
 func TestLineLandlockLinkToHome(t *testing.T) {
 	t.Parallel()
-	if confine.LandlockABI() == 0 {
-		t.Skip("this kernel has no Landlock: sandbox: landlock is one line at start there")
-	}
-	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
-		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": `ln -s "$HOME/planted.txt" src/link.txt && echo linked`}}}},
-		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "src/link.txt", "content": "pwned\n"}}}},
-		{Content: "Done."},
-	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "sandbox: landlock\nyolo: true\n")
-	os.Mkdir(filepath.Join(dir, "src"), 0o755) // a confined command creates no file at the root
-	env := mmEnv(t, srv)
-	home := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	_, stderr, code := runInProcess(t, dir, trusted(t, dir, env), "", "-p", "write the file")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(home, "planted.txt")); err == nil {
+	needLandlock(t)
+	w := newWorldOn(t, calls(t, bashCall(`ln -s "$HOME/planted.txt" src/link.txt && echo linked`), writeCall("src/link.txt", "pwned\n")))
+	os.Mkdir(filepath.Join(w.dir, "src"), 0o755) // a confined command creates no file at the root
+	w.trustedConfig(map[string]string{"agent.yaml": "sandbox: landlock\nyolo: true\n"})
+	w.lineOK("", "-p", "write the file")
+	if _, err := os.Stat(filepath.Join(homeOf(w.env), "planted.txt")); err == nil {
 		t.Fatal("write_file followed a planted link into $HOME")
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d model requests, want 3", len(reqs))
 	}
-	msgs := reqs[2].Messages
-	if got := msgs[len(msgs)-1].Content; !strings.Contains(got, "outside the workspace") {
+	if got := reqs[2].Last().Content; !strings.Contains(got, "outside the workspace") {
 		t.Errorf("the model was not told: %q", got)
 	}
+}
+
+// TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
+// the file while the editor shows the permission prompt of the model's
+// edit, then allows it. mm reads the file again before writing, keeps the
+// user's text byte for byte, and tells the model the file changed.
+func TestACPUserEditDuringPromptIsKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "user_edit_during_prompt")
+	file := w.write("hello.txt", "hello world\n")
+	mine := "hello world, said the user\n"
+	p := w.session()
+	p.OnAsk(func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) })
+	p.turn("Say goodbye in hello.txt")
+	if got := readFile(t, file); got != mine {
+		t.Errorf("the user's edit was overwritten: %q", got)
+	}
+	reqs := w.srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if last := reqs[2].Last(); last.Role != "tool" || !strings.Contains(last.Content, "hello.txt changed since you read it") {
+		t.Errorf("the model was not told the file changed: %q", last.Content)
+	}
+	p.asked(1)
+}
+
+// TestLineWriteFaultLeavesOriginal (issue 9, fault tests): a write that
+// fails — the file-size limit reached as on a full disk (EFBIG, which
+// stops root too), or a read-only directory — leaves the original file
+// byte-identical, no temporary file behind, and the model is told the
+// file is unchanged.
+func TestLineWriteFaultLeavesOriginal(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []string{"file size limit", "read-only directory"} {
+		t.Run(fault, func(t *testing.T) {
+			big := varied(100_000)
+			srv := llmtest.NewServer(llmtest.Scenario{NCtx: 262144, Steps: []llmtest.Step{
+				{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: map[string]any{"path": "f.txt"}}}},
+				{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "f.txt", "content": big}}}},
+				{Content: "I could not write it."},
+			}})
+			t.Cleanup(srv.Close)
+			dir := t.TempDir()
+			original := "the original\ncontent\n"
+			writeFile(t, filepath.Join(dir, "f.txt"), original)
+			script := `exec "$0" "$@"`
+			if fault == "file size limit" {
+				script = `trap '' XFSZ; ulimit -f 64; exec "$0" "$@"` // 64 KiB
+			} else {
+				testenv.ReadOnlyDir(t, dir)
+			}
+			cmd := exec.Command("bash", "-c", script, mmBin(t), "-p", "rewrite f.txt", "--yes")
+			cmd.Dir, cmd.Env = dir, mmEnv(t, srv)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Logf("mm: %v\n%s", err, out)
+			}
+			if got := readFile(t, filepath.Join(dir, "f.txt")); got != original {
+				t.Errorf("the original changed (%d bytes)", len(got))
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the directory holds %v, want f.txt alone", names)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3; output:\n%s", len(reqs), out)
+			}
+			msgs := reqs[2].Messages
+			if last := msgs[len(msgs)-1].Content; !strings.Contains(last, "could not write f.txt") || !strings.Contains(last, "the file is unchanged") {
+				t.Errorf("the model was not told: %q", last)
+			}
+		})
+	}
+}
+
+// varied is n bytes of text that never repeats itself, as a real file
+// would not (the runaway detector stops a call whose arguments loop).
+func varied(n int) string {
+	var b strings.Builder
+	x := uint64(1)
+	for i := 0; b.Len() < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		fmt.Fprintf(&b, "line %d: value %x of %x\n", i, x>>20, x%99991)
+	}
+	return b.String()
 }

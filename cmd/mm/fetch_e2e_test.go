@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,23 +12,9 @@ import (
 // Without the key the tool is not offered.
 func TestFetchContentSavesWithoutShowing(t *testing.T) {
 	t.Parallel()
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html")
-		fmt.Fprint(w, `<html><body><nav>MENU</nav><main><h1>Hello</h1><p>from the page</p></main><script>x()</script></body></html>`)
-	}))
-	defer page.Close()
+	page := webPage(t, "text/html", `<html><body><nav>MENU</nav><main><h1>Hello</h1><p>from the page</p></main><script>x()</script></body></html>`)
 	typed := strings.Replace(page.URL, "http://", "http//", 1) + "/hello"
-	srv := scenarioText(t, fmt.Sprintf(`
-steps:
-  - tool_calls:
-      - name: fetch_content
-        args: {url: %q, output: hello.txt}
-  - content: "Saved the page to hello.txt."
-`, typed))
+	srv := fetchThen(t, typed, "hello.txt", "Saved the page to hello.txt.")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
 	writeFile(t, cfg, "fetchContentTool: true\n")

@@ -3,25 +3,25 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"github.com/mm-agent/mm/permit/confine"
 	"io"
-	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
 	"github.com/mm-agent/mm/cmd/mm/internal/exitcode"
+	"github.com/mm-agent/mm/permit/confine"
+
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
@@ -113,484 +113,6 @@ func mmEnv(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 	return append(env, extra...)
 }
 
-// agentProc is an `mm acp` with an SDK client connected to it: served in
-// this process (startAgent) or a real process (startAgentProcess).
-type agentProc struct {
-	cmd    *exec.Cmd // the process; nil when served in process
-	conn   *sdk.ClientSideConnection
-	client *testClient
-	stdin  io.WriteCloser // closing it is the editor going away (EOF)
-	stdout *recorder      // every byte mm wrote on stdout
-	sent   *recorder      // every byte the client wrote to mm
-	stderr *recorder      // what mm wrote on stderr, when served in process
-	// done gets how mm ended: nil, or its exit status as an error (or
-	// the panic that ended it, in process).
-	done chan error
-}
-
-// startAgent serves `mm acp` in this process — run with the test's
-// environment and dir, over pipes — and connects the acp-go-sdk client
-// side. It is the editor's view of mm without a process per test, so the
-// tests that use it can run in parallel. What only a process shows (its
-// children, signals, its stdout as a whole) needs startAgentProcess;
-// MM_TEST_BINARY=1 serves every test from the binary.
-func startAgent(t *testing.T, dir string, env []string) *agentProc {
-	t.Helper()
-	if os.Getenv("MM_TEST_BINARY") == "1" {
-		return startAgentProcess(t, dir, env)
-	}
-	inR, inW := io.Pipe()   // editor → mm
-	outR, outW := io.Pipe() // mm → editor
-	p := &agentProc{client: newTestClient(env), stdin: inW, stdout: &recorder{}, sent: &recorder{}, stderr: &recorder{}, done: make(chan error, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		p.done <- serve(ctx, environment{vars: config.Env(env), dir: dir}, inR, io.MultiWriter(p.stdout, outW), p.stderr)
-		// What a process exit does to its pipes: the editor reads EOF,
-		// and its writes fail.
-		outW.Close()
-		inR.Close()
-	}()
-	p.conn = sdk.NewClientSideConnection(p.client, io.MultiWriter(inW, p.sent), outR)
-	p.conn.SetLogger(slog.New(slog.DiscardHandler))
-	t.Cleanup(func() {
-		defer cancel()
-		inW.Close()
-		select {
-		case <-ended:
-		case <-time.After(10 * time.Second):
-			t.Errorf("mm did not return within 10 s of stdin closing")
-			cancel()
-			<-ended
-		}
-		if t.Failed() && p.stderr.String() != "" {
-			t.Logf("mm stderr:\n%s", p.stderr)
-		}
-	})
-	return p
-}
-
-// serve is `mm acp` run in process: the exit status as an error, or the
-// panic that would have ended the process.
-func serve(ctx context.Context, env environment, stdin io.Reader, stdout, stderr io.Writer) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("mm panicked: %v\n%s", r, debug.Stack())
-		}
-	}()
-	if code := run(ctx, env, []string{"acp"}, stdin, stdout, stderr); code != exitcode.OK {
-		return fmt.Errorf("exit status %d", code)
-	}
-	return nil
-}
-
-// startAgentProcess runs the real `mm acp` binary in dir and connects the
-// acp-go-sdk client side: for what only a process shows.
-func startAgentProcess(t *testing.T, dir string, env []string) *agentProc {
-	t.Helper()
-	cmd := exec.Command(mmBin(t), "acp")
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	p := &agentProc{cmd: cmd, client: newTestClient(env), stdin: stdin, stdout: rec, sent: &recorder{}, done: make(chan error, 1)}
-	pr, pw := io.Pipe()
-	go func() {
-		// Recorded before the client sees it, so order checks on the raw
-		// stream never run ahead of it.
-		_, err := io.Copy(io.MultiWriter(rec, pw), out)
-		pw.CloseWithError(err)
-	}()
-	p.conn = sdk.NewClientSideConnection(p.client, io.MultiWriter(stdin, p.sent), pr)
-	p.conn.SetLogger(slog.New(slog.DiscardHandler))
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			t.Errorf("mm did not exit within 10 s of stdin closing")
-			<-p.done
-		}
-	})
-	return p
-}
-
-// session initializes and opens a session in dir.
-func (p *agentProc) session(t *testing.T, ctx context.Context, dir string) sdk.SessionId {
-	t.Helper()
-	return p.sessionWith(t, ctx, dir, sdk.ClientCapabilities{}, nil)
-}
-
-// sessionWith initializes advertising caps and opens a session in dir
-// with the given MCP servers.
-func (p *agentProc) sessionWith(t *testing.T, ctx context.Context, dir string, caps sdk.ClientCapabilities, mcp []sdk.McpServer) sdk.SessionId {
-	t.Helper()
-	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	if init.AgentInfo == nil || init.AgentInfo.Name != "mm" {
-		t.Errorf("agent info = %+v", init.AgentInfo)
-	}
-	if mcp == nil {
-		mcp = []sdk.McpServer{}
-	}
-	s, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: mcp})
-	if err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	return s.SessionId
-}
-
-func (p *agentProc) prompt(ctx context.Context, id sdk.SessionId, text string) (sdk.PromptResponse, error) {
-	return p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
-}
-
-// recorder keeps a copy of a stream.
-type recorder struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{} // closed and replaced at each write, once waited on
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.changed != nil {
-		close(r.changed)
-		r.changed = nil
-	}
-	return r.buf.Write(p)
-}
-
-// waitFor waits until the stream holds s.
-func (r *recorder) waitFor(t *testing.T, s string) {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		r.mu.Lock()
-		found := strings.Contains(r.buf.String(), s)
-		if r.changed == nil {
-			r.changed = make(chan struct{})
-		}
-		changed := r.changed
-		r.mu.Unlock()
-		if found {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			t.Fatalf("timed out waiting for %q in the stream", s)
-		}
-	}
-}
-
-func (r *recorder) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.String()
-}
-
-// testClient is the editor side: it records every update and permission
-// request, and answers permission requests with a chosen option kind.
-type testClient struct {
-	mu      sync.Mutex
-	updates []sdk.SessionUpdate
-	perms   []sdk.RequestPermissionRequest
-	choose  sdk.PermissionOptionKind // "" answers cancelled
-	asked   chan struct{}            // gets a value per permission request
-	hold    chan struct{}            // when set, permission answers wait on it
-	// onAsk, when set, runs while a permission request is open, before it
-	// is answered: the user at work in the editor.
-	onAsk   func(sdk.RequestPermissionRequest)
-	changed chan struct{} // closed and replaced at each update
-	// elicit answers elicitation/create (advertise it in the caps too);
-	// nil answers cancel.
-	elicit func(sdk.UnstableCreateElicitationRequest) sdk.UnstableCreateElicitationResponse
-
-	// The editor's files: fs/* calls in order ("read path", "write
-	// path"), and the unsaved buffers by path (a write lands here, not on
-	// disk, as in an editor).
-	fsCalls []string
-	buffers map[string]string
-
-	// The editor's terminals (real processes), and the terminal/* calls
-	// in order ("create", "wait", "output", "kill", "release"). env is
-	// the editor's environment, the one mm was started with too: its
-	// terminals start from it (nil: this process's).
-	env       []string
-	terms     map[string]*clientTerminal
-	termCalls []string
-}
-
-// clientTerminal is a command the editor runs and shows.
-type clientTerminal struct {
-	cmd  *exec.Cmd
-	out  *recorder
-	done chan struct{} // closed when the command exited
-}
-
-func newTestClient(env []string) *testClient {
-	return &testClient{choose: sdk.PermissionOptionKindAllowOnce, asked: make(chan struct{}, 16), changed: make(chan struct{}), env: env}
-}
-
-func (c *testClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.updates = append(c.updates, n.Update)
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return nil
-}
-
-// waitUpdates waits until the updates received so far satisfy ok.
-func (c *testClient) waitUpdates(t *testing.T, what string, ok func([]sdk.SessionUpdate) bool) {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		c.mu.Lock()
-		us, changed := c.updates, c.changed
-		c.mu.Unlock()
-		if ok(us) {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			t.Fatalf("timed out waiting for %s; updates:\n%s", what, strings.Join(describe(us), "\n"))
-		}
-	}
-}
-
-func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
-	c.mu.Lock()
-	c.perms = append(c.perms, p)
-	choose, hold, onAsk := c.choose, c.hold, c.onAsk
-	c.mu.Unlock()
-	c.asked <- struct{}{}
-	if onAsk != nil {
-		onAsk(p)
-	}
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-ctx.Done():
-			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
-		}
-	}
-	for _, o := range p.Options {
-		if o.Kind == choose {
-			return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: o.OptionId}}}, nil
-		}
-	}
-	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
-}
-
-func (c *testClient) snapshot() ([]sdk.SessionUpdate, []sdk.RequestPermissionRequest) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]sdk.SessionUpdate(nil), c.updates...), append([]sdk.RequestPermissionRequest(nil), c.perms...)
-}
-
-var errNotOffered = errors.New("not offered by this client")
-
-// ReadTextFile answers the buffer when there is one, else the disk's text,
-// as an editor does.
-func (c *testClient) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.fsCalls = append(c.fsCalls, "read "+r.Path)
-	if b, ok := c.buffers[r.Path]; ok {
-		return sdk.ReadTextFileResponse{Content: b}, nil
-	}
-	data, err := os.ReadFile(r.Path)
-	if err != nil {
-		return sdk.ReadTextFileResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	return sdk.ReadTextFileResponse{Content: string(data)}, nil
-}
-
-// WriteTextFile keeps the text in the buffer, unsaved.
-func (c *testClient) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.fsCalls = append(c.fsCalls, "write "+r.Path)
-	if c.buffers == nil {
-		c.buffers = map[string]string{}
-	}
-	c.buffers[r.Path] = r.Content
-	return sdk.WriteTextFileResponse{}, nil
-}
-func (c *testClient) termCall(what string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.termCalls = append(c.termCalls, what)
-}
-
-func (c *testClient) term(id string) (*clientTerminal, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.terms[id]
-	if t == nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"error": "unknown terminal " + id})
-	}
-	return t, nil
-}
-
-// CreateTerminal runs the command for real, as an editor does.
-func (c *testClient) CreateTerminal(_ context.Context, r sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	c.termCall("create")
-	cmd := exec.Command(r.Command, r.Args...)
-	if r.Cwd != nil {
-		cmd.Dir = *r.Cwd
-	}
-	cmd.Env = append([]string(nil), c.env...)
-	if c.env == nil {
-		cmd.Env = os.Environ()
-	}
-	for _, e := range r.Env {
-		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
-	}
-	out := &recorder{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return sdk.CreateTerminalResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	t := &clientTerminal{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(t.done) }()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.terms == nil {
-		c.terms = map[string]*clientTerminal{}
-	}
-	id := fmt.Sprintf("term-%d", len(c.terms)+1)
-	c.terms[id] = t
-	return sdk.CreateTerminalResponse{TerminalId: id}, nil
-}
-
-func (c *testClient) KillTerminal(_ context.Context, r sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	c.termCall("kill")
-	t, err := c.term(r.TerminalId)
-	if err != nil {
-		return sdk.KillTerminalResponse{}, err
-	}
-	syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
-	<-t.done
-	return sdk.KillTerminalResponse{}, nil
-}
-
-func (c *testClient) TerminalOutput(_ context.Context, r sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	c.termCall("output")
-	t, err := c.term(r.TerminalId)
-	if err != nil {
-		return sdk.TerminalOutputResponse{}, err
-	}
-	resp := sdk.TerminalOutputResponse{Output: t.out.String()}
-	select {
-	case <-t.done:
-		resp.ExitStatus = exitStatus(t.cmd.ProcessState)
-	default:
-	}
-	return resp, nil
-}
-
-func (c *testClient) ReleaseTerminal(_ context.Context, r sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	c.termCall("release")
-	t, err := c.term(r.TerminalId)
-	if err != nil {
-		return sdk.ReleaseTerminalResponse{}, err
-	}
-	syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
-	c.mu.Lock()
-	delete(c.terms, r.TerminalId)
-	c.mu.Unlock()
-	return sdk.ReleaseTerminalResponse{}, nil
-}
-
-func (c *testClient) WaitForTerminalExit(ctx context.Context, r sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	c.termCall("wait")
-	t, err := c.term(r.TerminalId)
-	if err != nil {
-		return sdk.WaitForTerminalExitResponse{}, err
-	}
-	select {
-	case <-t.done:
-	case <-ctx.Done():
-		return sdk.WaitForTerminalExitResponse{}, ctx.Err()
-	}
-	st := exitStatus(t.cmd.ProcessState)
-	return sdk.WaitForTerminalExitResponse{ExitCode: st.ExitCode, Signal: st.Signal}, nil
-}
-
-func exitStatus(ps *os.ProcessState) *sdk.TerminalExitStatus {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return &sdk.TerminalExitStatus{Signal: sdk.Ptr(ws.Signal().String())}
-	}
-	return &sdk.TerminalExitStatus{ExitCode: sdk.Ptr(ps.ExitCode())}
-}
-
-// describe renders updates one per line, for order assertions and logs.
-func describe(us []sdk.SessionUpdate) []string {
-	var out []string
-	for _, u := range us {
-		switch {
-		case u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil:
-			out = append(out, "message: "+u.AgentMessageChunk.Content.Text.Text)
-		case u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil:
-			out = append(out, "thought: "+u.AgentThoughtChunk.Content.Text.Text)
-		case u.ToolCall != nil:
-			out = append(out, fmt.Sprintf("tool_call %s %s %s %q", u.ToolCall.ToolCallId, u.ToolCall.Kind, u.ToolCall.Status, u.ToolCall.Title))
-		case u.ToolCallUpdate != nil:
-			s := fmt.Sprintf("tool_call_update %s", u.ToolCallUpdate.ToolCallId)
-			if u.ToolCallUpdate.Status != nil {
-				s += " " + string(*u.ToolCallUpdate.Status)
-			}
-			for _, c := range u.ToolCallUpdate.Content {
-				switch {
-				case c.Diff != nil:
-					s += " diff:" + filepath.Base(c.Diff.Path)
-				case c.Content != nil:
-					s += " text"
-				}
-			}
-			out = append(out, s)
-		case u.UsageUpdate != nil:
-			out = append(out, fmt.Sprintf("usage %d/%d", u.UsageUpdate.Used, u.UsageUpdate.Size))
-		default:
-			out = append(out, "other")
-		}
-	}
-	return out
-}
-
-// messageText joins the agent message chunks.
-func messageText(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	for _, u := range us {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	return b.String()
-}
-
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -661,4 +183,356 @@ func waitLogged(t *testing.T, ctx context.Context, env []string, text string) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// world is the setting of one end-to-end test: the scripted model, a
+// workspace, mm's environment, and the context that bounds the test. Its
+// methods start mm in it, as the editor's agent or in line mode.
+type world struct {
+	t   *testing.T
+	srv *llmtest.Server // nil: no model server
+	dir string          // the workspace
+	env []string        // mm's environment: mmEnv's, and what the test adds
+	ctx context.Context
+}
+
+// newWorld serves testdata/scenarios/<name>.yaml ("": no server) to mm
+// started with extra in its environment, in a new workspace.
+func newWorld(t *testing.T, name string, extra ...string) *world {
+	t.Helper()
+	var srv *llmtest.Server
+	if name != "" {
+		srv = scenario(t, name)
+	}
+	return newWorldOn(t, srv, extra...)
+}
+
+// newWorldOn is newWorld with a server the test built (nil: none),
+// closed when the test ends.
+func newWorldOn(t *testing.T, srv *llmtest.Server, extra ...string) *world {
+	t.Helper()
+	if srv != nil {
+		t.Cleanup(srv.Close)
+	}
+	return &world{t: t, srv: srv, dir: t.TempDir(), env: mmEnv(t, srv, extra...), ctx: testenv.Context(t)}
+}
+
+// write writes content to rel in the workspace and returns its path.
+func (w *world) write(rel, content string) string {
+	w.t.Helper()
+	p := filepath.Join(w.dir, rel)
+	writeFile(w.t, p, content)
+	return p
+}
+
+// read is the content of rel in the workspace.
+func (w *world) read(rel string) string {
+	w.t.Helper()
+	return readFile(w.t, filepath.Join(w.dir, rel))
+}
+
+// config makes yaml mm's config file (MM_CONFIG).
+func (w *world) config(yaml string) {
+	w.t.Helper()
+	cfg := filepath.Join(w.t.TempDir(), "agent.yaml")
+	writeFile(w.t, cfg, yaml)
+	w.env = append(w.env, "MM_CONFIG="+cfg)
+}
+
+// userConfig makes yaml the user's own config (~/.config/mm/agent.yaml).
+func (w *world) userConfig(yaml string) {
+	w.t.Helper()
+	writeFile(w.t, filepath.Join(homeOf(w.env), ".config", "mm", "agent.yaml"), yaml)
+}
+
+// trust trusts the workspace's config as it is now (mm trust --yes).
+func (w *world) trust() {
+	w.t.Helper()
+	trusted(w.t, w.dir, w.env)
+}
+
+// agent is `mm acp` served in this process in dir with env.
+func agent(dir string, env []string) acptest.ServeFunc {
+	return func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+		if code := run(ctx, environment{vars: config.Env(env), dir: dir}, []string{"acp"}, stdin, stdout, stderr); code != exitcode.OK {
+			return fmt.Errorf("exit status %d", code)
+		}
+		return nil
+	}
+}
+
+// mmCmd is the command of the real mm binary with args, in dir with env.
+func mmCmd(t *testing.T, dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(mmBin(t), args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}
+
+// serveMM serves `mm acp` in this process, in dir with env, to the fake
+// editor: the editor's view of mm without a process per test, so the
+// tests that use it run in parallel. What only a process shows (its
+// children, signals, its stdout as a whole) needs startMM;
+// MM_TEST_BINARY=1 serves every test from the binary.
+func serveMM(t *testing.T, dir string, env []string, opts acptest.Options) *editor {
+	t.Helper()
+	if os.Getenv("MM_TEST_BINARY") == "1" {
+		return startMM(t, dir, env, opts)
+	}
+	if opts.Env == nil {
+		opts.Env = env // the editor started mm: its terminals share mm's environment
+	}
+	return &editor{Editor: acptest.Serve(t, agent(dir, env), opts), t: t, dir: dir, ctx: testenv.Context(t)}
+}
+
+// startMM runs the real `mm acp` binary in dir with env, for the fake
+// editor: for what only a process shows.
+func startMM(t *testing.T, dir string, env []string, opts acptest.Options) *editor {
+	t.Helper()
+	if opts.Env == nil {
+		opts.Env = env
+	}
+	return &editor{Editor: acptest.Start(t, mmCmd(t, dir, env, "acp"), opts), t: t, dir: dir, ctx: testenv.Context(t)}
+}
+
+// serveWire serves `mm acp` in this process and speaks raw JSON-RPC lines
+// to it; MM_TEST_BINARY=1 runs the binary.
+func serveWire(t *testing.T, dir string, env []string) *acptest.Wire {
+	t.Helper()
+	if os.Getenv("MM_TEST_BINARY") == "1" {
+		return startWire(t, dir, env)
+	}
+	return acptest.ServeWire(t, agent(dir, env))
+}
+
+// startWire is serveWire with the real binary: for what only a process
+// shows. Each of also changes the command before it starts.
+func startWire(t *testing.T, dir string, env []string, also ...func(*exec.Cmd)) *acptest.Wire {
+	t.Helper()
+	cmd := mmCmd(t, dir, env, "acp")
+	for _, f := range also {
+		f(cmd)
+	}
+	return acptest.StartWire(t, cmd)
+}
+
+// serve serves `mm acp` in the world, in process, to an editor with opts.
+func (w *world) serve(opts acptest.Options) *editor {
+	w.t.Helper()
+	e := serveMM(w.t, w.dir, w.env, opts)
+	e.srv = w.srv
+	return e
+}
+
+// start runs the mm binary in the world, for an editor with opts.
+func (w *world) start(opts acptest.Options) *editor {
+	w.t.Helper()
+	e := startMM(w.t, w.dir, w.env, opts)
+	e.srv = w.srv
+	return e
+}
+
+// session serves mm in the world to an editor with opts (the first of
+// them, or none) and opens a session in the workspace.
+func (w *world) session(opts ...acptest.Options) *editor {
+	w.t.Helper()
+	var o acptest.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	e := w.serve(o)
+	e.open()
+	return e
+}
+
+// wire serves mm in the world in process and speaks raw lines to it.
+func (w *world) wire() *acptest.Wire {
+	w.t.Helper()
+	return serveWire(w.t, w.dir, w.env)
+}
+
+// line runs mm in process in the world with args and stdin, and returns
+// stdout, stderr and the exit code.
+func (w *world) line(stdin string, args ...string) (string, string, int) {
+	w.t.Helper()
+	return runInProcess(w.t, w.dir, w.env, stdin, args...)
+}
+
+// editor is the fake editor connected to an mm, and the session it opened.
+type editor struct {
+	*acptest.Editor
+	t   *testing.T
+	dir string // where sessions open
+	ctx context.Context
+	id  sdk.SessionId   // the session open() opened
+	srv *llmtest.Server // the world's model, if any
+}
+
+// open opens a session in the editor's directory with the given MCP
+// servers (initializing first, and checking that mm answers) and makes
+// it the editor's session.
+func (e *editor) open(mcp ...sdk.McpServer) sdk.SessionId {
+	e.t.Helper()
+	if init := e.Initialize(e.ctx); init.AgentInfo == nil || init.AgentInfo.Name != "mm" {
+		e.t.Errorf("agent info = %+v", init.AgentInfo)
+	}
+	e.id = e.NewSession(e.ctx, e.dir, mcp...)
+	return e.id
+}
+
+// prompt sends text in the editor's session.
+func (e *editor) prompt(text string) (sdk.PromptResponse, error) {
+	return e.Prompt(e.ctx, e.id, text)
+}
+
+// turn sends text in the editor's session and returns the answer; a
+// prompt that fails fails the test.
+func (e *editor) turn(text string) sdk.PromptResponse {
+	e.t.Helper()
+	resp, err := e.prompt(text)
+	if err != nil {
+		e.t.Fatalf("prompt %q: %v", text, err)
+	}
+	return resp
+}
+
+// endTurn is turn, where any end but end_turn fails the test.
+func (e *editor) endTurn(text string) sdk.PromptResponse {
+	e.t.Helper()
+	resp := e.turn(text)
+	if resp.StopReason != sdk.StopReasonEndTurn {
+		e.t.Fatalf("prompt %q ended %q, want end_turn", text, resp.StopReason)
+	}
+	return resp
+}
+
+// async sends text in the editor's session in the background.
+func (e *editor) async(text string) <-chan acptest.Answer {
+	return e.PromptAsync(e.ctx, e.id, text)
+}
+
+// stalling sends text in the editor's session and returns once the
+// model's answer to request step stalls, with words shown in the editor.
+func (e *editor) stalling(text string, step int, words string) <-chan acptest.Answer {
+	e.t.Helper()
+	done := e.async(text)
+	waitSignal(e.t, "the answer to "+text, e.srv.StepStalled(step))
+	e.WaitMessage(words)
+	return done
+}
+
+// answer is the text the editor shows of mm's messages so far.
+func (e *editor) answer() string { return acptest.MessageText(e.Updates()) }
+
+// asked is the permission requests so far, failing the test unless there
+// are n.
+func (e *editor) asked(n int) []sdk.RequestPermissionRequest {
+	e.t.Helper()
+	perms := e.Permissions()
+	if len(perms) != n {
+		e.t.Fatalf("%d permission requests, want %d:\n%s", len(perms), n, strings.Join(acptest.Describe(e.Updates()), "\n"))
+	}
+	return perms
+}
+
+// lastMessage is the last message of the model's last request.
+func lastMessage(srv *llmtest.Server) llmtest.Message {
+	reqs := srv.Requests()
+	if len(reqs) == 0 {
+		return llmtest.Message{}
+	}
+	return reqs[len(reqs)-1].Last()
+}
+
+// writeAll writes each file (a path relative to the workspace → its
+// content) in the workspace.
+func (w *world) writeAll(files map[string]string) {
+	w.t.Helper()
+	for rel, content := range files {
+		w.write(rel, content)
+	}
+}
+
+// transcript is a model request's messages, one "role: content" a line.
+func transcript(r llmtest.Recorded) string {
+	var said []string
+	for _, m := range r.Messages {
+		said = append(said, m.Role+": "+m.Content)
+	}
+	return strings.Join(said, "\n")
+}
+
+// trustedConfig writes the workspace's config files (.mm/NAME → YAML)
+// and trusts them, as `mm trust` does.
+func (w *world) trustedConfig(files map[string]string) *world {
+	w.t.Helper()
+	for name, yaml := range files {
+		w.write(filepath.Join(".mm", name), yaml)
+	}
+	w.trust()
+	return w
+}
+
+// mode sets the mode of the editor's session (session/set_mode).
+func (e *editor) mode(id sdk.SessionModeId) {
+	e.t.Helper()
+	if _, err := e.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.id, ModeId: id}); err != nil {
+		e.t.Fatalf("session/set_mode %s: %v", id, err)
+	}
+}
+
+// wantIn checks that text, what names it in the failure, holds each of
+// wants.
+func wantIn(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}
+
+// lineOK is line, where an exit status other than 0 fails the test.
+func (w *world) lineOK(stdin string, args ...string) (stdout, stderr string) {
+	w.t.Helper()
+	stdout, stderr, code := w.line(stdin, args...)
+	if code != 0 {
+		w.t.Fatalf("mm %s: exit %d:\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+	}
+	return stdout, stderr
+}
+
+// webPage serves body as contentType at every path but /robots.txt,
+// which it has none of, until the test ends.
+func webPage(t *testing.T, contentType, body string) *httptest.Server {
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(page.Close)
+	return page
+}
+
+// fetchThen is a model that fetches url (saving it as output, unless
+// "") and then answers.
+func fetchThen(t *testing.T, url, output, answer string) *llmtest.Server {
+	args := map[string]any{"url": url}
+	if output != "" {
+		args["output"] = output
+	}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{{Name: "fetch_content", Args: args}}},
+		{Content: answer},
+	}})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// term runs mm with args in the world on a pseudo-terminal.
+func (w *world) term(args ...string) *term {
+	w.t.Helper()
+	return startTerm(w.t, w.dir, w.env, args...)
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
@@ -36,55 +34,48 @@ esac`,
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n"+hooksYAML)
 }
 
+// hookWorld is a world on the named scenario whose workspace config,
+// trusted, has the hooks of hooksYAML (and their scripts), and the files.
+func hookWorld(t *testing.T, name, hooksYAML string, files map[string]string) *world {
+	t.Helper()
+	w := newWorld(t, name)
+	w.writeAll(files)
+	hookConfig(t, w.dir, hooksYAML)
+	w.trust()
+	return w
+}
+
 func TestHookDeniesRmACP(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "hook_deny_rm")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "delete hello.txt"); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello\n" {
+	w := hookWorld(t, "hook_deny_rm", "  preToolUse:\n    - {command: [./.mm/no-rm.sh], tools: [bash]}\n", map[string]string{"hello.txt": "hello\n"})
+	p := w.session()
+	p.turn("delete hello.txt")
+	if b, err := os.ReadFile(filepath.Join(w.dir, "hello.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("hello.txt = %q, %v: the denied rm ran", b, err)
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	msgs := reqs[1].Messages
-	if res := msgs[len(msgs)-1]; res.Role != "tool" || !strings.Contains(res.Content, "deleting files is forbidden in this project") || !strings.Contains(res.Content, "did not run") {
+	if res := reqs[1].Last(); res.Role != "tool" || !strings.Contains(res.Content, "deleting files is forbidden in this project") || !strings.Contains(res.Content, "did not run") {
 		t.Errorf("the model read %+v", res)
 	}
-	us, perms := p.client.snapshot()
-	if len(perms) != 0 {
+	if perms := p.Permissions(); len(perms) != 0 {
 		t.Errorf("a denied call asked permission %d times", len(perms))
 	}
-	if text := messageText(us); !strings.Contains(text, "_mm: ⚠ a hook denied bash: deleting files is forbidden") {
+	if text := p.answer(); !strings.Contains(text, "_mm: ⚠ a hook denied bash: deleting files is forbidden") {
 		t.Errorf("no ⚠ note for the user:\n%s", text)
 	}
 }
 
 func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "hook_ignored")
-	dir := t.TempDir()
-	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n    - {command: [./.mm/rec.sh]}\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "write hi to out.txt"); err != nil {
-		t.Fatal(err)
-	}
-	us, perms := p.client.snapshot()
-	if len(perms) != 1 {
-		t.Errorf("permission asked %d times, want once (the normal path)", len(perms))
-	}
+	w := hookWorld(t, "hook_ignored", "  preToolUse:\n    - {command: [./.mm/slow.sh], timeout: 300ms}\n    - {command: [./.mm/garbage.sh]}\n    - {command: [./.mm/rec.sh]}\n", nil)
+	dir := w.dir
+	p := w.session()
+	id := p.id
+	p.turn("write hi to out.txt")
+	p.asked(1) // the normal path
 	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" {
 		t.Errorf("out.txt = %q: the call did not go on", b)
 	}
@@ -94,7 +85,7 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 			t.Errorf("the hook's stdin %s lacks %s", payload, want)
 		}
 	}
-	text := messageText(us)
+	text := p.answer()
 	for _, want := range []string{"⚠ hook ./.mm/slow.sh timed out after 300ms — ignored", "⚠ hook ./.mm/garbage.sh printed something that is not one JSON object"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("no note %q:\n%s", want, text)
@@ -106,29 +97,22 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 // line mode without a terminal could not ask (it would refuse).
 func TestHooksLineMode(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "hook_deny_rm")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-	hookConfig(t, dir, "  preToolUse:\n    - {command: ./.mm/no-rm.sh}\n")
-	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
-	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
+	w := hookWorld(t, "hook_deny_rm", "  preToolUse:\n    - {command: ./.mm/no-rm.sh}\n", map[string]string{"hello.txt": "hello\n"})
+	_, stderr, _ := w.line("", "--yes", "-p", "delete hello.txt")
+	if _, err := os.Stat(filepath.Join(w.dir, "hello.txt")); err != nil {
 		t.Fatalf("hello.txt deleted despite the hook (even with --yes a deny wins)")
 	}
 	if !strings.Contains(stderr, "⚠ a hook denied bash: deleting files is forbidden") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 
-	srv = scenario(t, "hook_ignored")
-	dir = t.TempDir()
-	hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n")
-	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "-p", "write hi to out.txt")
-	if b, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(b) != "hi\n" || code != 0 {
+	w = hookWorld(t, "hook_ignored", "  preToolUse:\n    - {command: [./.mm/allow.sh]}\n", nil)
+	_, stderr, code := w.line("", "-p", "write hi to out.txt")
+	if b, _ := os.ReadFile(filepath.Join(w.dir, "out.txt")); string(b) != "hi\n" || code != 0 {
 		t.Errorf("out.txt = %q (exit %d): the hook's allow did not skip the question\n%s", b, code, stderr)
 	}
-	reqs := srv.Requests()
-	msgs := reqs[len(reqs)-1].Messages
-	if !strings.Contains(msgs[len(msgs)-1].Content, "[hook: allowed by the team hook]") {
-		t.Errorf("the hook's context is not under the output: %q", msgs[len(msgs)-1].Content)
+	if last := lastMessage(w.srv); !strings.Contains(last.Content, "[hook: allowed by the team hook]") {
+		t.Errorf("the hook's context is not under the output: %q", last.Content)
 	}
 }
 
@@ -136,19 +120,18 @@ func TestHooksLineMode(t *testing.T) {
 // stderr as the reason; a rewritten prompt is what the model gets.
 func TestPreGenerationHookLineMode(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "hook_ignored")
-	dir := t.TempDir()
-	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/frozen.sh]}\n")
-	_, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt")
+	w := hookWorld(t, "hook_ignored", "  preGeneration:\n    - {command: [./.mm/frozen.sh]}\n", nil)
+	srv := w.srv
+	_, stderr, code := w.line("", "--yes", "-p", "write hi to out.txt")
 	if code == 0 || len(srv.Requests()) != 0 || !strings.Contains(stderr, "turn stopped by a hook: the repository is frozen for the release") {
 		t.Errorf("exit %d, %d requests, stderr:\n%s", code, len(srv.Requests()), stderr)
 	}
-	hookConfig(t, dir, "  preGeneration:\n    - {command: [./.mm/rewrite.sh]}\n")
-	if _, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "write hi to out.txt"); code != 0 {
+	hookConfig(t, w.dir, "  preGeneration:\n    - {command: [./.mm/rewrite.sh]}\n")
+	w.trust()
+	if _, stderr, code := w.line("", "--yes", "-p", "write hi to out.txt"); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
-	msgs := srv.Requests()[0].Messages
-	if u := msgs[len(msgs)-1].Content; !strings.HasSuffix(u, "write hi to out.txt, politely") {
+	if u := srv.Requests()[0].Last().Content; !strings.HasSuffix(u, "write hi to out.txt, politely") {
 		t.Errorf("the model got %q", u)
 	}
 }
@@ -162,24 +145,12 @@ func TestHookAskOnReadACP(t *testing.T) {
 		ran    bool
 	}{{sdk.PermissionOptionKindAllowOnce, true}, {sdk.PermissionOptionKindRejectOnce, false}} {
 		t.Run(string(c.choose), func(t *testing.T) {
-			srv := scenario(t, "line_answer")
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
-			hookConfig(t, dir, "  preToolUse:\n    - {command: [./.mm/ask.sh], tools: [read_file]}\n")
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
-			p.client.choose = c.choose
-			id := p.session(t, ctx, dir)
-			if _, err := p.prompt(ctx, id, "what does hello.txt say?"); err != nil {
-				t.Fatal(err)
-			}
-			_, perms := p.client.snapshot()
-			if len(perms) != 1 {
-				t.Errorf("asked %d times, want once", len(perms))
-			}
-			msgs := srv.Requests()[1].Messages
-			got := msgs[len(msgs)-1].Content
+			w := hookWorld(t, "line_answer", "  preToolUse:\n    - {command: [./.mm/ask.sh], tools: [read_file]}\n", map[string]string{"hello.txt": "hello world\n"})
+			p := w.session()
+			p.Choose(c.choose)
+			p.turn("what does hello.txt say?")
+			p.asked(1)
+			got := w.srv.Requests()[1].Last().Content
 			if strings.Contains(got, "hello world") != c.ran {
 				t.Errorf("read_file result %q (want ran=%v)", got, c.ran)
 			}

@@ -2,11 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
@@ -31,13 +30,13 @@ type providerList struct {
 	} `json:"providers"`
 }
 
-func (r *rawAgent) providers(id string) providerList {
-	r.t.Helper()
-	r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"providers/list","params":{}}`)
-	m := r.wait(`"` + id + `"`)
+// providers is the answer to providers/list, sent with id.
+func providers(t *testing.T, r *acptest.Wire, id string) providerList {
+	t.Helper()
+	m := r.Call(id, "providers/list", map[string]any{})
 	var l providerList
 	if m.Result == nil || json.Unmarshal(m.Result, &l) != nil {
-		r.t.Fatalf("providers/list: %s", m.Line)
+		t.Fatalf("providers/list: %s", m.Line)
 	}
 	return l
 }
@@ -53,15 +52,12 @@ func (r *rawAgent) providers(id string) providerList {
 func TestACPProviders(t *testing.T) {
 	t.Parallel()
 	configured, chosen := scenario(t, "titles"), scenario(t, "titles")
-	dir := t.TempDir()
-	env := mmEnv(t, configured, "XDG_STATE_HOME="+t.TempDir())
-	r := startRaw(t, dir, env)
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	init := r.wait(`"init"`)
-	if !strings.Contains(string(init.Result), `"providers":{}`) {
+	w := newWorldOn(t, configured, "XDG_STATE_HOME="+t.TempDir())
+	r := w.wire()
+	if init := r.Initialize(`{}`); !strings.Contains(string(init.Result), `"providers":{}`) {
 		t.Errorf("providers not advertised: %s", init.Line)
 	}
-	l := r.providers("l1")
+	l := providers(t, r, "l1")
 	if len(l.Providers) == 0 || l.Providers[0].ProviderID != "main" || !l.Providers[0].Required ||
 		l.Providers[0].Current == nil || l.Providers[0].Current.BaseURL != configured.URL() ||
 		!l.Providers[0].Meta.MM.Active || !l.Providers[0].Meta.MM.Answers || l.Providers[0].Meta.MM.Source != "config" {
@@ -77,47 +73,35 @@ func TestACPProviders(t *testing.T) {
 	for params, line := range refused {
 		n++
 		id := "bad" + string(rune('0'+n))
-		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"providers/set","params":` + params + `}`)
-		if m := r.wait(`"` + id + `"`); m.Error == nil || !strings.Contains(m.Error.Message, line) {
+		if m := r.Call(id, "providers/set", json.RawMessage(params)); m.Error == nil || !strings.Contains(m.Error.Message, line) {
 			t.Errorf("providers/set %s: %s, want a refusal saying %q", params, m.Line, line)
 		}
 	}
-	r.send(`{"jsonrpc":"2.0","id":"dm","method":"providers/disable","params":{"providerId":"main"}}`)
-	if m := r.wait(`"dm"`); m.Error == nil || !strings.Contains(m.Error.Message, "cannot be disabled") {
+	if m := r.Call("dm", "providers/disable", map[string]any{"providerId": "main"}); m.Error == nil || !strings.Contains(m.Error.Message, "cannot be disabled") {
 		t.Errorf("disabling main: %s", m.Line)
 	}
 
 	// A session open before the choice: its first turn goes to the
 	// configured server, its next one to the server set.
-	cwd, _ := json.Marshal(dir)
 	newSession := func(id string) string {
-		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/new","params":{"cwd":` + string(cwd) + `,"mcpServers":[]}}`)
 		var ns struct {
 			SessionID string `json:"sessionId"`
 		}
-		if m := r.wait(`"` + id + `"`); json.Unmarshal(m.Result, &ns) != nil || ns.SessionID == "" {
+		if m := r.Call(id, "session/new", map[string]any{"cwd": w.dir, "mcpServers": []any{}}); json.Unmarshal(m.Result, &ns) != nil || ns.SessionID == "" {
 			t.Fatalf("session/new: %s", m.Line)
 		}
 		return ns.SessionID
 	}
-	prompt := func(id, sid, text string) {
-		r.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"` + text + `"}]}}`)
-		if m := r.wait(`"` + id + `"`); m.Result == nil {
-			t.Fatalf("prompt: %s", m.Line)
-		}
-	}
 	open := newSession("new1")
-	prompt("p1", open, "Fix the parser")
+	r.Prompt("p1", open, "Fix the parser")
 	if len(configured.Requests()) != 1 || len(chosen.Requests()) != 0 {
 		t.Fatalf("before the choice: %d requests to the configured server, %d to the other", len(configured.Requests()), len(chosen.Requests()))
 	}
 
-	b, _ := json.Marshal(chosen.URL())
-	r.send(`{"jsonrpc":"2.0","id":"set","method":"providers/set","params":{"providerId":"mine","apiType":"openai","baseUrl":` + string(b) + `}}`)
-	if m := r.wait(`"set"`); m.Result == nil {
+	if m := r.Call("set", "providers/set", map[string]any{"providerId": "mine", "apiType": "openai", "baseUrl": chosen.URL()}); m.Result == nil {
 		t.Fatalf("providers/set: %s", m.Line)
 	}
-	l = r.providers("l2")
+	l = providers(t, r, "l2")
 	mine := false
 	for _, p := range l.Providers {
 		if p.ProviderID == "mine" {
@@ -129,39 +113,33 @@ func TestACPProviders(t *testing.T) {
 	if !mine {
 		t.Errorf("the server set is not listed in use: %+v", l)
 	}
-	prompt("p2", open, "and the lexer?")
-	prompt("p3", newSession("new2"), "Fix the parser")
+	r.Prompt("p2", open, "and the lexer?")
+	r.Prompt("p3", newSession("new2"), "Fix the parser")
 	if len(configured.Requests()) != 1 || len(chosen.Requests()) != 2 {
 		t.Errorf("after the choice: %d requests to the configured server (want 1), %d to the one set (want 2: the open session's and a new one's)",
 			len(configured.Requests()), len(chosen.Requests()))
 	}
 	if reqs := chosen.Requests(); len(reqs) > 0 {
-		var said []string
-		for _, m := range reqs[0].Messages {
-			said = append(said, m.Content)
-		}
-		if joined := strings.Join(said, "\n"); !strings.Contains(joined, "Looking at the parser.") {
+		if joined := transcript(reqs[0]); !strings.Contains(joined, "Looking at the parser.") {
 			t.Errorf("the open session's conversation did not follow it to the new server:\n%s", joined)
 		}
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	if err := r.close(); err != nil {
+	r.CheckSchema()
+	if err := r.Close(); err != nil {
 		t.Error(err)
 	}
 
 	// Remembered for the workspace: a restarted agent uses it; another
 	// workspace does not.
-	r2 := startRaw(t, dir, env)
-	r2.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	r2.wait(`"init"`)
-	if l := r2.providers("l3"); !strings.Contains(listActive(l), "mine") {
+	r2 := w.wire()
+	r2.Initialize(`{}`)
+	if l := providers(t, r2, "l3"); !strings.Contains(listActive(l), "mine") {
 		t.Errorf("after a restart, in use: %s", listActive(l))
 	}
-	r2.send(`{"jsonrpc":"2.0","id":"off","method":"providers/disable","params":{"providerId":"mine"}}`)
-	if m := r2.wait(`"off"`); m.Result == nil {
+	if m := r2.Call("off", "providers/disable", map[string]any{"providerId": "mine"}); m.Result == nil {
 		t.Fatalf("providers/disable: %s", m.Line)
 	}
-	l = r2.providers("l4")
+	l = providers(t, r2, "l4")
 	if got := listActive(l); got != "main" {
 		t.Errorf("after disable, in use %q", got)
 	}
@@ -170,15 +148,14 @@ func TestACPProviders(t *testing.T) {
 			t.Errorf("a disabled server is still listed: %+v", p)
 		}
 	}
-	checkSchema(t, r2.sent.String(), r2.lines())
-	r2.close()
-	other := startRaw(t, t.TempDir(), env)
-	other.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	other.wait(`"init"`)
-	if got := listActive(other.providers("l5")); got != "main" {
+	r2.CheckSchema()
+	r2.Close()
+	other := serveWire(t, t.TempDir(), w.env)
+	other.Initialize(`{}`)
+	if got := listActive(providers(t, other, "l5")); got != "main" {
 		t.Errorf("another workspace uses %q", got)
 	}
-	other.close()
+	other.Close()
 }
 
 func listActive(l providerList) string {
@@ -196,15 +173,11 @@ func listActive(l providerList) string {
 // selectable by its id: workspace trust decides, not a click.
 func TestACPProvidersUntrusted(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".mm"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "baseURL: http://203.0.113.7:8080/v1\n")
-	r := startRaw(t, dir, mmEnv(t, nil, "XDG_STATE_HOME="+t.TempDir()))
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	r.wait(`"init"`)
-	l := r.providers("l")
+	w := newWorld(t, "", "XDG_STATE_HOME="+t.TempDir())
+	w.write(".mm/agent.yaml", "baseURL: http://203.0.113.7:8080/v1\n")
+	r := w.wire()
+	r.Initialize(`{}`)
+	l := providers(t, r, "l")
 	var found bool
 	for _, p := range l.Providers {
 		if p.Current != nil && strings.Contains(p.Current.BaseURL, "203.0.113.7") {
@@ -217,19 +190,18 @@ func TestACPProvidersUntrusted(t *testing.T) {
 	if !found {
 		t.Errorf("the untrusted config's server is not listed, disabled: %+v", l)
 	}
-	r.send(`{"jsonrpc":"2.0","id":"set","method":"providers/set","params":{"providerId":"workspace","apiType":"openai","baseUrl":"http://203.0.113.7:8080/v1"}}`)
-	if m := r.wait(`"set"`); m.Error == nil || !strings.Contains(m.Error.Message, "mm trust") {
+	if m := r.Call("set", "providers/set", map[string]any{"providerId": "workspace", "apiType": "openai", "baseUrl": "http://203.0.113.7:8080/v1"}); m.Error == nil || !strings.Contains(m.Error.Message, "mm trust") {
 		t.Errorf("providers/set of the untrusted server: %s", m.Line)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
-	r.close()
+	r.CheckSchema()
+	r.Close()
 }
 
 // modelPicker is the model option of the last config_option_update mm
 // wrote for session sid: its values and the current one (nil values: no
 // update, or one without a model option).
-func modelPicker(t *testing.T, stream, sid string) (values []string, current string) {
-	for _, m := range wireLines(t, stream) {
+func modelPicker(msgs []acptest.Msg, sid string) (values []string, current string) {
+	for _, m := range msgs {
 		if m.Method != "session/update" {
 			continue
 		}
@@ -270,34 +242,29 @@ func modelPicker(t *testing.T, stream, sid string) (values []string, current str
 func TestACPProvidersFollowModels(t *testing.T) {
 	t.Parallel()
 	alpha := llmtest.NewServer(llmtest.Scenario{Models: []string{"alpha-1", "alpha-2"}, Steps: []llmtest.Step{{Content: "from alpha"}}})
-	t.Cleanup(alpha.Close)
 	beta := llmtest.NewServer(llmtest.Scenario{Models: []string{"beta-1"}, Steps: []llmtest.Step{{Content: "from beta"}}})
 	t.Cleanup(beta.Close)
-	dir := t.TempDir()
-	r := startRaw(t, dir, mmEnv(t, alpha, "MM_MODEL=alpha-1", "XDG_STATE_HOME="+t.TempDir()))
-	sid := rawOpen(r, dir, `{}`, "")
-	r.until("the model picker", func([]rawMsg) bool {
-		vs, _ := modelPicker(t, r.lines(), sid)
+	w := newWorldOn(t, alpha, "MM_MODEL=alpha-1", "XDG_STATE_HOME="+t.TempDir())
+	r := w.wire()
+	sid := r.Handshake(w.dir)
+	r.Until("the model picker", func(msgs []acptest.Msg) bool {
+		vs, _ := modelPicker(msgs, sid)
 		return len(vs) > 0
 	})
-	if vs, cur := modelPicker(t, r.lines(), sid); strings.Join(vs, ",") != "alpha-1,alpha-2" || cur != "alpha-1" {
+	if vs, cur := modelPicker(r.Msgs(), sid); strings.Join(vs, ",") != "alpha-1,alpha-2" || cur != "alpha-1" {
 		t.Fatalf("the first server's picker: %v, current %q", vs, cur)
 	}
-	r.send(`{"jsonrpc":"2.0","id":"m","method":"session/set_config_option","params":{"sessionId":"` + sid + `","configId":"model","value":"alpha-2"}}`)
-	if m := r.wait(`"m"`); m.Result == nil {
+	if m := r.Call("m", "session/set_config_option", map[string]any{"sessionId": sid, "configId": "model", "value": "alpha-2"}); m.Result == nil {
 		t.Fatalf("choosing alpha-2: %s", m.Line)
 	}
-
-	b, _ := json.Marshal(beta.URL())
-	r.send(`{"jsonrpc":"2.0","id":"set","method":"providers/set","params":{"providerId":"beta","apiType":"openai","baseUrl":` + string(b) + `}}`)
-	if m := r.wait(`"set"`); m.Result == nil {
+	if m := r.Call("set", "providers/set", map[string]any{"providerId": "beta", "apiType": "openai", "baseUrl": beta.URL()}); m.Result == nil {
 		t.Fatalf("providers/set: %s", m.Line)
 	}
-	r.until("the picker of the server set", func([]rawMsg) bool {
-		vs, cur := modelPicker(t, r.lines(), sid)
+	r.Until("the picker of the server set", func(msgs []acptest.Msg) bool {
+		vs, cur := modelPicker(msgs, sid)
 		return strings.Join(vs, ",") == "beta-1" && cur == "beta-1"
 	})
-	rawPrompt(r, sid, "p", "hello")
+	r.Prompt("p", sid, "hello")
 	if reqs := beta.Requests(); len(reqs) != 1 || reqs[0].Model != "beta-1" {
 		var names []string
 		for _, q := range reqs {
@@ -308,5 +275,5 @@ func TestACPProvidersFollowModels(t *testing.T) {
 	if n := len(alpha.Requests()); n != 0 {
 		t.Errorf("the former server got %d requests", n)
 	}
-	checkSchema(t, r.sent.String(), r.lines())
+	r.CheckSchema()
 }

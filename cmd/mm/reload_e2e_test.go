@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/mm-agent/mm/internal/testenv"
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestACPConfigReread: the config is read again at each session/new. A
@@ -19,18 +19,14 @@ import (
 // (the errors included) validates against the 2026-11 schema.
 func TestACPConfigReread(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "config_reread")
-	dir := t.TempDir()
 	home := t.TempDir() // the user's own config, outside the workspace
 	cfg := filepath.Join(home, "agent.yaml")
 	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurn: 3\n")
-	ctx := testenv.Context(t)
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg))
-	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, "config_reread", "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg)
+	p := w.serve(acptest.Options{})
+	p.Initialize(w.ctx)
 	newSession := func() (sdk.SessionId, error) {
-		r, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+		r, err := p.Conn.NewSession(w.ctx, sdk.NewSessionRequest{Cwd: w.dir, McpServers: []sdk.McpServer{}})
 		return r.SessionId, err
 	}
 	if _, err := newSession(); err == nil || !strings.Contains(err.Error(), "maxTurns") {
@@ -64,11 +60,11 @@ func TestACPConfigReread(t *testing.T) {
 		t.Errorf("broken again: session/new = %v", err)
 	}
 	for _, id := range []sdk.SessionId{a, b, c, d} {
-		if _, err := p.prompt(ctx, id, "hi"); err != nil {
+		if _, err := p.Prompt(w.ctx, id, "hi"); err != nil {
 			t.Fatalf("prompt %s: %v", id, err)
 		}
 	}
-	reqs := srv.Requests()
+	reqs := w.srv.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -90,7 +86,6 @@ func TestACPConfigReread(t *testing.T) {
 	if !strings.Contains(tools[0], "one") || !strings.Contains(tools[1], "two") {
 		t.Errorf("ask_historian descriptions %q: the agent file change did not reach the new session", tools)
 	}
-	checkSchema(t, p.sent.String(), p.stdout.String())
 }
 
 // TestACPConfigRereadTrust: the re-read goes through workspace trust. A
@@ -100,26 +95,15 @@ func TestACPConfigReread(t *testing.T) {
 // the session after. Every message validates against the 2026-11 schema.
 func TestACPConfigRereadTrust(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "config_reread")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: one\nsystemPrompt: h\n")
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "agents: {historian: historian.yaml}\n")
-	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
-	ctx := testenv.Context(t)
-	p := startAgent(t, dir, env)
-	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, "config_reread", "XDG_STATE_HOME="+t.TempDir())
+	w.write(".mm/historian.yaml", "description: one\nsystemPrompt: h\n")
+	w.write(".mm/agent.yaml", "agents: {historian: historian.yaml}\n")
+	p := w.serve(acptest.Options{})
 	ask := func() bool {
 		t.Helper()
-		r, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := p.prompt(ctx, r.SessionId, "hi"); err != nil {
-			t.Fatal(err)
-		}
-		reqs := srv.Requests()
+		p.open()
+		p.turn("hi")
+		reqs := w.srv.Requests()
 		for _, tl := range reqs[len(reqs)-1].Tools {
 			if tl.Name == "ask_historian" {
 				return true
@@ -130,15 +114,14 @@ func TestACPConfigRereadTrust(t *testing.T) {
 	if ask() {
 		t.Fatal("an untrusted workspace config gave ask_historian")
 	}
-	if _, stderr, code := runInProcess(t, dir, env, "", "trust", "--yes"); code != 0 {
+	if _, stderr, code := w.line("", "trust", "--yes"); code != 0 {
 		t.Fatalf("mm trust: exit %d: %s", code, stderr)
 	}
 	if !ask() {
 		t.Error("trusted while the agent ran: the next session has no ask_historian")
 	}
-	writeFile(t, filepath.Join(dir, ".mm", "historian.yaml"), "description: two\nsystemPrompt: h\n")
+	w.write(".mm/historian.yaml", "description: two\nsystemPrompt: h\n")
 	if ask() {
 		t.Error("the agent file changed after trust: ask_historian still offered")
 	}
-	checkSchema(t, p.sent.String(), p.stdout.String())
 }

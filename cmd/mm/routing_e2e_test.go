@@ -1,15 +1,12 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
-
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // routed is a decision model choosing release-notes with this confidence.
@@ -42,22 +39,17 @@ func TestACPSkillRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chat := scenario(t, "short_answer")
 			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
 			defer dec.Close()
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
-			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 2s}\n")
-			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-			ctx := testenv.Context(t)
-			id := p.session(t, ctx, dir)
+			w := newWorld(t, "short_answer").trustedConfig(map[string]string{
+				"router.yaml": "baseURL: " + dec.URL() + "\nmodel: d1-3b\ndecision: {}\n",
+				"agent.yaml":  "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 2s}\n",
+			})
+			p := w.session()
 			start := time.Now()
-			resp, err := p.prompt(ctx, id, prompt)
+			p.endTurn(prompt)
 			took := time.Since(start)
-			if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-				t.Fatalf("prompt: %+v, %v", resp, err)
-			}
-			sent := chat.Requests()[0].Last().Content
+			sent := w.srv.Requests()[0].Last().Content
 			// The first message starts with the workspace context.
 			if !strings.Contains(sent, prompt) || !tt.skillLine && !strings.HasSuffix(sent, prompt) {
 				t.Errorf("the prompt was changed: %q", sent)
@@ -69,8 +61,7 @@ func TestACPSkillRouting(t *testing.T) {
 			if strings.Contains(note, "%s") {
 				note = strings.Replace(note, "%s", dec.URL(), 1)
 			}
-			updates, _ := p.client.snapshot()
-			if th := thoughtText(updates); strings.Count(th, "🧭") != 1 || !strings.Contains(th, note) {
+			if th := acptest.ThoughtText(p.Updates()); strings.Count(th, "🧭") != 1 || !strings.Contains(th, note) {
 				t.Errorf("want one 🧭 line with %q, the thoughts were:\n%s", note, th)
 			}
 			if tt.decisions != nil && len(dec.DecisionRequests()) != 1 {
@@ -89,32 +80,18 @@ func TestACPSkillRouting(t *testing.T) {
 // not routed — the user's choice wins.
 func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	t.Parallel()
-	chat := scenario(t, "short_answer")
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{routed(0.99)}})
 	defer dec.Close()
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-	ctx := testenv.Context(t)
-	id := p.session(t, ctx, dir)
-	if _, err := p.prompt(ctx, id, "$run-tests for the parser"); err != nil {
-		t.Fatal(err)
-	}
+	w := newWorld(t, "short_answer").trustedConfig(map[string]string{
+		"router.yaml": "baseURL: " + dec.URL() + "\ndecision: {}\n",
+		"agent.yaml":  "skillRouting: {agent: router.yaml}\n",
+	})
+	chat := w.srv
+	w.session().turn("$run-tests for the parser")
 	if n := len(dec.DecisionRequests()); n != 0 {
 		t.Errorf("a prompt naming $run-tests was routed (%d decision requests)", n)
 	}
 	if sent := chat.Requests()[0].Last().Content; strings.Contains(sent, "release-notes") || !strings.Contains(sent, "[skill: run-tests") {
 		t.Errorf("chat request: %q", sent)
 	}
-}
-
-func thoughtText(us []sdk.SessionUpdate) string {
-	var b strings.Builder
-	for _, u := range us {
-		if u.AgentThoughtChunk != nil && u.AgentThoughtChunk.Content.Text != nil {
-			b.WriteString(u.AgentThoughtChunk.Content.Text.Text)
-		}
-	}
-	return b.String()
 }

@@ -109,11 +109,7 @@ func TestSetupWithoutATerminal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	for _, want := range []string{"  1) fake-a  llama.cpp at ", "  2) fake-b  llama.cpp at ", `"3" is not one of the numbers.`, `"x" is not one of the numbers.`, "saved in " + userConfig} {
-		if !strings.Contains(out, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, out)
-		}
-	}
+	wantIn(t, "stdout", out, "  1) fake-a  llama.cpp at ", "  2) fake-b  llama.cpp at ", `"3" is not one of the numbers.`, `"x" is not one of the numbers.`, "saved in "+userConfig)
 	if got := readFile(t, userConfig); !strings.Contains(got, "model: fake-b\n") {
 		t.Errorf("the user's config:\n%s", got)
 	}

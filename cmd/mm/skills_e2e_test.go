@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -16,17 +14,18 @@ import (
 
 const releaseNotesSkill = "---\nname: release-notes\ndescription: Release notes from git log.\nargument-hint: version\n---\nWORKSPACE STEPS: run git log with bash, then group the commits.\n"
 
-// skillWorkspace is a git repository with one commit and the workspace
-// skill release-notes (which wins over the shipped one of that name).
-func skillWorkspace(t *testing.T) string {
+// skillWorld is a world on srv whose workspace is a git repository with
+// one commit and the workspace skill release-notes (which wins over the
+// shipped one of that name).
+func skillWorld(t *testing.T, srv *llmtest.Server) *world {
 	t.Helper()
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "skills", "release-notes", "SKILL.md"), releaseNotesSkill)
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
-	git(t, dir, "init", "-q")
-	git(t, dir, "add", "hello.txt")
-	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "greeting")
-	return dir
+	w := newWorldOn(t, srv)
+	w.write(".mm/skills/release-notes/SKILL.md", releaseNotesSkill)
+	w.write("hello.txt", "hello\n")
+	git(t, w.dir, "init", "-q")
+	git(t, w.dir, "add", "hello.txt")
+	git(t, w.dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "greeting")
+	return w
 }
 
 func git(t *testing.T, dir string, args ...string) {
@@ -46,30 +45,23 @@ func checkSkillTurn(t *testing.T, srv *llmtest.Server) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests, want 3", len(reqs))
 	}
-	first := reqs[0].Messages
-	user := first[len(first)-1].Content
+	user := reqs[0].Last().Content
 	if want := skills.Line("release-notes", "v1.2"); !strings.HasSuffix(user, want) || strings.Contains(user, "/release-notes v1.2") || strings.Contains(user, "$release-notes") {
 		t.Errorf("the model got %q, want it to end with the skill line %q", user, want)
 	}
-	second := reqs[1].Messages
-	if res := second[len(second)-1]; res.Role != "tool" || !strings.Contains(res.Content, "WORKSPACE STEPS") {
+	if res := reqs[1].Last(); res.Role != "tool" || !strings.Contains(res.Content, "WORKSPACE STEPS") {
 		t.Errorf("read_skill result = %+v, want the workspace skill's body", res)
 	}
-	third := reqs[2].Messages
-	if res := third[len(third)-1]; !strings.Contains(res.Content, "greeting") {
+	if res := reqs[2].Last(); !strings.Contains(res.Content, "greeting") {
 		t.Errorf("git log result = %q", res.Content)
 	}
 }
 
 func TestSkillLineMode(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "skill_release_notes")
-	dir := skillWorkspace(t)
-	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "--yes", "-p", "$release-notes v1.2")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, stderr)
-	}
-	checkSkillTurn(t, srv)
+	w := skillWorld(t, scenario(t, "skill_release_notes"))
+	stdout, _ := w.lineOK("", "--yes", "-p", "$release-notes v1.2")
+	checkSkillTurn(t, w.srv)
 	if !strings.Contains(stdout, "## v1.2") {
 		t.Errorf("stdout = %q", stdout)
 	}
@@ -77,18 +69,15 @@ func TestSkillLineMode(t *testing.T) {
 
 func TestSkillACP(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "skill_release_notes")
-	dir := skillWorkspace(t)
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "yolo: true\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	p := startAgent(t, dir, trusted(t, dir, mmEnv(t, srv)))
-	id := p.session(t, ctx, dir)
+	w := skillWorld(t, scenario(t, "skill_release_notes"))
+	w.write(".mm/agent.yaml", "yolo: true\n")
+	w.trust()
+	p := w.session()
 	// A5: /release-notes (with its hint) in the / menu after session/new.
 	menu := func(has string) map[string]string {
 		t.Helper()
 		var last map[string]string
-		p.client.waitUpdates(t, "a / menu with "+has, func(us []sdk.SessionUpdate) bool {
+		p.WaitUpdates("a / menu with "+has, func(us []sdk.SessionUpdate) bool {
 			for _, u := range us {
 				if u.AvailableCommandsUpdate != nil {
 					last = map[string]string{}
@@ -105,7 +94,7 @@ func TestSkillACP(t *testing.T) {
 		})
 		return last
 	}
-	commandsAfterAnswer(t, p, string(id))
+	commandsAfterAnswer(t, p, string(p.id))
 	m := menu("release-notes")
 	if m["release-notes"] != "version" || m["run-tests"] == "" {
 		t.Errorf("/ menu = %v", m)
@@ -114,15 +103,12 @@ func TestSkillACP(t *testing.T) {
 		t.Errorf("the built-in commands are gone from the / menu: %v", m)
 	}
 	// A skill added during the session: the menu is sent again.
-	writeFile(t, filepath.Join(dir, ".mm", "skills", "greet.md"), "---\ndescription: Greet someone.\nargument-hint: name\n---\nSay hello.\n")
+	w.write(".mm/skills/greet.md", "---\ndescription: Greet someone.\nargument-hint: name\n---\nSay hello.\n")
 	if m := menu("greet"); m["greet"] != "name" || m["release-notes"] != "version" {
 		t.Errorf("/ menu after adding greet = %v", m)
 	}
-	resp, err := p.prompt(ctx, id, "/release-notes v1.2")
-	if err != nil || resp.StopReason != "end_turn" {
-		t.Fatalf("prompt: %v %v", resp, err)
-	}
-	checkSkillTurn(t, srv)
+	p.endTurn("/release-notes v1.2")
+	checkSkillTurn(t, w.srv)
 }
 
 // S2: an unknown skill is answered in one line with the nearest names,
@@ -131,22 +117,17 @@ func TestSkillACP(t *testing.T) {
 func TestSkillUnknownAndList(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{})
-	t.Cleanup(srv.Close)
-	dir := skillWorkspace(t)
-	writeFile(t, filepath.Join(dir, ".mm", "skills", "broken.md"), "no front matter\n")
-	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "/relase-notes v1")
+	w := skillWorld(t, srv)
+	w.write(".mm/skills/broken.md", "no front matter\n")
+	stdout, stderr, code := w.line("", "-p", "/relase-notes v1")
 	if code != 0 || !strings.Contains(stdout, `no skill named "relase-notes" — nearest: /release-notes`) {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
-	if !strings.Contains(stderr, "⚠ skill "+filepath.Join(dir, ".mm", "skills", "broken.md")+" skipped: no front matter") {
+	if !strings.Contains(stderr, "⚠ skill "+filepath.Join(w.dir, ".mm", "skills", "broken.md")+" skipped: no front matter") {
 		t.Errorf("no ⚠ line for the malformed skill:\n%s", stderr)
 	}
-	stdout, _, _ = runInProcess(t, dir, mmEnv(t, srv), "", "-p", "/skills")
-	for _, want := range []string{"/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("/skills lacks %q:\n%s", want, stdout)
-		}
-	}
+	stdout, _, _ = w.line("", "-p", "/skills")
+	wantIn(t, "/skills", stdout, "/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model requests for local answers", n)
 	}
@@ -156,13 +137,12 @@ func TestSkillUnknownAndList(t *testing.T) {
 // skills, costs at most 7,000 characters of system prompt and tool schemas.
 func TestFixedPromptCost(t *testing.T) {
 	t.Parallel()
-	srv := scenario(t, "short_answer")
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "main.go"), "package main\n") // the lsp tool too, when gopls is installed
-	if _, _, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "hi"); code != 0 {
+	w := newWorld(t, "short_answer")
+	w.write("main.go", "package main\n") // the lsp tool too, when gopls is installed
+	if _, _, code := w.line("", "-p", "hi"); code != 0 {
 		t.Fatal("mm failed")
 	}
-	req := srv.Requests()[0]
+	req := w.srv.Requests()[0]
 	size := len(req.Messages[0].Content)
 	var names []string
 	for _, tl := range req.Tools {
@@ -192,33 +172,23 @@ func TestFixedPromptCost(t *testing.T) {
 // (relative to the config file), ~/.config/mm/skills, the shipped ones.
 func TestSkillSources(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(llmtest.Scenario{})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	env := mmEnv(t, srv)
-	var home string
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "HOME="); ok {
-			home = v
-		}
-	}
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{}))
+	home := homeOf(w.env)
 	sk := func(desc string) string { return "---\ndescription: " + desc + "\n---\nsteps\n" }
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillsDir: ../team-skills\n")
-	writeFile(t, filepath.Join(dir, ".mm", "skills", "deploy.md"), sk("From .mm."))
-	writeFile(t, filepath.Join(dir, ".claude", "skills", "lint", "SKILL.md"), sk("From .claude."))
-	writeFile(t, filepath.Join(dir, ".agents", "skills", "fmt.md"), sk("From .agents."))
-	writeFile(t, filepath.Join(dir, "team-skills", "triage.md"), sk("From skillsDir."))
+	w.writeAll(map[string]string{
+		".mm/agent.yaml":               "skillsDir: ../team-skills\n",
+		".mm/skills/deploy.md":         sk("From .mm."),
+		".claude/skills/lint/SKILL.md": sk("From .claude."),
+		".agents/skills/fmt.md":        sk("From .agents."),
+		"team-skills/triage.md":        sk("From skillsDir."),
+	})
 	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "fmt.md"), sk("From home, loses to .agents."))
 	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "run-tests.md"), sk("From home, wins over the shipped one."))
-	stdout, stderr, code := runInProcess(t, dir, env, "", "-p", "/skills")
+	stdout, stderr, code := w.line("", "-p", "/skills")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	for _, want := range []string{"/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("/skills lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantIn(t, "/skills", stdout, "/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff")
 	if strings.Contains(stderr, "skipped") {
 		t.Errorf("a skill was skipped:\n%s", stderr)
 	}

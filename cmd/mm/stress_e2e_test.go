@@ -9,8 +9,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPStress (issue 21) drives one `mm acp` from eight goroutines for
@@ -21,34 +21,15 @@ import (
 // built with the race detector, which makes a data race exit 66.
 func TestACPStress(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
-		{ToolCalls: []llmtest.ToolCall{{Name: "bash", Args: map[string]any{"command": "echo hi"}}}},
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{bashCall("echo hi")}},
 		{Content: "done"},
-	}})
-	t.Cleanup(srv.Close)
-	dir := t.TempDir()
-	p := startAgent(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
-	ctx := testenv.Context(t)
-	drained := make(chan struct{})
-	defer close(drained)
-	go func() { // the test client counts permission questions on a small channel
-		for {
-			select {
-			case <-p.client.asked:
-			case <-drained:
-				return
-			}
-		}
-	}()
-	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	}}), "XDG_STATE_HOME="+t.TempDir())
+	ctx := w.ctx
+	p := w.serve(acptest.Options{})
 	var modes []sdk.SessionModeId
 	open := func() sdk.SessionId {
-		s, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-		if err != nil {
-			t.Fatalf("session/new: %v", err)
-		}
+		s := p.Open(ctx, sdk.NewSessionRequest{Cwd: w.dir})
 		if modes == nil && s.Modes != nil {
 			for _, m := range s.Modes.AvailableModes {
 				modes = append(modes, m.Id)
@@ -83,19 +64,19 @@ func TestACPStress(t *testing.T) {
 				switch n := rng.IntN(20); {
 				case n < 8:
 					answered("session/prompt", func(ctx context.Context) error {
-						_, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("go")}})
+						_, err := p.Conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("go")}})
 						return err
 					})
 				case n < 13:
 					answered("session/set_mode", func(ctx context.Context) error {
-						_, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: modes[rng.IntN(len(modes))]})
+						_, err := p.Conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: id, ModeId: modes[rng.IntN(len(modes))]})
 						return err
 					})
 				case n < 19:
-					p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id})
+					p.Conn.Cancel(ctx, sdk.CancelNotification{SessionId: id})
 				default:
 					answered("session/close", func(ctx context.Context) error {
-						_, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id})
+						_, err := p.Conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id})
 						return err
 					})
 					fresh := open()
@@ -111,17 +92,11 @@ func TestACPStress(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if resp, err := p.prompt(ctx, open(), "still there?"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
+	if resp, err := p.Prompt(ctx, open(), "still there?"); err != nil || resp.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("after the storm: %+v, %v", resp, err)
 	}
-	p.stdin.Close()
-	select {
-	case err := <-p.done:
-		p.done <- err // for the harness's cleanup
-		if err != nil {
-			t.Fatalf("mm exited with %v at EOF (66: the race detector found a data race; see stderr)", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("mm did not exit at EOF")
+	p.CloseInput()
+	if err := p.WaitExit(); err != nil {
+		t.Fatalf("mm exited with %v at EOF (66: the race detector found a data race; see stderr)", err)
 	}
 }

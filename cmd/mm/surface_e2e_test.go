@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/acp/acptest"
 )
 
 // TestREADMEACPSurface keeps the ACP table of docs/acp.md true: it lists every
@@ -17,12 +19,12 @@ import (
 // is absent from initialize's answer and every other one is there.
 func TestREADMEACPSurface(t *testing.T) {
 	t.Parallel()
-	defs := schemaDefs(t)
+	defs := acptest.Unstable().Defs()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "acp.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stable := stableSchema(t)
+	stable := acptest.Stable().Defs()
 	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (stable|unstable|extension) \\| (.+) \\|$")
 	type entry struct{ stability, text string }
 	listed := map[string]entry{}
@@ -39,9 +41,9 @@ func TestREADMEACPSurface(t *testing.T) {
 	want := map[string]string{} // what the table must list, and its stability
 	must := map[string]bool{}   // listed because the schema has it (not mm's choice)
 	methods := map[string]string{}
-	for m, kinds := range acpSchema.kinds {
+	for _, m := range acptest.Unstable().Methods() {
 		for _, k := range []string{"Request", "Notification"} {
-			name := kinds[k]
+			name := acptest.Unstable().Type(m, k)
 			if name == "" {
 				continue
 			}
@@ -110,9 +112,8 @@ func TestREADMEACPSurface(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	r := startRaw(t, dir, mmEnv(t, nil))
-	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
-	init := r.wait(`"init"`)
+	r := serveWire(t, dir, mmEnv(t, nil))
+	init := r.Initialize(`{}`)
 	var answer struct {
 		Caps map[string]any `json:"agentCapabilities"`
 	}
@@ -147,14 +148,13 @@ func TestREADMEACPSurface(t *testing.T) {
 		}
 		// Params that pass the SDK's checks, so that what answers is mm
 		// (the SDK checks a method's params before it looks for it).
-		r.send(`{"jsonrpc":"2.0","id":"` + name + `","method":"` + name + `","params":` + anyParams + `}`)
-		a := r.wait(`"` + name + `"`)
+		a := r.Call(name, name, json.RawMessage(anyParams))
 		missing := a.Error != nil && a.Error.Code == -32601
 		if served := !strings.HasPrefix(e.text, "not served"); served == missing {
 			t.Errorf("%s: docs/acp.md says %q, mm answered %s", name, e.text, a.Line)
 		}
 	}
-	if err := r.close(); err != nil {
+	if err := r.Close(); err != nil {
 		t.Error(err)
 	}
 }
@@ -215,28 +215,6 @@ func capabilityPaths(defs map[string]json.RawMessage) []string {
 const anyParams = `{"sessionId":"sess_none","cwd":"/nonexistent","mcpServers":[],"id":"p","providerId":"p","apiType":"openai",` +
 	`"baseUrl":"http://127.0.0.1:1","headers":{},"title":"t","prompt":[{"type":"text","text":"hi"}],"modeId":"ask","configId":"mode",` +
 	`"value":"ask","protocolVersion":1,"methodId":"none"}`
-
-// stableSchema is the stable schema's definitions (schema.json beside the
-// unstable one).
-func stableSchema(t *testing.T) map[string]json.RawMessage {
-	t.Helper()
-	wd, _ := os.Getwd()
-	for dir := wd; filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
-		b, err := os.ReadFile(filepath.Join(dir, "shared", "acp-schema", "schema.json"))
-		if err != nil {
-			continue
-		}
-		var root struct {
-			Defs map[string]json.RawMessage `json:"$defs"`
-		}
-		if err := json.Unmarshal(b, &root); err != nil {
-			t.Fatal(err)
-		}
-		return root.Defs
-	}
-	t.Skip("no shared/acp-schema/schema.json above the module")
-	return nil
-}
 
 // updateKinds are the sessionUpdate values a SessionUpdate schema allows.
 func updateKinds(raw json.RawMessage) []string {

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/coder/acp-go-sdk"
-
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
-	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // needs is a decision model's answer to the tool-routing questions: P(the
@@ -68,21 +66,17 @@ func TestACPToolRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			chat := scenario(t, "short_answer")
 			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
 			defer dec.Close()
-			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, ".mm", "tools-router.yaml"), "baseURL: "+dec.URL()+"\nmodel: d1-3b\ndecision: {}\n")
-			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: tools-router.yaml, timeout: 2s}\n")
-			p := startAgent(t, dir, trusted(t, dir, mmEnv(t, chat)))
-			ctx := testenv.Context(t)
-			id := p.session(t, ctx, dir)
+			w := newWorld(t, "short_answer").trustedConfig(map[string]string{
+				"tools-router.yaml": "baseURL: " + dec.URL() + "\nmodel: d1-3b\ndecision: {}\n",
+				"agent.yaml":        "toolRouting: {agent: tools-router.yaml, timeout: 2s}\n",
+			})
+			chat := w.srv
+			p := w.session()
 			start := time.Now()
-			resp, err := p.prompt(ctx, id, "summarise README.md in two lines")
+			p.endTurn("summarise README.md in two lines")
 			took := time.Since(start)
-			if err != nil || resp.StopReason != sdk.StopReasonEndTurn {
-				t.Fatalf("prompt: %+v, %v", resp, err)
-			}
 			// lsp is offered where a language server is installed; its group
 			// (code) is answered 0.5 and kept.
 			got := offeredTools(chat.Requests()[0])
@@ -91,8 +85,7 @@ func TestACPToolRouting(t *testing.T) {
 			if !slices.Equal(got, tt.offered) {
 				t.Errorf("the chat model was offered %v, want %v", got, tt.offered)
 			}
-			updates, _ := p.client.snapshot()
-			th := thoughtText(updates)
+			th := acptest.ThoughtText(p.Updates())
 			note := strings.Replace(tt.note, "%s", dec.URL(), 1)
 			switch {
 			case note == "" && strings.Contains(th, "🧭"):
@@ -147,15 +140,16 @@ func TestEvalTools(t *testing.T) {
 			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}),  // files wrongly dropped
 			{Status: 500, Body: `{"error":{"code":500,"message":"model loading","type":"server_error"}}`}, // an error: nothing dropped
 		}})
-		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
-		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "toolRouting: {agent: router.yaml}\n")
+		w := newWorld(t, "").trustedConfig(map[string]string{
+			"router.yaml": "baseURL: " + dec.URL() + "\ndecision: {}\n",
+			"agent.yaml":  "toolRouting: {agent: router.yaml}\n",
+		})
 		cases, _ := filepath.Abs(filepath.Join("testdata", "eval", "tools.yaml"))
 		args := []string{"eval", "tools", cases}
 		if jsonOut {
 			args = append(args, "--json")
 		}
-		stdout, stderr, code := runInProcess(t, dir, trusted(t, dir, mmEnv(t, nil)), "", args...)
+		stdout, stderr, code := w.line("", args...)
 		dec.Close()
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
@@ -164,18 +158,14 @@ func TestEvalTools(t *testing.T) {
 			t.Errorf("decision requests = %d, want one per case", len(dec.DecisionRequests()))
 		}
 		if !jsonOut {
-			for _, want := range []string{
-				"tool-routing eval: 4 cases through " + dec.RootURL() + "/v1/systemone, dropBelow 0.20",
+			wantIn(t, "the table", stdout,
+				"tool-routing eval: 4 cases through "+dec.RootURL()+"/v1/systemone, dropBelow 0.20",
 				"✓ ok         dropped web          shell 0.90 files 0.90 web 0.05 code 0.40 plan 0.50",
 				"✗ wrong-drop dropped files,web,plan",
 				"✗ error      dropped -",
 				"wrong drops 1 · errors 1 · dropped 5 of 17 unneeded groups · tool list changed 2 times in 4 turns",
 				"latency p50 ",
-			} {
-				if !strings.Contains(stdout, want) {
-					t.Errorf("the table lacks %q:\n%s", want, stdout)
-				}
-			}
+			)
 			continue
 		}
 		var rep eval.ToolsReport

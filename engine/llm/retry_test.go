@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm"
-	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
@@ -67,13 +66,7 @@ steps:
   - content: ready`, 2, true, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := llmtest.Parse([]byte(tc.scenario))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := llmtest.NewServer(sc)
-			defer srv.Close()
-			o := fast(srv)
+			srv, o := fastOn(t, tc.scenario)
 			var attempts []int
 			o.OnRetry = func(n int, err error) { attempts = append(attempts, n) }
 			r, err := llm.New(o).Stream(context.Background(), hello(), nil)
@@ -100,13 +93,10 @@ steps:
 }
 
 func TestRetryDelaysAreWaited(t *testing.T) {
-	sc, _ := llmtest.Parse([]byte(`
+	_, o := fastOn(t, `
 steps:
   - http_error: {status: 503, body: 'busy', times: 2}
-    content: ready`))
-	srv := llmtest.NewServer(sc)
-	defer srv.Close()
-	o := fast(srv)
+    content: ready`)
 	o.RetryDelays = []time.Duration{30 * time.Millisecond, 60 * time.Millisecond}
 	start := time.Now()
 	if _, err := llm.New(o).Stream(context.Background(), hello(), nil); err != nil {
@@ -118,10 +108,7 @@ steps:
 }
 
 func TestRetryWaitEndsWithContext(t *testing.T) {
-	sc, _ := llmtest.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 5}\n    content: x\n"))
-	srv := llmtest.NewServer(sc)
-	defer srv.Close()
-	o := fast(srv)
+	_, o := fastOn(t, "steps:\n  - http_error: {status: 503, body: busy, times: 5}\n    content: x\n")
 	o.RetryDelays = []time.Duration{time.Hour}
 	ctx, cancel := context.WithCancel(context.Background())
 	o.OnRetry = func(int, error) { cancel() }
@@ -132,10 +119,7 @@ func TestRetryWaitEndsWithContext(t *testing.T) {
 }
 
 func TestNoRetryDelaysMeansNoRetry(t *testing.T) {
-	sc, _ := llmtest.Parse([]byte("steps:\n  - http_error: {status: 503, body: busy, times: 1}\n    content: x\n"))
-	srv := llmtest.NewServer(sc)
-	defer srv.Close()
-	o := fast(srv)
+	srv, o := fastOn(t, "steps:\n  - http_error: {status: 503, body: busy, times: 1}\n    content: x\n")
 	o.RetryDelays = []time.Duration{}
 	if _, err := llm.New(o).Stream(context.Background(), hello(), nil); err == nil || len(srv.Requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", err, len(srv.Requests()))

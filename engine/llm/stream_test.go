@@ -23,6 +23,14 @@ func fast(srv *llmtest.Server) llm.Options {
 	}
 }
 
+// fastOn serves the scenario written as yaml until the test ends, and
+// returns the server and the options of fast for it.
+func fastOn(t *testing.T, yaml string) (*llmtest.Server, llm.Options) {
+	t.Helper()
+	srv := llmtest.ServeYAML(t, yaml)
+	return srv, fast(srv)
+}
+
 func hello() llm.Request {
 	// ReturnProgress as the engine sends it: llama.cpp reports prompt
 	// reading only when asked.

@@ -40,16 +40,10 @@ steps:
     delay: 10ms`, llm.StallFirstToken},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := llmtest.Parse([]byte(tc.scenario))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := llmtest.NewServer(sc)
-			defer srv.Close()
-			o := fast(srv)
+			srv, o := fastOn(t, tc.scenario)
 			o.FirstTokenTimeout, o.IdleTimeout = first, idle
 			start := time.Now()
-			_, err = llm.New(o).Stream(context.Background(), hello(), nil)
+			_, err := llm.New(o).Stream(context.Background(), hello(), nil)
 			elapsed := time.Since(start)
 			var se *llm.StallError
 			if !errors.As(err, &se) {
@@ -104,13 +98,7 @@ steps:
     progress: {total: 25300, chunks: 12}`, func(d llm.Delta) bool { return d.Progress != nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc, err := llmtest.Parse([]byte(tc.scenario))
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := llmtest.NewServer(sc)
-			defer srv.Close()
-			o := fast(srv)
+			_, o := fastOn(t, tc.scenario)
 			o.FirstTokenTimeout, o.IdleTimeout = timeout, timeout
 			c := llm.New(o)
 			clk := &llm.FakeClock{}
@@ -136,10 +124,7 @@ steps:
 // TestWatchdogFakeClockStalls is the counterpart: the same clock moved
 // past the timeout between two chunks cancels the generation.
 func TestWatchdogFakeClockStalls(t *testing.T) {
-	sc, _ := llmtest.Parse([]byte("steps:\n  - {progress: {chunks: 3}, content: done}\n"))
-	srv := llmtest.NewServer(sc)
-	defer srv.Close()
-	o := fast(srv)
+	_, o := fastOn(t, "steps:\n  - {progress: {chunks: 3}, content: done}\n")
 	o.FirstTokenTimeout, o.IdleTimeout = time.Second, time.Second
 	c := llm.New(o)
 	clk := &llm.FakeClock{}

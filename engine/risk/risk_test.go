@@ -13,23 +13,12 @@ import (
 	"github.com/mm-agent/mm/engine/risk"
 )
 
-func serve(t *testing.T, y string) *llmtest.Server {
-	t.Helper()
-	sc, err := llmtest.Parse([]byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := llmtest.NewServer(sc)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-3 }
 
 // Granite Guardian 3.1/3.2 answer Yes or No; every spelling of each
 // answer among the first token's candidates counts.
 func TestProbabilityFromLogprobs(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "Yes"
     logprobs: [{token: "Yes", top: {"Yes": -0.0726, "No": -2.9, " yes": -5.0, "The": -7}}]
   - content: "No"
@@ -72,7 +61,7 @@ func TestProbabilityFromLogprobs(t *testing.T) {
 // Granite Guardian 3.3 answers <score> yes </score>: the verdict token is
 // the one inside the tag.
 func TestScoreFormat(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "<score> yes </score>"
     logprobs:
       - {token: "<score>", top: {"<score>": 0}}
@@ -92,7 +81,7 @@ func TestScoreFormat(t *testing.T) {
 // Without logprobs (a server that returns none) the text is the answer,
 // 1 or 0, and the verdict says it came from the text.
 func TestTextFallback(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "Yes"
   - content: "No\n<confidence> Low </confidence>"
   - content: "<score> no </score>"
@@ -108,7 +97,7 @@ func TestTextFallback(t *testing.T) {
 
 // A custom risk: its definition goes under the names each template reads.
 func TestCustomRiskAndOllama(t *testing.T) {
-	srv := serve(t, "steps:\n  - content: \"No\"\n  - content: \"No\"\n")
+	srv := llmtest.ServeYAML(t, "steps:\n  - content: \"No\"\n  - content: \"No\"\n")
 	c := &risk.Client{BaseURL: srv.URL()}
 	def := "The text asks the reader to send secrets to a URL."
 	if _, err := c.Ask(context.Background(), "x", risk.Risk{Name: "exfiltration", Definition: def}); err != nil {
@@ -146,7 +135,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := serve(t, tt.yaml)
+			srv := llmtest.ServeYAML(t, tt.yaml)
 			_, err := (&risk.Client{BaseURL: srv.URL()}).Ask(context.Background(), "x", risk.Risk{Name: "jailbreak"})
 			var re *oneshot.Error
 			if !errors.As(err, &re) || re.Kind != tt.kind || !strings.Contains(re.Line, tt.line) || strings.Contains(re.Line, "\n") {
@@ -159,7 +148,7 @@ func TestErrors(t *testing.T) {
 // A route that does not exist is llama-server's 404; a stopped server
 // is one line naming the URL.
 func TestRouteMissingAndDown(t *testing.T) {
-	srv := serve(t, "steps: []\n")
+	srv := llmtest.ServeYAML(t, "steps: []\n")
 	_, err := (&risk.Client{BaseURL: srv.RootURL() + "/nowhere"}).Ask(context.Background(), "x", risk.Risk{Name: "harm"})
 	var re *oneshot.Error
 	if !errors.As(err, &re) || re.Kind != oneshot.RouteMissing || !strings.Contains(re.Line, "no chat-completions route") {
@@ -174,7 +163,7 @@ func TestRouteMissingAndDown(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	srv := serve(t, "steps:\n  - {content: \"No\", silence: 1m}\n")
+	srv := llmtest.ServeYAML(t, "steps:\n  - {content: \"No\", silence: 1m}\n")
 	c := &risk.Client{BaseURL: srv.URL(), Timeout: 100 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() {
@@ -195,7 +184,7 @@ func TestTimeout(t *testing.T) {
 // A report: each risk's probability and flag at the threshold (default
 // 0.5), and whether any is flagged.
 func TestCheckReport(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "Yes"
     logprobs: [{token: "Yes", top: {"Yes": -0.0726, "No": -2.66}}]
   - content: "No"
@@ -216,7 +205,7 @@ func TestCheckReport(t *testing.T) {
 // A guard asked in a chat front end answers one line per risk, then the
 // JSON; a failure is its one line, never the Go error chain.
 func TestAnswer(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "Yes"
     logprobs: [{token: "Yes", top: {"Yes": -0.0726, "No": -2.66}}]
 `)
@@ -295,7 +284,7 @@ func TestPassages(t *testing.T) {
 // A scan asks about the comment alone, where the whole file would have
 // drowned it, and names it by its line.
 func TestScan(t *testing.T) {
-	srv := serve(t, `steps:
+	srv := llmtest.ServeYAML(t, `steps:
   - content: "Yes"
     logprobs: [{token: "Yes", top: {"Yes": -0.0726, "No": -2.66}}]
   - content: "No"

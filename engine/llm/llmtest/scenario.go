@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -228,6 +229,19 @@ func Load(path string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("fakellm: %s: %w", path, err)
 	}
 	return sc, nil
+}
+
+// ServeYAML serves the scenario written as yaml, as a scenario file holds
+// it, until the test ends; a scenario that does not parse fails the test.
+func ServeYAML(t testing.TB, yaml string) *Server {
+	t.Helper()
+	sc, err := Parse([]byte(yaml))
+	if err != nil {
+		t.Fatalf("llmtest: %v", err)
+	}
+	s := NewServer(sc)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Parse reads a scenario from YAML. Unknown keys are errors (with their

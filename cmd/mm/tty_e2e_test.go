@@ -3,30 +3,30 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // term is mm running on a real pseudo-terminal, as a user starts it.
 type term struct {
 	t    *testing.T
 	f    *os.File
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	more chan struct{} // a token per read
-	seen int           // offset up to which waitFor has matched
-	done chan struct{} // closed when mm has exited, with err set
+	out  *acptest.Stream // what mm showed on the terminal
+	seen int             // offset up to which waitFor has matched
+	done chan struct{}   // closed when mm has exited, with err set
 	err  error
 	pid  int
 }
@@ -39,23 +39,8 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &term{t: t, f: f, more: make(chan struct{}, 1), done: make(chan struct{}), pid: cmd.Process.Pid}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := f.Read(b)
-			tm.mu.Lock()
-			tm.buf.Write(b[:n])
-			tm.mu.Unlock()
-			select {
-			case tm.more <- struct{}{}:
-			default:
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	tm := &term{t: t, f: f, out: &acptest.Stream{}, done: make(chan struct{}), pid: cmd.Process.Pid}
+	go io.Copy(tm.out, f)
 	go func() { tm.err = cmd.Wait(); close(tm.done) }()
 	t.Cleanup(func() {
 		select {
@@ -72,32 +57,12 @@ func startTerm(t *testing.T, dir string, env []string, args ...string) *term {
 	return tm
 }
 
-func (tm *term) screen() string {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	return tm.buf.String()
-}
+func (tm *term) screen() string { return tm.out.String() }
 
 // waitFor waits until s appears after what was matched before.
 func (tm *term) waitFor(s string) {
 	tm.t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		tm.mu.Lock()
-		i := strings.Index(tm.buf.String()[tm.seen:], s)
-		if i >= 0 {
-			tm.seen += i + len(s)
-		}
-		tm.mu.Unlock()
-		if i >= 0 {
-			return
-		}
-		select {
-		case <-tm.more:
-		case <-deadline:
-			tm.t.Fatalf("%q did not appear", s)
-		}
-	}
+	tm.seen = tm.out.WaitFrom(tm.t, tm.seen, s)
 }
 
 // exit leaves with /exit and checks mm exits 0.
@@ -125,9 +90,9 @@ func (tm *term) send(s string) {
 // prompt; a turn asks permission inline and is answered, Ctrl-C cancels a
 // streaming answer and the prompt comes back, /exit leaves with 0.
 func TestREPLOnATerminal(t *testing.T) {
-	srv := scenario(t, "repl")
-	dir := t.TempDir()
-	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	w := newWorld(t, "repl", "XDG_STATE_HOME="+t.TempDir())
+	srv, dir := w.srv, w.dir
+	tm := w.term()
 
 	tm.waitFor("mm> ")
 	tm.send("write hi to out.txt\r")
@@ -254,9 +219,9 @@ func ptrTo[T any](v T) *T { return &v }
 // the editor redraws its prompt at every keystroke: `no` and two
 // backspaces left eight copies of the block's first line.
 func TestREPLQuestionBlockShownOnce(t *testing.T) {
-	srv := scenario(t, "tty_question")
-	dir := t.TempDir()
-	tm := startTerm(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir()))
+	w := newWorld(t, "tty_question", "XDG_STATE_HOME="+t.TempDir())
+	dir := w.dir
+	tm := w.term()
 	tm.waitFor("mm> ")
 	tm.send("write the file\r")
 	tm.waitFor("? [y]es / [a]lways / [n]o / ne[v]er: ")
@@ -272,4 +237,106 @@ func TestREPLQuestionBlockShownOnce(t *testing.T) {
 	}
 	tm.send("/exit\r")
 	<-tm.done
+}
+
+// ttyRun is `mm -p` with a pseudo-terminal as its controlling terminal and
+// stderr, as when a user types the command.
+type ttyRun struct {
+	cmd    *exec.Cmd
+	master *os.File
+	screen *acptest.Stream // what mm showed on the terminal
+	done   chan struct{}   // closed once mm exited
+	stdout bytes.Buffer
+}
+
+func startTTY(t *testing.T, dir string, env []string, args ...string) *ttyRun {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		testenv.Unavailable(t, "no pseudo-terminal here: %v", err)
+	}
+	r := &ttyRun{master: master, screen: &acptest.Stream{}, done: make(chan struct{})}
+	r.cmd = exec.Command(mmBin(t), args...)
+	r.cmd.Dir, r.cmd.Env = dir, env
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, slave
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	go io.Copy(r.screen, master)
+	go func() {
+		r.cmd.Wait()
+		close(r.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-r.done:
+		case <-time.After(10 * time.Second):
+			r.cmd.Process.Kill()
+			t.Errorf("mm did not exit; terminal:\n%s", r.text())
+			<-r.done
+		}
+		master.Close()
+	})
+	return r
+}
+
+func (r *ttyRun) text() string { return r.screen.String() }
+
+// waitFor waits until the terminal shows s.
+func (r *ttyRun) waitFor(t *testing.T, s string) {
+	t.Helper()
+	r.screen.WaitFor(t, s)
+}
+
+func (r *ttyRun) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("mm hung; terminal:\n%s", r.text())
+	}
+}
+
+// TestLineTTYQuestionWithoutColours (issue 9, defect 8): NO_COLOR=1 and
+// TERM=dumb turn colours off, not the permission question: it is asked on
+// the terminal and the answer is followed.
+func TestLineTTYQuestionWithoutColours(t *testing.T) {
+	w := newWorld(t, "tty_question", "NO_COLOR=1", "TERM=dumb")
+	dir := w.dir
+	r := startTTY(t, dir, w.env, "-p", "write the file")
+	r.waitFor(t, "[y]es / [a]lways / [n]o / ne[v]er: ")
+	r.master.Write([]byte("y\n"))
+	r.wait(t)
+	if got, err := os.ReadFile(filepath.Join(dir, "answered.txt")); err != nil || string(got) != "allowed\n" {
+		t.Errorf("the allowed command did not run (%v); terminal:\n%s", err, r.text())
+	}
+	if strings.Contains(r.text(), "\x1b[") {
+		t.Errorf("colours despite NO_COLOR:\n%q", r.text())
+	}
+	if r.stdout.String() != "Done.\n" {
+		t.Errorf("stdout = %q", r.stdout.String())
+	}
+}
+
+// TestLineTTYCtrlCAtTheQuestion (issue 9, defect 8): Ctrl-C while the
+// question waits ends the turn — the command never runs, no further model
+// request is made, and mm exits.
+func TestLineTTYCtrlCAtTheQuestion(t *testing.T) {
+	w := newWorld(t, "tty_question")
+	srv, dir := w.srv, w.dir
+	r := startTTY(t, dir, w.env, "-p", "write the file")
+	r.waitFor(t, "ne[v]er: ")
+	r.master.Write([]byte{3}) // ^C: the terminal sends SIGINT to mm
+	r.wait(t)
+	if _, err := os.Stat(filepath.Join(dir, "answered.txt")); err == nil {
+		t.Errorf("the command ran after Ctrl-C")
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1 (none after Ctrl-C)", n)
+	}
+	if code := r.cmd.ProcessState.ExitCode(); code == 0 {
+		t.Errorf("exit code 0 after Ctrl-C; terminal:\n%s", r.text())
+	}
 }
