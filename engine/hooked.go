@@ -9,7 +9,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// KindHook marks the notes about hooks (E32).
+// KindHook marks the notes about hooks.
 const KindHook = "hook"
 
 // preGeneration runs the preGeneration hooks once per turn, before the
@@ -56,7 +56,7 @@ func (t *turn) preToolUse(ctx context.Context, name string, args json.RawMessage
 	return preTool{context: r.Context}, nil
 }
 
-// KindGuard marks the notes about what a guard agent flagged (E37).
+// KindGuard marks the notes about what a guard agent flagged.
 const KindGuard = "guard"
 
 // postToolUse adds the preToolUse context and what the postToolUse hooks

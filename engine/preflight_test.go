@@ -18,8 +18,8 @@ type writeParams struct {
 type turnKey struct{}
 
 // guardedWrite refuses any path but ok.txt from its preflight. It refuses
-// everything when it is not run on the turn's context (issue 9: it ran on
-// context.Background, so a preflight reading through the editor outlived
+// everything when it is not run on the turn's context (on
+// context.Background, a preflight reading through the editor would outlive
 // a cancelled turn).
 func guardedWrite(ran *bool) tools.Tool {
 	return tools.New(tools.Spec[writeParams]{
@@ -40,7 +40,7 @@ func guardedWrite(ran *bool) tools.Tool {
 	})
 }
 
-// TestPreflightCutsTheGeneration is T5: the write is refused as soon as
+// TestPreflightCutsTheGeneration: a write to a file never read is refused as soon as
 // its path is complete in the stream. The scripted arguments never end
 // (they repeat until the client goes away), so the turn can only finish if
 // mm cut the generation.

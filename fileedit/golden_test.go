@@ -11,7 +11,7 @@ import (
 )
 
 // TestGolden runs every case of testdata/golden — one or more per rule of
-// F1–F8 — and compares the model-visible results (the summary, the new
+// the package doc — and compares the model-visible results (the summary, the new
 // content, the numbered diff, or the refusal text) with the want sections.
 // Run with -update to rewrite them. Header keys checked besides:
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// E32 through the one Policy: a hook's allow only skips the question (a
+// Hooks through the one Policy: a hook's allow only skips the question (a
 // deny rule, plan mode and the user's "never" still win); its ask asks
 // where a rule, accept-edits or an "always" answer would allow; in yolo
 // nothing is asked anyway.

@@ -11,7 +11,7 @@ import (
 )
 
 // A skill router proposes a skill only when the decision model is sure
-// enough; anything else leaves the prompt alone and says why (E34).
+// enough; anything else leaves the prompt alone and says why.
 func TestRouterSkill(t *testing.T) {
 	low := 0.5
 	tests := []struct {
@@ -54,7 +54,7 @@ func TestRouterSkill(t *testing.T) {
 }
 
 // A tool router hides only the groups clearly not needed, and only groups
-// of tools actually offered; any failure offers every tool (E35).
+// of tools actually offered; any failure offers every tool.
 func TestRouterTools(t *testing.T) {
 	noul := func(ps map[string]float64) llmtest.Decision {
 		a := map[string]any{}
@@ -102,7 +102,7 @@ func TestRouterTools(t *testing.T) {
 }
 
 // A decision agent asked in a chat front end answers one line per
-// question, in id order, then the server's JSON (E33).
+// question, in id order, then the server's JSON.
 func TestAgentAnswer(t *testing.T) {
 	srv := server(t, llmtest.Decision{Answers: map[string]any{
 		"team":   map[string]any{"type": "choice", "choice": "billing", "probabilities": map[string]any{"billing": 0.8, "tech": 0.2}},

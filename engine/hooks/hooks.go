@@ -1,8 +1,8 @@
-// Package hooks runs the external commands a team configures per event
-// (E32): preGeneration may stop a turn or rewrite its prompt, preToolUse may
+// Package hooks runs the external commands a team configures per event:
+// preGeneration may stop a turn or rewrite its prompt, preToolUse may
 // allow, deny or ask for a tool call and add context, postToolUse may add
 // context under a tool's output, and a postToolUse entry may instead name
-// a guard agent (E37) that adds a warning under an output it flags.
+// a guard agent that adds a warning under an output it flags.
 //
 // The contract: the hook gets one JSON object on stdin and answers one JSON
 // object on stdout. Exit code 2 means deny (or stop) with stderr as the
@@ -42,7 +42,7 @@ type Hook struct {
 	// Command is the argv; the first word is looked up in PATH.
 	Command []string
 	// Guard, instead of a command, is a guard agent asked about a tool's
-	// output (E37); Name names it in messages (its file).
+	// output; Name names it in messages (its file).
 	Guard *risk.Guard
 	Name  string
 	// Tools limits a tool hook to these tool names; empty means all.

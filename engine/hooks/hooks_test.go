@@ -158,7 +158,7 @@ func TestPostToolUse(t *testing.T) {
 	}
 }
 
-// A guard entry (E37) asks its guard about the output: a flagged passage
+// A guard entry asks its guard about the output: a flagged passage
 // is a warning line for the model and a note for the user; a guard that
 // cannot answer is one warning and nothing else; other tools are not
 // asked about.

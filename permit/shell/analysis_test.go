@@ -84,7 +84,7 @@ func TestAnswerKeys(t *testing.T) {
 }
 
 // TestAttackLines is the table of attack lines: after an "always" answer
-// for a harmless use, or under an allow rule the README suggests, none of
+// for a harmless use, or under an allow rule docs/security.md suggests, none of
 // these may run unasked; the controls show the grant still serves.
 func TestAttackLines(t *testing.T) {
 	env := newEnv(t)
@@ -166,7 +166,7 @@ func TestAttackLines(t *testing.T) {
 		{grant: "bash -c 'git status'", line: "bash -c 'git status; touch X'", want: "ask"},
 		{grant: "cd sub && ls", line: "cd .. && ls", want: "ask"},
 		{grant: "ls", line: "ls\u202e", want: "ask"}, // looks like ls, is another program
-		// Found beyond the list.
+		// Found by trying the rules as an attacker would.
 		{grant: "cd sub && cat a.txt", line: "cd && cat .ssh/id_rsa", want: "ask"},
 		{grant: "cd sub && cat a.txt", line: "cd - && cat a.txt", want: "ask"},
 		{grant: "cd sub && cat a.txt", line: "CDPATH=/; cd etc && cat passwd", want: "ask"},

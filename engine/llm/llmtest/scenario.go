@@ -129,8 +129,8 @@ type Step struct {
 	Raw []string `yaml:"raw"`
 }
 
-// Repeat is a pattern sent Times times: the runaway argument stream of
-// E10, or a model repeating a sentence. Times 0 repeats until the client
+// Repeat is a pattern sent Times times: a runaway argument stream
+// (the same text again and again), or a model repeating a sentence. Times 0 repeats until the client
 // goes away.
 type Repeat struct {
 	Pattern string `yaml:"pattern"`

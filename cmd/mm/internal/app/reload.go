@@ -22,9 +22,9 @@ import (
 )
 
 // Configs is mm's config as the editor's sessions get it. An editor
-// starts the agent once and keeps it: a config error answered every
-// session/new until a restart the user cannot easily make, and a changed
-// config was ignored. So the config (with the agent files it names) is
+// starts the agent once and keeps it, so a config read once would answer
+// every session/new with its error until a restart the user cannot easily
+// make, and a changed config would go unseen. So the config (with the agent files it names) is
 // read again at each session/new, load and resume; a reading that
 // differs from the last builds a new app, a wrong one answers with its
 // line. Sessions already open keep the app they were built with.

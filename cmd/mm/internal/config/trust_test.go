@@ -15,7 +15,7 @@ import (
 
 // The security page's table of keys ignored until trusted is this list,
 // row for row: what the user reads is what mm does.
-func TestREADMEListsUntrustedKeys(t *testing.T) {
+func TestSecurityPageListsUntrustedKeys(t *testing.T) {
 	b, err := os.ReadFile("../../../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)

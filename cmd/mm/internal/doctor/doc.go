@@ -1,4 +1,4 @@
-// Package doctor is `mm doctor` (C4): it checks a set-up from the config
+// Package doctor is `mm doctor`: it checks a set-up from the config
 // to a real tool-call round trip — model server, model, context window,
 // fixed prompt, tool calls, reasoning, language servers, MCP servers,
 // skills, state directory, workspace trust — and prints one line per

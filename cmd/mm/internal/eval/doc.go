@@ -1,4 +1,4 @@
-// Package eval is `mm eval` (C5): it scores what mm would run against
+// Package eval is `mm eval`: it scores what mm would run against
 // case sets — the skill router (prompt → skill: hits, misses, extras,
 // confusion pairs, latency), the tool router (prompt → tool groups: wrong
 // drops, groups dropped, how often the offered tool list changes) and the
