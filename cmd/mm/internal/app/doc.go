@@ -8,8 +8,9 @@
 // the editor's config re-reading (Configs), which builds a new App when
 // the config reads differently.
 //
-// It may import every mm package but cmd/mm's eval (which drives an App)
-// and test code; cmd/mm/deps_test.go holds it to that. Process globals
+// It may import every mm package but test code, and no package of
+// cmd/mm/internal but cmd/mm's main imports it (they get a Host of funcs
+// from it); cmd/mm/deps_test.go holds it to that. Process globals
 // (flags, signals, the working directory, os.Environ) stay in cmd/mm's
 // main: an App gets its environment and directory passed in.
 package app
