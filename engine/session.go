@@ -146,7 +146,7 @@ type Session struct {
 	total   TurnEnd                        // session totals (Prompt, Completion, Cached)
 	sv      saved                          // what is stored beside the history (saved.go)
 	st      choices                        // model, thought level, notes (saved.go)
-	cs      ctxState                       // context budgeting (context.go)
+	cs      ctxState                       // context budgeting (window.go)
 	spill   *spillFile                     // masked outputs on disk (spill.go)
 	hidden  map[string]bool                // tools hidden for the running turn (toolroute.go)
 	fixed   map[detect.TextCallFormat]bool // server fixes named (textcall.go)
