@@ -590,7 +590,7 @@ type callEnv struct {
 	id   string
 	tool string // the call's tool
 	emit func(Event)
-	hook string // the preToolUse hooks' allow or ask, for the Policy
+	hook tools.HookOpinion // the preToolUse hooks' allow or ask, for the Policy
 }
 
 // Approve carries the hooks' opinion only on the call's own approvals: a

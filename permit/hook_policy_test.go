@@ -15,7 +15,7 @@ func TestHookOpinions(t *testing.T) {
 	rm := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "rm", Subject: "rm x"}
 	ls := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "ls", Subject: "ls"}
 	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}
-	with := func(a tools.Approval, hook string) tools.Approval { a.Hook = hook; return a }
+	with := func(a tools.Approval, hook tools.HookOpinion) tools.Approval { a.Hook = hook; return a }
 	outcome := func(p *permit.Policy, a tools.Approval) string {
 		d, ok := p.Decide(a)
 		if !ok {

@@ -74,7 +74,7 @@ type Approval struct {
 	// the engine: HookAllow skips the question, HookAsk asks even where a
 	// rule, a mode or an earlier answer would allow. A hook's deny never
 	// gets here: the call does not run.
-	Hook string
+	Hook HookOpinion
 	// RunsLater, when set, says why the action makes a program run code
 	// later (git obeying a repository's config); it is then asked in every
 	// mode, like a write to such a file (RunsLater).
@@ -100,10 +100,15 @@ type Part struct {
 	Unknown bool
 }
 
-// The opinions a hook can give an approval.
+// HookOpinion is what a preToolUse hook says of a call (the "decision"
+// of its JSON answer; package engine/hooks runs the hooks); "" is none.
+type HookOpinion string
+
+// The opinions a hook can give a call.
 const (
-	HookAllow = "allow"
-	HookAsk   = "ask"
+	HookAllow HookOpinion = "allow"
+	HookAsk   HookOpinion = "ask"
+	HookDeny  HookOpinion = "deny"
 )
 
 // Decision is the answer to an Approval.
