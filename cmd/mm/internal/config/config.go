@@ -41,19 +41,19 @@ type Config struct {
 	BashTimeout  Duration `yaml:"bashTimeout"`
 	BashEnv      BashEnv  `yaml:"bashEnv"`
 	// Sandbox confines bash commands (Linux): namespaces, or Landlock.
-	Sandbox          Sandbox     `yaml:"sandbox"`
-	BashTool         *bool       `yaml:"bashTool"`
-	EditTools        *bool       `yaml:"editTools"`
-	PlanTool         *bool       `yaml:"planTool"`
-	FetchContentTool *bool       `yaml:"fetchContentTool"`
-	Yolo             bool        `yaml:"yolo"`
-	Permissions      Permissions `yaml:"permissions"`
-	Context          ContextCfg  `yaml:"context"`
-	SkillsDir        string      `yaml:"skillsDir"`
-	SkillRouting     Routing     `yaml:"skillRouting"`
-	ToolRouting      ToolRouting `yaml:"toolRouting"`
-	Decision         *Decision   `yaml:"decision"`
-	Guard            *Guard      `yaml:"guard"`
+	Sandbox          Sandbox        `yaml:"sandbox"`
+	BashTool         *bool          `yaml:"bashTool"`
+	EditTools        *bool          `yaml:"editTools"`
+	PlanTool         *bool          `yaml:"planTool"`
+	FetchContentTool *bool          `yaml:"fetchContentTool"`
+	Yolo             bool           `yaml:"yolo"`
+	Permissions      Permissions    `yaml:"permissions"`
+	Context          ContextCfg     `yaml:"context"`
+	SkillsDir        string         `yaml:"skillsDir"`
+	SkillRouting     Routing        `yaml:"skillRouting"`
+	ToolRouting      ToolRouting    `yaml:"toolRouting"`
+	Decision         *DecisionModel `yaml:"decision"`
+	Guard            *Guard         `yaml:"guard"`
 	// Agents are other agent files the chat model and the user can ask
 	// one question, by name.
 	Agents Agents `yaml:"agents"`
@@ -156,11 +156,11 @@ type ToolRouting struct {
 	File      *Config  `yaml:"-"`
 }
 
-// Decision makes the file a decision agent: the last user message
-// goes to POST /v1/systemone with these questions instead of the chat
-// model. No questions (decision: {}) means the questions are mm's own,
-// as routing writes them.
-type Decision struct {
+// DecisionModel is the decision: block, which makes the file a decision
+// agent: the last user message goes to POST /v1/systemone with these
+// questions instead of the chat model. No questions (decision: {}) means
+// the questions are mm's own, as routing writes them.
+type DecisionModel struct {
 	Questions map[string]Question `yaml:"questions"`
 }
 
@@ -444,7 +444,7 @@ func Parse(data []byte, c *Config) error {
 	// `decision:` or `guard:` with nothing after it still says what the
 	// file is.
 	if _, ok := c.lines["decision"]; ok && c.Decision == nil {
-		c.Decision = &Decision{}
+		c.Decision = &DecisionModel{}
 	}
 	if _, ok := c.lines["guard"]; ok && c.Guard == nil {
 		c.Guard = &Guard{}
