@@ -196,7 +196,7 @@ func TestACPAskAgentDown(t *testing.T) {
 // per question then its JSON; an unknown name or no question is one line.
 func TestAskAgentLine(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{supportAnswer}})
 	defer dec.Close()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, ".mm", "triage.yaml"), "baseURL: "+dec.URL()+"\n"+routerYAML)

@@ -38,7 +38,7 @@ type Scenario struct {
 	Replies []Reply `yaml:"replies"`
 	// Decisions answer POST /v1/systemone requests in order (a decision
 	// model); none means the route does not exist (404).
-	Decisions []Decision `yaml:"decisions"`
+	Decisions []DecisionAnswer `yaml:"decisions"`
 }
 
 // Reply is a step given to any request whose last message contains When.
