@@ -5,8 +5,8 @@
 // router, language servers, MCP servers, hooks, asked agents, decision
 // and guard agents, workspace trust (/trust and the files that make mm
 // run code later), the environment of every program mm starts — and
-// the editor's config re-reading (Configs), which builds a new App when
-// the config reads differently.
+// the ACP agent (ACPAgent), which reads the config again at each session
+// and builds a new App when the config reads differently.
 //
 // It may import every mm package but test code, and no package of
 // cmd/mm/internal but cmd/mm's main imports it (they get a Host of funcs
