@@ -15,7 +15,7 @@ import (
 // content, the numbered diff, or the refusal text) with the want sections.
 // Run with -update to rewrite them. Header keys checked besides:
 //
-//	expect: applied | refused   (guards -update against a silent flip)
+//	expect: applied | refused   (keeps -update from a silent flip)
 //	loose: N                    Outcome.Loose
 //	gofmt: true                 the result is gofmt-clean Go
 //	kind: ErrX                  errors.Is(err, ErrX) for a refusal
