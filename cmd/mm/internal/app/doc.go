@@ -8,8 +8,8 @@
 // the ACP agent (ACPAgent), which reads the config again at each session
 // and builds a new App when the config reads differently.
 //
-// It may import every mm package but test code, and no package of
-// cmd/mm/internal but cmd/mm's main imports it (they get a Host of funcs
+// It may import every mm package but test code, and only cmd/mm's main
+// imports it (the other packages of cmd/mm/internal get a Host of funcs
 // from it); cmd/mm/deps_test.go holds it to that. Process globals
 // (flags, signals, the working directory, os.Environ) stay in cmd/mm's
 // main: an App gets its environment and directory passed in.

@@ -5,7 +5,8 @@
 // check, or one JSON object with --json. It checks what the composition
 // root built (a Host), so a passing check means a turn gets that far.
 //
-// It may import the config, the engine's model client, lspbridge's and
-// skills' types and the tools contract; never acp, the ACP SDK or a tool
+// It may import the config, the engine's model client and detectors,
+// lspbridge's and skills' types, the tools contract, the line front end's
+// terminal helpers and the exit codes; never acp, the ACP SDK or a tool
 // implementation (cmd/mm/deps_test.go holds it to that).
 package doctor

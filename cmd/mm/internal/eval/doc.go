@@ -8,7 +8,8 @@
 // parts; the built-in case sets are embedded here.
 //
 // It may import the engine, its decision client, the skills' types, the
-// tools contract, the line front end's terminal asker and the exit codes;
+// tools contract, permit, the line front end's terminal asker and the exit
+// codes;
 // never acp, the ACP SDK, the config or a tool implementation
 // (cmd/mm/deps_test.go holds it to that).
 package eval
