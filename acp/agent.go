@@ -43,7 +43,7 @@ type Builder struct {
 	// (a notice of its own: it is about trust, not about a server); ""
 	// when there is nothing to say.
 	Untrusted string
-	// Models lists the served models for the model picker (A9); nil or an
+	// Models lists the served models for the model picker; nil or an
 	// error shows no picker.
 	Models func(ctx context.Context) ([]string, error)
 	// ThoughtLevels are the levels of the thought level picker, shown once
@@ -195,7 +195,7 @@ func (a *Agent) Logout(context.Context, sdk.LogoutRequest) (sdk.LogoutResponse, 
 
 // NewSession starts a conversation in the client's working directory. It
 // answers with the modes and config options; the / menu follows the
-// answer (A5).
+// answer.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	b, err := a.builder()
 	if err != nil {
@@ -272,7 +272,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (resp sdk.Promp
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: usage}, nil
 }
 
-// turnUsage is the turn's token counts (A3), nil when the server sent
+// turnUsage is the turn's token counts, nil when the server sent
 // none.
 func turnUsage(end engine.TurnEnd) *sdk.Usage {
 	if end.Prompt+end.Completion == 0 {
@@ -285,7 +285,7 @@ func turnUsage(end engine.TurnEnd) *sdk.Usage {
 	return u
 }
 
-// Cancel stops the session's current turn (A7): its context is cancelled,
+// Cancel stops the session's current turn: its context is cancelled,
 // which stops the model stream, the running tool and pending permission
 // prompts, and the prompt answers "cancelled". Serve's reader handles
 // every session/cancel itself, in input order (arrival.go); this is for a

@@ -11,9 +11,9 @@ import (
 // session/prompt with its place in the input: the SDK runs requests in
 // goroutines of their own and notifications in another, so the order in
 // which a prompt and a session/cancel reach their handlers is not the
-// order the client sent them. The stamp restores it (issue 9 defect 3: a
-// cancel sent right after a prompt was lost when its handler ran before
-// the prompt's had registered).
+// order the client sent them. The stamp restores it: without it, a cancel
+// sent right after a prompt would be lost when its handler ran before the
+// prompt's had registered.
 const metaArrival = "mm.arrival"
 
 // arrive is called by the stdin reader for every message it passes on, in

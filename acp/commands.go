@@ -15,7 +15,7 @@ type Command struct {
 }
 
 // builtinCommands are always offered. compact is handled by the engine
-// (the context issue); skills lists the skills.
+// (see docs/long-sessions.md); skills lists the skills.
 var builtinCommands = []Command{
 	{Name: "compact", Description: "Summarise the older part of the conversation to free context"},
 	{Name: "skills", Description: "List the skills mm can use in this workspace"},
@@ -42,7 +42,7 @@ func Commands(extra ...Command) []sdk.AvailableCommand {
 	return out
 }
 
-// announce sends the session's / menu (A5). It runs after the answer to
+// announce sends the session's / menu. It runs after the answer to
 // session/new, load or resume was written (see Serve), because a client
 // ignores updates for a session it does not know yet.
 func (a *Agent) announce(id sdk.SessionId) {

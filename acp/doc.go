@@ -50,7 +50,8 @@
 //     its id stops it alone (subagents.go).
 //   - A session's roots are cwd and its additionalDirectories; load and
 //     resume take the request's list as the whole list.
-//   - The package stays thin: it imports the engine and the tools contract,
-//     never a tool implementation, lspbridge or fileedit, so the SDK can be
-//     upgraded in a day.
+//   - The package stays thin: it imports the engine (with its model client
+//     and session store), the tools contract, permit and the one bounded
+//     reader (fileedit/disk), never a tool implementation, lspbridge or
+//     fileedit's editing, so the SDK can be upgraded in a day.
 package acp

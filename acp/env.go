@@ -14,9 +14,9 @@ import (
 )
 
 // editorEnv is the Env of an ACP session: the base (disk) environment,
-// with files seen through the editor when it offers fs/* (A8) and
+// with files seen through the editor when it offers fs/* and
 // permission asked in the editor through session/request_permission,
-// reusing the tool call's id (A4).
+// reusing the tool call's id.
 type editorEnv struct {
 	tools.Env
 	files tools.Files
@@ -63,8 +63,8 @@ func (e *editorEnv) Approve(ctx context.Context, req tools.Approval) (tools.Deci
 	return e.policy.Approve(ctx, req, e.ask)
 }
 
-// ask renders the question in the editor, reusing the tool call's id
-// (A4). A cancelled prompt answers ctx's error.
+// ask renders the question in the editor, reusing the tool call's id.
+// A cancelled prompt answers ctx's error.
 func (e *editorEnv) ask(ctx context.Context, req tools.Approval) (permit.Answer, error) {
 	conn := e.s.agent.connection()
 	if conn == nil {

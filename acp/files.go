@@ -13,7 +13,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// editorFiles is the session's view of files (A8) when the editor offers
+// editorFiles is the session's view of files when the editor offers
 // fs/read_text_file or fs/write_text_file: reads see unsaved buffers,
 // writes land in the editor, which builds its review of the agent's
 // changes from them. A method the client did not advertise is never

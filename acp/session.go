@@ -85,7 +85,7 @@ const (
 )
 
 // begin registers a new prompt as the current one and cancels the one it
-// replaces (A7: a new prompt while one runs cancels the old). A prompt the
+// replaces (a new prompt while one runs cancels the old). A prompt the
 // client cancelled, or replaced by a prompt sent after it, before its
 // handler got here does not begin. end must be called when the prompt
 // returns.
@@ -194,7 +194,7 @@ func (s *session) release() {
 
 // run plays one turn, rendering every event as a session update. Updates
 // are sent on a context detached from the turn's, so the final ones still
-// reach the client after a cancel (A7).
+// reach the client after a cancel.
 func (s *session) run(ctx context.Context, prompt string, in *engine.Inbox) engine.TurnEnd {
 	if !s.agent.hold() {
 		return engine.TurnEnd{Reason: engine.Cancelled} // the connection is closing
@@ -237,7 +237,7 @@ func (s *session) run(ctx context.Context, prompt string, in *engine.Inbox) engi
 		s.update(send, u)
 	})
 	s.fresh.Store(false) // the turn wrote the session
-	// A9: the thought level picker appears once the model has reasoned.
+	// The thought level picker appears once the model has reasoned.
 	if !s.thoughtShown && len(s.thoughtLevels(send)) > 0 {
 		s.thoughtShown = true
 		s.update(send, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{SessionUpdate: "config_option_update", ConfigOptions: s.configOptions(send)}})
@@ -316,7 +316,7 @@ func render(e engine.Event) (sdk.SessionUpdate, bool) {
 		return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: e.Used, Size: e.Size}}, true
 	case engine.ContextStep:
 		// What is in context changed (masked, compacted, shrunk): the
-		// editor's meter shows the new size at once (E28).
+		// editor's meter shows the new size at once.
 		if e.Size <= 0 {
 			return sdk.SessionUpdate{}, false
 		}
@@ -335,7 +335,7 @@ func messageID(id string) *string {
 }
 
 // StruggleNote is the short italic paragraph signed mm shown inside the
-// agent message (A6).
+// agent message.
 func StruggleNote(e engine.Struggle) string {
 	if e.Level == engine.Severe {
 		return note("severe", e.Text)
@@ -433,7 +433,7 @@ func checkBlocks(blocks []sdk.ContentBlock) *sdk.RequestError {
 // promptText flattens the prompt's content blocks (checked by checkBlocks):
 // text as is, links and binary resources as "[attached file: /abs/path]"
 // for the model to read with its tools, and embedded text resources as
-// attached content with their URI (E31, A11). A link to a file outside
+// attached content with their URI. A link to a file outside
 // roots says so: the model's tools will not read it, and a bare
 // "attached file" line would send it trying.
 func promptText(blocks []sdk.ContentBlock, roots []string) string {

@@ -146,7 +146,7 @@ func (a *Agent) resume(ctx context.Context, id sdk.SessionId, cwd string, dirs [
 
 // LoadSession is session/load: the whole stored conversation is replayed
 // as updates — user messages, answers, mm's notes, tool calls with their
-// final status, output and diffs — before the answer (A2).
+// final status, output and diffs — before the answer.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	s, err := a.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {

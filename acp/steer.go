@@ -11,7 +11,7 @@ import (
 	"github.com/mm-agent/mm/permit"
 )
 
-// The config option ids (A4, A9). Zed ≥ 1.6 shows config options; older
+// The config option ids. Zed ≥ 1.6 shows config options; older
 // clients show the session modes, which are kept in sync.
 const (
 	optMode    = "mode"

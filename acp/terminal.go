@@ -16,7 +16,7 @@ import (
 const terminalWait = 5 * time.Second
 
 // RunInTerminal runs a command in the editor's terminal when the client
-// advertised `terminal` (T4): the tool call shows it live, mm waits for
+// advertised `terminal`: the tool call shows it live, mm waits for
 // its exit (killing it at the timeout or on cancel), reads its output and
 // releases it. Without the capability it answers tools.ErrNoTerminal and
 // the command runs locally.

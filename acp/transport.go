@@ -36,9 +36,9 @@ const drainWait = 10 * time.Second
 //
 // EOF is not handed to the SDK at once: the SDK would stop its connection
 // and drop the requests it had read but not answered yet (`printf
-// '<initialize>\n' | mm acp` printed nothing). Instead the running turns
+// '<initialize>\n' | mm acp` would print nothing). Instead the running turns
 // are cancelled, every request already read gets its answer, and only
-// then does the SDK see the end of its input (A10).
+// then does the SDK see the end of its input.
 func Serve(ctx context.Context, a *Agent, in io.Reader, out io.Writer) error {
 	reqs := newInflight()
 	opens := &openings{}
@@ -180,7 +180,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // openings remembers the requests that open a session (session/new,
 // load, resume) until their answer is written, so that the updates that
-// must follow the answer (the / menu of commands, A5) are sent after it, not before.
+// must follow the answer (the / menu of commands) are sent after it, not before.
 type openings struct {
 	mu      sync.Mutex
 	pending map[string]string // request id → session id ("" for session/new)
@@ -243,7 +243,7 @@ func compactID(id json.RawMessage) json.RawMessage {
 }
 
 // filter copies well-formed JSON-RPC lines from in to sdkIn and answers the
-// others itself (A10): a line that is not JSON gets -32700, a line that is
+// others itself: a line that is not JSON gets -32700, a line that is
 // JSON but not a request/response/notification object gets -32600, a line
 // over MaxMessage gets -32600 and is skipped without being buffered whole.
 //

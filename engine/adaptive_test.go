@@ -8,7 +8,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// TestAdaptiveTemperature is E22: behind its switch, the call right after a
+// TestAdaptiveTemperature: behind its switch, the call right after a
 // loop warning samples at 0.4, the next one at the configured temperature;
 // without the switch nothing changes.
 func TestAdaptiveTemperature(t *testing.T) {

@@ -11,7 +11,7 @@
 //   - Events of a session are emitted from the goroutine running the turn,
 //     in order, and never dropped; a slow front end slows the turn.
 //   - The whole conversation of a turn stays in history even when the turn
-//     fails (E2); reasoning never enters history (E7).
+//     fails; reasoning never enters history.
 //   - With a store, the session (history, the transcript the user saw,
 //     title, mode, model, failures) is written after every turn, a
 //     cancelled or failed one included, before its TurnEnd is emitted; a

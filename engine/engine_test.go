@@ -121,7 +121,7 @@ func call(name, args string) llmtest.ToolCall {
 	return llmtest.ToolCall{Name: name, ArgsRaw: args}
 }
 
-// TestPrefixStability is P2: over a multi-turn session every request
+// TestPrefixStability: over a multi-turn session every request
 // starts with the previous one byte for byte, the tools are sorted by
 // name, and the system prompt does not depend on the workspace.
 func TestPrefixStability(t *testing.T) {
@@ -179,7 +179,7 @@ func TestPrefixStability(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("system prompt differs across sessions:\n%s\n%s", a, b)
 	}
-	// Reasoning is shown but never stored (E7).
+	// Reasoning is shown but never stored.
 	for _, m := range reqs[1].Messages {
 		if strings.Contains(m.Content, "use echo") || m.ReasoningContent != "" {
 			t.Errorf("reasoning entered history: %+v", m)
@@ -203,7 +203,7 @@ func rawField(t testing.TB, body []byte, key string) json.RawMessage {
 	return m[key]
 }
 
-// TestHistoryKeptWhenTurnFails is E2: the failed turn's tool calls and
+// TestHistoryKeptWhenTurnFails: the failed turn's tool calls and
 // results are in the next request.
 func TestHistoryKeptWhenTurnFails(t *testing.T) {
 	s, srv := newSession(t, script(
@@ -263,7 +263,7 @@ func TestInvalidArgumentsAreText(t *testing.T) {
 	}
 }
 
-// TestMaxTurnsLastChance is E3: at maxTurns one call without tools asks
+// TestMaxTurnsLastChance: at maxTurns one call without tools asks
 // the model to sum up.
 func TestMaxTurnsLastChance(t *testing.T) {
 	s, srv := newSession(t, script(
@@ -285,7 +285,7 @@ func TestMaxTurnsLastChance(t *testing.T) {
 	}
 	h := s.History()
 	if last := h[len(h)-1]; last.Role != llm.RoleAssistant || len(last.ToolCalls) != 0 || last.Content != "I echoed twice; nothing remains." {
-		t.Errorf("a tool call from the summary call was kept (E19), or the summary lost: %+v", last)
+		t.Errorf("a tool call from the summary call (offered no tools) was kept, or the summary lost: %+v", last)
 	}
 }
 

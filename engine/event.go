@@ -54,7 +54,7 @@ type ToolFinished struct {
 	Status ToolStatus // completed or failed
 	Result tools.Result
 	// Preview is the first lines of the output, shown to the user before
-	// the model sees it (T12).
+	// the model sees it.
 	Preview string
 }
 
@@ -90,7 +90,7 @@ type Progress struct{ Text string }
 // Level of a struggle.
 type Level int
 
-// Struggle levels (E23).
+// Struggle levels.
 const (
 	// Warning: the turn goes on (loop warned, broken call returned…).
 	Warning Level = iota + 1

@@ -3,7 +3,7 @@ package engine
 import "encoding/json"
 
 // FixedPrompt measures what every request of the session carries before
-// the conversation (P1): the system prompt and the tool definitions, in
+// the conversation: the system prompt and the tool definitions, in
 // characters as they go on the wire (each tool as its JSON function
 // declaration). mm doctor compares it with the context window: a window
 // smaller than this cannot hold a single turn.

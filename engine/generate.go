@@ -27,7 +27,7 @@ type generation struct {
 	err      error
 }
 
-// runawayStop stops the stream when a call's arguments run away (E10).
+// runawayStop stops the stream when a call's arguments run away.
 type runawayStop struct {
 	index int
 	id    string
@@ -38,15 +38,14 @@ type runawayStop struct {
 
 func (r *runawayStop) Error() string { return "runaway arguments in " + r.name }
 
-// textCallStop stops the stream when the model writes a tool call as text
-// (E18).
+// textCallStop stops the stream when the model writes a tool call as text.
 type textCallStop struct{ call *detect.TextCall }
 
 func (t *textCallStop) Error() string { return "tool call written as text" }
 
-// generate streams one model call through the detectors: <think> routing
-// (E7), text-written tool calls (E18), runaway arguments (E10) and the
-// write preflight (T5). Text reaches the user as it is decided.
+// generate streams one model call through the detectors: <think> routing,
+// text-written tool calls, runaway arguments and the
+// write preflight. Text reaches the user as it is decided.
 func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	s := t.s
 	if err := t.fit(ctx, withTools, 0); err != nil {
@@ -59,14 +58,14 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	t.newMessage()
 	if withTools {
 		if note := s.opts.budget().Reminder(t.calls); note != "" && len(req.Messages) > 1 {
-			// E21: at the end of what is sent, never in history, so the
-			// cached prefix stays intact.
+			// The tool budget's reminder goes at the end of what is sent,
+			// never in history, so the cached prefix stays intact.
 			last := &req.Messages[len(req.Messages)-1]
 			last.Content += "\n\n" + note
 		}
 	}
 	if t.warmer {
-		// E22: one call warmer after a loop warning, then back.
+		// Adaptive temperature: one call warmer after a loop warning, then back.
 		warm := 0.4
 		req.Sampling.Temperature, t.warmer = &warm, false
 	}
@@ -165,7 +164,7 @@ func (t *turn) generate(ctx context.Context, withTools bool) generation {
 	}
 	if !withTools {
 		// A call offered no tools (the last-chance and summary calls) runs
-		// none, whatever the server parsed as one (E19).
+		// none, whatever the server parsed as one.
 		g.resp.ToolCalls = nil
 	}
 	return g
@@ -209,7 +208,7 @@ func (t *turn) windowNote(size int) {
 }
 
 // toolset describes the offered tools to the detectors; none for a call
-// without tools, so that nothing is taken for a call (E19).
+// without tools, so that nothing is taken for a call.
 func (s *Session) toolset(withTools bool) *detect.Toolset {
 	if !withTools {
 		return detect.NewToolset()

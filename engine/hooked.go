@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/mm-agent/mm/engine/hooks"
 	"github.com/mm-agent/mm/tools"
 )
 
-// KindHook marks the notes about hooks (E32).
+// KindHook marks the notes about hooks.
 const KindHook = "hook"
 
 // preGeneration runs the preGeneration hooks once per turn, before the
@@ -30,7 +29,7 @@ func (t *turn) preGeneration(ctx context.Context, prompt string) (string, *TurnE
 
 // preTool is what the preToolUse hooks said about one call.
 type preTool struct {
-	hook    string // tools.HookAllow, tools.HookAsk or ""
+	hook    tools.HookOpinion // tools.HookAllow, tools.HookAsk or ""
 	context string
 }
 
@@ -40,23 +39,21 @@ type preTool struct {
 func (t *turn) preToolUse(ctx context.Context, name string, args json.RawMessage) (preTool, *tools.Result) {
 	r := t.s.opts.Hooks.PreToolUse(ctx, t.s.opts.ID, name, args)
 	t.hookWarnings(r.Warnings)
-	switch r.Decision {
-	case hooks.Deny:
+	switch r.Opinion {
+	case tools.HookDeny:
 		t.emit(Struggle{Level: Warning, Kind: KindHook, Text: "a hook denied " + name + ": " + r.Reason})
 		text := "[denied by a hook — this call did not run: " + r.Reason + ". Do not retry it; do what the reason says, or another way.]"
 		if r.Context != "" {
 			text += "\n[hook: " + r.Context + "]"
 		}
 		return preTool{}, &tools.Result{Text: text, IsError: true}
-	case hooks.Allow:
-		return preTool{hook: tools.HookAllow, context: r.Context}, nil
-	case hooks.Ask:
-		return preTool{hook: tools.HookAsk, context: r.Context}, nil
+	case tools.HookAllow, tools.HookAsk:
+		return preTool{hook: r.Opinion, context: r.Context}, nil
 	}
 	return preTool{context: r.Context}, nil
 }
 
-// KindGuard marks the notes about what a guard agent flagged (E37).
+// KindGuard marks the notes about what a guard agent flagged.
 const KindGuard = "guard"
 
 // postToolUse adds the preToolUse context and what the postToolUse hooks

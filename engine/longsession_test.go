@@ -215,10 +215,10 @@ func commonLen(a, b []byte) int {
 	return n
 }
 
-// The issue's first contact: ten short turns that each read a ~7 KB file
-// in an 8,192-token window. Before context budgeting the third answer
-// arrived and every later turn was refused; now all ten are answered and
-// the server never refuses a request.
+// Ten short turns that each read a ~7 KB file in an 8,192-token window:
+// without context budgeting the third answer would be the last and every
+// later request refused; all ten are answered and the server never
+// refuses a request.
 func TestTenReadsInAnEightKWindow(t *testing.T) {
 	res := runLongSession(t, longOpts{turns: 10, fileSize: 7000, nCtx: 8192})
 	if res.answered != 10 || res.refused != 0 {
@@ -227,7 +227,7 @@ func TestTenReadsInAnEightKWindow(t *testing.T) {
 	if res.biggest > 8192 {
 		t.Fatalf("biggest prompt %d tokens in an 8,192 window", res.biggest)
 	}
-	// The probed window bounds each output (E25): 15 % of 8,192 tokens.
+	// The probed window bounds each output: 15 % of 8,192 tokens.
 	for _, r := range res.srv.Requests() {
 		for _, m := range r.Messages {
 			if m.Role == "tool" && len(m.Content) > 4400 {
@@ -254,7 +254,7 @@ func TestTenReadsInAnEightKWindow(t *testing.T) {
 	}
 }
 
-// P2 over a 40-turn session in an 8k window: every request extends the
+// Prefix stability over a 40-turn session in an 8k window: every request extends the
 // previous one byte for byte, except right after a logged step (masking,
 // compaction), and there are far fewer steps than turns.
 func TestLongSessionPrefixStableBetweenSteps(t *testing.T) {
@@ -279,7 +279,7 @@ func TestLongSessionPrefixStableBetweenSteps(t *testing.T) {
 	if len(res.stepAt) == 0 || len(res.stepAt)*2 > 40 || res.breaks > len(res.stepAt) {
 		t.Fatalf("%d requests after a context step, %d prefix breaks over 40 turns: want a few steps, not one every turn or two", len(res.stepAt), res.breaks)
 	}
-	// The compaction ran mid-turn (after a read): the user was told (E23).
+	// The compaction ran mid-turn (after a read): the user was told.
 	full := 0
 	for _, e := range res.events {
 		if st, ok := e.(engine.Struggle); ok && st.Kind == "context" && strings.Contains(st.Text, "% full — summarised earlier turns") {
@@ -366,7 +366,7 @@ func BenchmarkLongSession(b *testing.B) {
 
 // Bounded growth: thirty turns that each read a 200 KB file stay inside
 // a 32k window (before, the last request was ≈ 139k tokens); the stored
-// history keeps each output whole up to its bound (E25), never the file.
+// history keeps each output whole up to its bound, never the file.
 func TestBigReadsStayBounded(t *testing.T) {
 	t.Parallel()
 	res := runLongSession(t, longOpts{turns: 30, fileSize: 200 << 10, nCtx: 32768})
@@ -384,7 +384,7 @@ func TestBigReadsStayBounded(t *testing.T) {
 }
 
 // With the window unknown (a generic OpenAI API), masking falls back on
-// turn counts (E14): old outputs still become stubs, in steps.
+// turn counts: old outputs still become stubs, in steps.
 func TestUnknownWindowMasksByCount(t *testing.T) {
 	res := runLongSession(t, longOpts{turns: 10, fileSize: 2000, nCtx: 65536, unknown: true})
 	if res.answered != 10 {
@@ -412,10 +412,10 @@ func failingSummaryScenario(o longOpts) llmtest.Scenario {
 	return sc
 }
 
-// A failed compaction is not retried before every model call: the issue
-// measured two extra 20–25 KB summary requests per turn for the rest of
-// the session, each a full prompt read on a small local model, and a ⚠
-// line each time. After a failure mm masks harder and retries only once
+// A failed compaction is not retried before every model call: that would
+// cost two extra 20–25 KB summary requests per turn for the rest of the
+// session, each a full prompt read on a small local model, and a ⚠ line
+// each time. After a failure mm masks harder and retries only once
 // the conversation has grown enough to matter; the user is told once.
 func TestFailedCompactionBacksOff(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 )
 
 // preflight watches tool-call arguments while they stream and runs a
-// tool's Preflight as soon as the "path" argument is complete (T5): a
+// tool's Preflight as soon as the "path" argument is complete: a
 // write to a file the model has not read is refused before the model
 // spends minutes decoding its content.
 type preflight struct {

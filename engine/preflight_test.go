@@ -17,11 +17,11 @@ type writeParams struct {
 
 type turnKey struct{}
 
-// guardedWrite refuses any path but ok.txt from its preflight. It refuses
-// everything when it is not run on the turn's context (issue 9: it ran on
-// context.Background, so a preflight reading through the editor outlived
+// checkedWrite refuses any path but ok.txt from its preflight. It refuses
+// everything when it is not run on the turn's context (on
+// context.Background, a preflight reading through the editor would outlive
 // a cancelled turn).
-func guardedWrite(ran *bool) tools.Tool {
+func checkedWrite(ran *bool) tools.Tool {
 	return tools.New(tools.Spec[writeParams]{
 		Name: "write_file", Description: "Write.", Kind: tools.KindEdit, Caps: tools.WritesWorkspace,
 		Preflight: func(ctx context.Context, _ tools.Env, path string) string {
@@ -40,7 +40,7 @@ func guardedWrite(ran *bool) tools.Tool {
 	})
 }
 
-// TestPreflightCutsTheGeneration is T5: the write is refused as soon as
+// TestPreflightCutsTheGeneration: a write to a file never read is refused as soon as
 // its path is complete in the stream. The scripted arguments never end
 // (they repeat until the client goes away), so the turn can only finish if
 // mm cut the generation.
@@ -52,7 +52,7 @@ func TestPreflightCutsTheGeneration(t *testing.T) {
 			ArgsRepeat: &llmtest.Repeat{Pattern: "line of a huge file\\n", Times: 0},
 		}}},
 		llmtest.Step{Content: "I will read it first."},
-	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
+	), func(o *engine.Options) { o.Tools = tools.NewRegistry(checkedWrite(&ran)) })
 	var r recorder
 	if end := s.Run(context.WithValue(context.Background(), turnKey{}, true), "overwrite secret.txt", r.emit); end.Reason != engine.EndTurn {
 		t.Fatalf("end = %+v", end)
@@ -84,7 +84,7 @@ func TestPreflightLetsAllowedPathsThrough(t *testing.T) {
 	s, _ := newSession(t, script(
 		llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "write_file", ArgsRaw: `{"path":"ok.txt","content":"hi"}`, ChunkSize: 1}}},
 		llmtest.Step{Content: "done"},
-	), func(o *engine.Options) { o.Tools = tools.NewRegistry(guardedWrite(&ran)) })
+	), func(o *engine.Options) { o.Tools = tools.NewRegistry(checkedWrite(&ran)) })
 	s.Run(context.WithValue(context.Background(), turnKey{}, true), "write ok.txt", func(engine.Event) {})
 	if !ran {
 		t.Error("an allowed write did not run")

@@ -7,7 +7,7 @@ import (
 )
 
 // Rewrite is what the prompt rewriter made of a user's prompt (skills'
-// `$name` and `/name`, S2). The engine knows no skill: the composition
+// `$name` and `/name`). The engine knows no skill: the composition
 // root gives it the rewriter.
 type Rewrite struct {
 	// Prompt goes to the model.

@@ -4,5 +4,5 @@ package engine_test
 
 // raceEnabled: the tests run under the race detector, where a long
 // session costs many times its CPU; the size tests then play a shorter
-// one (the figures README quotes come from a run without -race).
+// one (the figures docs/sessions.md quotes come from a run without -race).
 const raceEnabled = true

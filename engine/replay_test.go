@@ -14,8 +14,9 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// realStreams finds ../shared/real-streams above the module (the captures
-// are kept outside the project, never copied in), or "".
+// realStreams finds a directory shared/real-streams in a parent of the
+// module, or "": responses of real model servers, captured byte for byte
+// and kept beside the checkout rather than in it.
 func realStreams() string {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -71,17 +72,17 @@ var replayCases = map[string]replayWant{
 	// the analysis channel is a thought, the final one the answer, and no
 	// marker is shown.
 	"05": {shown: []string{"Got it! If you have any questions"}, notShown: []string{"<|", "User says"}, thought: true},
-	// Issue 9 defect 11: markup leaked, then the real call: the real call
+	// Markup leaked, then the real call: the real call
 	// runs, the markup is not shown, no "tool call as text" struggle.
 	"06": {ran: []string{"get_current_weather"}, shown: []string{"Let me check the current weather"}, notShown: []string{"<tool_call>", "<function"}},
 	// Fragments end without finish_reason: a failed turn with one line.
 	"07": {thought: true, end: engine.Failed},
 	// The legacy in-stream "error:" line is a server error: the call is
-	// retried once (E11) and the retry's answer shown.
+	// retried once and the retry's answer shown.
 	"08": {shown: []string{"All done."}},
 	// Overflow in each llama.cpp wording (the newer 400 with n_ctx, the
 	// older 500 without numbers, the old 400 wording): mm shrinks what it
-	// sends and sends it again (E27); the retry is answered.
+	// sends and sends it again; the retry is answered.
 	"09": {shown: []string{"All done."}, status: 400},
 	"10": {shown: []string{"All done."}, status: 500},
 	"11": {shown: []string{"All done."}, status: 400},
@@ -99,8 +100,8 @@ var replayCases = map[string]replayWant{
 	"22": {ran: []string{"weather"}, shown: []string{"PRE"}},
 }
 
-// TestReplayRealStreams replays every capture of ../shared/real-streams
-// (SOURCES.md) through the fake server, the real client and the engine:
+// TestReplayRealStreams replays every capture found by realStreams
+// through the fake server, the real client and the engine:
 // tool calls run, text is shown without markup, errors are one line.
 func TestReplayRealStreams(t *testing.T) {
 	dir := realStreams()

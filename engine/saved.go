@@ -12,7 +12,7 @@ import (
 )
 
 // saved is what a session keeps beside its history so that it can be
-// stored and shown again (E29): the transcript the user saw, the title,
+// stored and shown again: the transcript the user saw, the title,
 // the chosen mode and thought level, the failures. Guarded by Session.mu.
 type saved struct {
 	title   string
@@ -123,7 +123,7 @@ const (
 	ThinkingOn  = "on"
 )
 
-// SetThinking sets the thought level of the next requests (E8): "none"
+// SetThinking sets the thought level of the next requests: "none"
 // and "on" turn thinking off and on (chat_template_kwargs.enable_thinking,
 // which the client sends only to servers that read it), another level is
 // sent as reasoning_effort, "" goes back to the configured effort.

@@ -15,7 +15,7 @@ import (
 	"github.com/mm-agent/mm/engine/store"
 )
 
-// TestSessionSavedAndRestored is E29 through the engine: a turn with a
+// TestSessionSavedAndRestored is the session store through the engine: a turn with a
 // tool call is stored after the turn; a new session restored from the
 // file sends the whole earlier history, continues the call numbering,
 // and keeps the transcript for replay.
@@ -148,7 +148,7 @@ func TestSaveFailureIsANote(t *testing.T) {
 }
 
 // TestFailureRecordedWithItsModel: a failed turn is stored with the model
-// and provider that produced it (E29), and a cancelled one is still saved.
+// and provider that produced it, and a cancelled one is still saved.
 func TestFailureRecordedWithItsModel(t *testing.T) {
 	st := store.Open(t.TempDir(), nil)
 	s, _ := newSession(t, script(

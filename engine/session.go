@@ -33,7 +33,7 @@ type Options struct {
 	// SystemPrompt replaces the built-in one when not empty.
 	SystemPrompt string
 	// ProjectContext (AGENTS.md, CLAUDE.md) goes at the head of the first
-	// user message, truncated to 4,000 characters (E13).
+	// user message, truncated to 4,000 characters.
 	ProjectContext string
 	Sampling       llm.Sampling
 	// ReasoningEffort is sent as reasoning_effort when not empty.
@@ -45,12 +45,12 @@ type Options struct {
 	// sent back with tool-call turns (gpt-oss).
 	SendReasoning bool
 	// KeepReasoning, when set, decides SendReasoning at each answer: the
-	// profile is known only once the server named its model (E30).
+	// profile is known only once the server named its model.
 	KeepReasoning func() bool
 	// MaxTurns bounds model calls per turn; 0 means 10.
 	MaxTurns int
 	// PreviewLines of each tool output are shown to the user before the
-	// model sees them (T12); 0 means 8.
+	// model sees them; 0 means 8.
 	PreviewLines int
 	// ContextWindow returns the window size in tokens, 0 when unknown. It
 	// is called after each model call, so it may probe lazily and cache.
@@ -58,11 +58,11 @@ type Options struct {
 	// Explain turns a model-server error into one actionable line; nil
 	// means llm.Explain.
 	Explain func(error) string
-	// AdaptiveTemperature (E22, off by default until measured): after a
+	// AdaptiveTemperature (off by default until measured): after a
 	// loop warning, the next model call samples at 0.4 to shake the model
 	// out of its rut, then the configured temperature comes back.
 	AdaptiveTemperature bool
-	// ToolBudget is the soft budget of tool calls per turn (E21): 0 means
+	// ToolBudget is the soft budget of tool calls per turn: 0 means
 	// 24, negative turns it off.
 	ToolBudget int
 	// Rewrite, when set, rewrites each prompt before it enters history
@@ -72,16 +72,16 @@ type Options struct {
 	Rewrite func(ctx context.Context, prompt string) Rewrite
 	// ToolRouter, when set, is asked once per turn, after the
 	// preGeneration hooks and the rewriter, which tools the turn can do
-	// without (E35). The turn waits for it: it must bound its own waits
+	// without. The turn waits for it: it must bound its own waits
 	// and hide nothing on any failure.
 	ToolRouter func(ctx context.Context, prompt string) ToolRoute
-	// Hooks are the team's external commands (E32); nil runs none.
+	// Hooks are the team's external commands; nil runs none.
 	Hooks *hooks.Runner
-	// Context configures masking, compaction and output bounds (E25–E27).
+	// Context configures masking, compaction and output bounds.
 	Context ContextOptions
 	// WindowUnknown, when set, reports that the server was reached and
 	// did not say its window: the session then says so once, with the
-	// fix (E14), instead of a log line the user never reads.
+	// fix, instead of a log line the user never reads.
 	WindowUnknown func() bool
 	// LearnWindow, when set, is told the window an overflow error revealed,
 	// so that the server's connector (and other sessions) learn it too.
@@ -94,7 +94,7 @@ type Options struct {
 	// while a check runs that finds new errors.
 	Late LateChecks
 
-	// Store keeps the session after every turn (E29); nil keeps it in
+	// Store keeps the session after every turn; nil keeps it in
 	// memory only. ID names it there.
 	Store *store.Store
 	ID    string
@@ -146,7 +146,7 @@ type Session struct {
 	total   TurnEnd                        // session totals (Prompt, Completion, Cached)
 	sv      saved                          // what is stored beside the history (saved.go)
 	st      choices                        // model, thought level, notes (saved.go)
-	cs      ctxState                       // context budgeting (context.go)
+	cs      ctxState                       // context budgeting (window.go)
 	spill   *spillFile                     // masked outputs on disk (spill.go)
 	hidden  map[string]bool                // tools hidden for the running turn (toolroute.go)
 	fixed   map[detect.TextCallFormat]bool // server fixes named (textcall.go)
@@ -200,7 +200,7 @@ func (s *Session) Totals() (prompt, completion, cached int) {
 	return s.total.Prompt, s.total.Completion, s.total.Cached
 }
 
-// loop returns the session's loop detector (E20).
+// loop returns the session's loop detector.
 func (s *Session) loop() *detect.LoopDetector {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -260,8 +260,7 @@ func (s *Session) firstUserMessage() bool {
 
 // userMessage wraps the prompt: queued notes (a mode change) first; the
 // first message of a session also carries the workspace and the project
-// context, so the system prompt stays byte-identical across sessions
-// (E13).
+// context, so the system prompt stays byte-identical across sessions.
 func (s *Session) userMessage(prompt string) string {
 	var b strings.Builder
 	for _, n := range s.takeNotes() {
@@ -301,7 +300,7 @@ func (s *Session) header() string {
 	return b.String()
 }
 
-// keepReasoning reports whether reasoning goes back with the answer (E7).
+// keepReasoning reports whether reasoning goes back with the answer.
 func (s *Session) keepReasoning() bool {
 	if s.opts.KeepReasoning != nil {
 		return s.opts.KeepReasoning()

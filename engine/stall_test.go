@@ -10,7 +10,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// TestStallEndsTurnInTime (issue 4): a server that stops sending ends the
+// TestStallEndsTurnInTime: a server that stops sending ends the
 // turn within the watchdog timeout plus one second, with a stalled
 // struggle, and the next prompt of the session works.
 func TestStallEndsTurnInTime(t *testing.T) {

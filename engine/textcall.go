@@ -7,7 +7,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 )
 
-// textCall handles tool calls written as text (E18): run as real calls,
+// textCall handles tool calls written as text: run as real calls,
 // all of them in order, when they are the whole answer and valid;
 // otherwise given back with a note naming the syntax, at most
 // MaxTextCallRetries times in a row. Nothing of it is ever shown as the

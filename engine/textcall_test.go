@@ -9,7 +9,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// TestTextCallServerFixOncePerSession (issue 27): the user's note names
+// TestTextCallServerFixOncePerSession: the user's note names
 // the server fix the first time a syntax leaks in a session, not again;
 // another syntax gets its own. Calls written back to back all run, in
 // order.
@@ -57,7 +57,7 @@ func TestTextCallServerFixOncePerSession(t *testing.T) {
 	}
 }
 
-// TestTextCallInsideReasoning (issue 27): a call written inside <think>,
+// TestTextCallInsideReasoning: a call written inside <think>,
 // with nothing answered after it, is neither run nor dropped: the model
 // is told it wrote the call in its reasoning, and answers.
 func TestTextCallInsideReasoning(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// ToolRoute is what the tool router made of a turn's prompt (E35).
+// ToolRoute is what the tool router made of a turn's prompt.
 type ToolRoute struct {
 	// Hide names the tools not offered for this turn. A router can only
 	// take away: a tool it does not name stays, and a name that is not a

@@ -17,7 +17,7 @@ func toolNames(r llmtest.Recorded) []string {
 	return out
 }
 
-// E35: a tool the router hides is not offered for that turn only, it is
+// A tool the tool router hides is not offered for that turn only, it is
 // asked once per turn about the rewritten prompt, and a name that is no
 // tool of the session changes nothing.
 func TestToolRouterHidesForOneTurn(t *testing.T) {

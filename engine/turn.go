@@ -65,7 +65,7 @@ func (s *Session) RunSteered(ctx context.Context, prompt string, in *Inbox, emit
 			return
 		}
 		if err := s.Save(); err != nil {
-			// E29: the turn still answers; the user learns why it will not
+			// The turn still answers; the user learns why it will not
 			// be there after a restart.
 			s.opts.Logger.Warn("session not saved", "err", err)
 			t.emit(Struggle{Level: Warning, Kind: "store", Text: "session not saved: " + err.Error()})
@@ -96,15 +96,15 @@ type turn struct {
 
 	prompt, completion, cached int
 
-	calls       int            // tool calls answered in this turn (E21)
+	calls       int            // tool calls answered in this turn
 	budgetStep  int            // last reminder step reported
-	broken      detect.Retries // E15, per generation
-	textCalls   detect.Retries // E18, in a row
-	streamRetry bool           // E11: the in-stream error retry was used
-	warmer      bool           // E22: the next call samples warmer
+	broken      detect.Retries // broken calls, per generation
+	textCalls   detect.Retries // calls written as text, in a row
+	streamRetry bool           // the in-stream error retry was used
+	warmer      bool           // the next call samples warmer
 	gens        int            // model calls made in this turn
-	overflows   int            // overflow recoveries in this turn (E27)
-	cacheWarned bool           // the cache-drop warning was given (E28)
+	overflows   int            // overflow recoveries in this turn
+	cacheWarned bool           // the cache-drop warning was given
 	noServer    bool           // a model call found no server listening
 	heard       bool           // a model call answered
 	// msg is the id of the assistant message being shown ("" until its
@@ -163,7 +163,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 	defer s.reportTo(nil)
 	// A new user prompt is new intent: loops and the tool budget are
 	// counted per turn, so reading the same file in six prompts is never
-	// "stuck" (issue 9).
+	// "stuck".
 	s.loop().Reset()
 	prompt, done := t.prepare(ctx, prompt)
 	if done != nil {
@@ -208,7 +208,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 				return t.fail(fe.line)
 			}
 			if _, _, over := llm.ContextOverflow(g.err); over && strings.TrimSpace(g.content) == "" {
-				// E27: shrink to fit and send again; not a step of the turn.
+				// Overflow: shrink to fit and send again; not a step of the turn.
 				if end, stop := t.overflow(ctx, g.err, true); stop {
 					return end
 				}
@@ -218,7 +218,7 @@ func (t *turn) run(ctx context.Context, prompt string) TurnEnd {
 			t.keepPartial(g.content)
 			var se *llm.StreamError
 			if errors.As(g.err, &se) && !t.streamRetry {
-				// E11: an error inside the stream: that one call once more;
+				// An error inside the stream: that one call once more;
 				// the tools already run are not replayed.
 				t.streamRetry = true
 				t.struggle(detect.Struggle{Level: detect.Warning, Kind: detect.KindServerError, Text: "server error mid-stream — retrying that model call once"})
@@ -285,7 +285,7 @@ func (t *turn) lateErrors(ctx context.Context, g generation) bool {
 	return true
 }
 
-// lastChance is E3: at maxTurns, one call without tools asking for a
+// lastChance: at maxTurns, one call without tools asking for a
 // summary of what was done and what remains.
 func (t *turn) lastChance(ctx context.Context) TurnEnd {
 	s := t.s
@@ -305,8 +305,8 @@ func (t *turn) lastChance(ctx context.Context) TurnEnd {
 	return TurnEnd{Reason: MaxTurns}
 }
 
-// serverError ends the turn on a model-server failure with one line (E12);
-// a stall gets the watchdog's own struggle (E9).
+// serverError ends the turn on a model-server failure with one line;
+// a stall gets the watchdog's own struggle.
 func (t *turn) serverError(err error) TurnEnd {
 	line := t.s.opts.Explain(err)
 	t.noServer = t.noServer || llm.Classify(err) == llm.ClassNoServer
@@ -324,7 +324,7 @@ func (t *turn) fail(line string) TurnEnd {
 	return TurnEnd{Reason: Failed, Err: line}
 }
 
-// struggle forwards a detector's report as an event (E23).
+// struggle forwards a detector's report as an event.
 func (t *turn) struggle(g detect.Struggle) {
 	lvl := Warning
 	if g.Level == detect.Severe {
@@ -334,7 +334,7 @@ func (t *turn) struggle(g detect.Struggle) {
 }
 
 // keepPartial stores what the model said before the stream broke, so the
-// history holds the whole conversation of the turn (E2).
+// history holds the whole conversation of the turn.
 func (t *turn) keepPartial(content string) {
 	if strings.TrimSpace(content) != "" {
 		t.s.append(llm.Message{Role: llm.RoleAssistant, Content: content})
@@ -343,13 +343,13 @@ func (t *turn) keepPartial(content string) {
 
 // refuse records a call stopped by its preflight: the generation was cut
 // as soon as the path was known, the call enters history reduced to its
-// path, and the refusal is its result (T5).
+// path, and the refusal is its result.
 func (t *turn) refuse(content string, r *refused) (TurnEnd, bool) {
 	args, _ := json.Marshal(map[string]string{"path": r.path})
 	return t.stopped(content, r.id, r.name, string(args), tools.Result{Text: r.text, IsError: true})
 }
 
-// runaway answers a call whose arguments ran away (E10): it did not run;
+// runaway answers a call whose arguments ran away: it did not run;
 // the model is told why and called again. The loop detector sees it, so a
 // model that runs away again and again ends stuck.
 func (t *turn) runaway(g generation) (TurnEnd, bool) {
@@ -409,7 +409,7 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 			c.Arguments = reducedArgs(c.Arguments)
 			continue
 		}
-		// E17: aliases translated; the history records the call as run.
+		// Aliases translated; the history records the call as run.
 		if r := ts.Resolve(c.Name, check.Args); !r.Unknown {
 			c.Name, c.Arguments = r.Name, string(r.Args)
 		}
@@ -439,7 +439,7 @@ func (t *turn) toolCalls(ctx context.Context, g generation) (TurnEnd, bool) {
 	return TurnEnd{}, false
 }
 
-// brokenCall answers a call whose arguments are not valid JSON (E15): it
+// brokenCall answers a call whose arguments are not valid JSON: it
 // never runs; the model gets a note (a character budget for a call cut at
 // max_tokens) twice at most, then the turn ends with one Explain line.
 func (t *turn) brokenCall(c llm.ToolCall, check detect.ArgsCheck) (TurnEnd, bool) {
@@ -480,7 +480,7 @@ func (s *Session) request(withTools bool) llm.Request {
 		Sampling:           s.opts.Sampling,
 		ReasoningEffort:    effort,
 		ChatTemplateKwargs: kwargs,
-		// E9: llama.cpp then reports its prompt reading, which keeps the
+		// llama.cpp then reports its prompt reading, which keeps the
 		// watchdog fed and is shown; the client sends it to llama.cpp only.
 		ReturnProgress: true,
 	}
@@ -525,7 +525,7 @@ func (t *turn) runTool(ctx context.Context, call llm.ToolCall, ts *detect.Toolse
 
 // answered records an answered call: the loop detector sees it as the tool
 // produced it, its note (if any) is appended for the model, the user sees
-// the result, and a stuck loop ends the turn (E20).
+// the result, and a stuck loop ends the turn.
 func (t *turn) answered(id string, call llm.ToolCall, res tools.Result) (TurnEnd, bool) {
 	t.calls++
 	v := t.s.loop().Record(detect.ToolCall{Tool: call.Name, Input: call.Arguments, Output: res.Text, IsError: res.IsError})
@@ -554,7 +554,7 @@ func (t *turn) finish(id string, call llm.ToolCall, res tools.Result) {
 		}
 		cancel()
 	}
-	// E25: one output never takes more than its share of the window, even
+	// One output never takes more than its share of the window, even
 	// when the tool's own bound was set before the window was known.
 	res.Text = compact.Cap(res.Text, t.s.maxOutput(context.Background()))
 	status := ToolCompleted
@@ -590,12 +590,12 @@ type callEnv struct {
 	id   string
 	tool string // the call's tool
 	emit func(Event)
-	hook string // the preToolUse hooks' allow or ask, for the Policy
+	hook tools.HookOpinion // the preToolUse hooks' allow or ask, for the Policy
 }
 
 // Approve carries the hooks' opinion only on the call's own approvals: a
 // hook judged this call of this tool, not what another agent asked
-// through it (ask_<name>, E36) does under it — that one goes to the user.
+// through it (ask_<name>) does under it — that one goes to the user.
 func (c *callEnv) Approve(ctx context.Context, req tools.Approval) (tools.Decision, error) {
 	req.CallID, req.Hook = c.id, ""
 	if req.Tool == c.tool {

@@ -16,9 +16,9 @@ type Edit struct {
 // Outcome is the result of an accepted call.
 type Outcome struct {
 	// Content is the new file bytes, with the file's BOM and line endings
-	// restored (F6).
+	// restored.
 	Content []byte
-	// Loose counts the edits that matched only ignoring whitespace (F4).
+	// Loose counts the edits that matched only ignoring whitespace.
 	Loose int
 	// Summary is one line for the model, e.g. "2 edits applied (1 matched
 	// ignoring whitespace — copy the file's exact text next time)".
@@ -39,7 +39,7 @@ type Applied struct {
 	// re-indented into the file's indentation.
 	Loose bool
 	// Repair names the slip repaired in old and new ("line-number
-	// prefixes"), "" when old was found as sent (F9).
+	// prefixes"), "" when old was found as sent.
 	Repair string
 }
 
@@ -56,7 +56,7 @@ type region struct {
 // defaultName is used in messages when the caller gives no file name.
 const defaultName = "the file"
 
-// ApplyFile resolves all edits against the original content (F7) and
+// ApplyFile resolves all edits against the original content and
 // returns the new content. It does no I/O. On refusal it returns a *Error
 // whose text is the repair instruction for the model, and content is
 // untouched. path is the file's name as the model wrote it ("main.go"),
@@ -65,7 +65,7 @@ func ApplyFile(path string, content []byte, edits []Edit) (Outcome, error) {
 	return applyFile(path, content, edits, true)
 }
 
-// applyFile is ApplyFile with the first-try repairs (F9) on or off; off is
+// applyFile is ApplyFile with the first-try repairs on or off; off is
 // only for measuring what they bring.
 func applyFile(path string, content []byte, edits []Edit, repairs bool) (Outcome, error) {
 	if path == "" {
@@ -101,8 +101,8 @@ func applyFile(path string, content []byte, edits []Edit, repairs bool) (Outcome
 }
 
 // summary is the one line the model reads after a success: how many edits
-// matched only ignoring whitespace (F4) and which slips were repaired
-// (F9), each with what to send next time.
+// matched only ignoring whitespace and which slips were repaired,
+// each with what to send next time.
 func summary(applied []Applied, done []resolved) string {
 	n := len(applied)
 	s := "1 edit applied"
@@ -145,7 +145,7 @@ type resolved struct {
 	start, end int // region of the normalized original text
 	repl       string
 	loose      bool
-	repair     *slip  // the slip read in old and new, nil for none (F9)
+	repair     *slip  // the slip read in old and new, nil for none
 	old, new   string // the repaired edit, when repair is set
 }
 
@@ -156,11 +156,11 @@ type resolver struct {
 	doc      doc
 	edits    []Edit
 	style    *style   // the file's indentation, detected on first need
-	cmp      comparer // line similarity for the nearest lines (F5)
+	cmp      comparer // line similarity for the nearest lines
 	done     []resolved
 	missed   []int // edits whose old was not found
 	problems []Problem
-	repairs  bool               // try the first-try repairs (F9)
+	repairs  bool               // try the first-try repairs
 	seen     map[int][]*reading // slips an edit's old showed, for its refusal
 	folded   *foldedText        // the text with typographic characters read as ASCII
 	has      map[string]bool    // what fileHas found
@@ -242,7 +242,7 @@ func (r *resolver) replacement(i int, s search, new string) resolved {
 }
 
 // checkOverlaps refuses edits whose regions intersect: applied one after
-// the other they would not mean what the model wrote (F7).
+// the other they would not mean what the model wrote.
 func (r *resolver) checkOverlaps() {
 	sorted := append([]resolved(nil), r.done...)
 	sort.SliceStable(sorted, func(a, b int) bool {
@@ -289,7 +289,7 @@ func (r *resolver) lineRange(start, end int) string {
 }
 
 // ambiguousText lists where old matched (line numbers, with a count when a
-// line holds several matches) and how to make it unique (F2).
+// line holds several matches) and how to make it unique.
 func (r *resolver) ambiguousText(s search) string {
 	var where []string
 	seen := map[int]int{} // line → index in where

@@ -78,7 +78,7 @@ func BenchmarkDiff(b *testing.B) {
 
 // BenchmarkApplyRepair is a one-line edit in a 1 MiB file whose old and
 // new carry read_file's line number: all passes fail, the slips are tried
-// and the line-number reading applies (F9).
+// and the line-number reading applies.
 func BenchmarkApplyRepair(b *testing.B) {
 	content, line := bigFile(1 << 20)
 	n := strings.Count(string(content[:strings.Index(string(content), line)]), "\n") + 1

@@ -18,7 +18,7 @@ import (
 // number), "loose: N" (optional, for applied cases), "repair: slip" (the
 // slip an applied case's first edit was repaired for; none when absent).
 // The report also counts the refusals without the first-try repairs, the
-// figure the README gives.
+// figure docs/file-edits.md gives.
 func TestCorpus(t *testing.T) {
 	var right, refused, wrong, missed, refusedBefore int
 	for _, path := range caseFiles(t, "corpus") {
@@ -26,7 +26,7 @@ func TestCorpus(t *testing.T) {
 		c := readCase(t, path)
 		file, content, edits := c.input(t)
 		if _, err := applyFile(file, content, edits, false); err != nil {
-			refusedBefore++ // without the first-try repairs (F9)
+			refusedBefore++ // without the first-try repairs
 		}
 		before := bytes.Clone(content)
 		o, err := ApplyFile(file, content, edits)

@@ -17,7 +17,7 @@ const diffContext = 2
 // carries its line number: removed lines their number in old, kept and
 // added lines their number in new — the numbers the model will see when it
 // reads the file again. It is the proof returned to the model after an edit
-// (F7) and what a human reads in line mode. Both sides are compared without
+// and what a human reads in line mode. Both sides are compared without
 // BOM and with LF endings, so a CRLF file shows only its real changes; a
 // change of BOM or line endings alone is said in one line. Identical
 // contents give "".

@@ -1,6 +1,6 @@
 // Package fileedit applies a small model's text edits to a file, forgiving
 // where forgiveness is safe, strict where it is not, and informative when
-// it refuses (SPEC section 4, F1–F8).
+// it refuses.
 //
 // Small models retype the text they want to replace: spaces where the file
 // has tabs, an extra blank line at an edge, "\n" for a Windows file. A
@@ -16,27 +16,27 @@
 //   - old is searched in three passes, strictest first (exact; without
 //     blank edge lines or the indentation of a single line; line by line
 //     ignoring indentation), and the first pass that finds anything wins:
-//     text present verbatim is never matched another way (F1).
+//     text present verbatim is never matched another way.
 //   - A match is used only when it is the only one of its pass; two loose
-//     matches are refused like two exact ones (F2).
+//     matches are refused like two exact ones.
 //   - Loose matching forgives only ASCII whitespace (spaces, tabs): the
 //     content of every line of old, whitespace aside, is what the file
 //     holds at that place. Other spaces (NBSP, thin spaces) are not
 //     indentation but a typographic slip, read by the repairs below.
 //   - When the match ignored indentation, new is re-indented into the
 //     file's indentation — its base level and its unit, tabs or spaces
-//     (F3) — and the summary counts it (F4).
+//     — and the summary counts it.
 //   - Every edit of a call is resolved against the original content;
 //     overlapping edits are refused, and an old that exists only once
-//     another edit is applied is refused with that reason (F7).
+//     another edit is applied is refused with that reason.
 //   - An accepted call changes the file: edits that leave it as it was
 //     (old == new, or a loose match re-indented back to the same text) are
 //     refused, so the model never believes in a change that did not happen.
 //   - A miss shows the nearest lines of the file with their line numbers,
-//     when at least half of old's lines coincide (F5), and names the
+//     when at least half of old's lines coincide, and names the
 //     frequent slips it recognises (line numbers copied into old, "\n"
 //     written as two characters).
-//   - First-try repairs (F9): when no pass finds old, the slips of one
+//   - First-try repairs: when no pass finds old, the slips of one
 //     reading are tried — line-number prefixes of a listing, \n and \t
 //     written as two characters, doubled backslashes, \" for ", HTML
 //     entities, a Markdown code fence, typographic characters for ASCII
@@ -60,9 +60,9 @@
 //     lines use, re-derived from the repaired text; otherwise the repair
 //     is refused.
 //   - Bytes outside the replaced regions are kept byte for byte: the BOM,
-//     CRLF endings (mixed ones too) and the rest of the file (F6). New text
+//     CRLF endings (mixed ones too) and the rest of the file. New text
 //     gets the file's dominant line ending.
-//   - Nothing here touches the disk: reading and the atomic write (F8)
+//   - Nothing here touches the disk: reading and the atomic write
 //     are fileedit/disk's.
 //
 // This is a leaf package: it imports only the standard library and go-udiff,

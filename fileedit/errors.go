@@ -19,7 +19,7 @@ var (
 	// ErrNotFound: old is in the file in none of the three passes.
 	ErrNotFound = errors.New("old text not found")
 	// ErrAfterEdit: old is not in the original file but appears once another
-	// edit of the same call is applied (F7: all edits see the original).
+	// edit of the same call is applied (all edits see the original).
 	ErrAfterEdit = errors.New("old text appears only after another edit")
 	// ErrAmbiguous: old matches two places or more in the pass that found it.
 	ErrAmbiguous = errors.New("old text matches several places")

@@ -21,10 +21,10 @@ import (
 //     replaced by new's (re-indentation and blank edge lines change only
 //     whitespace), and it contains new's non-whitespace text;
 //   - every byte outside the replaced regions is kept, and an edit repaired
-//     for a slip (F9) was found by no pass as sent, replaced the repaired
+//     for a slip was found by no pass as sent, replaced the repaired
 //     old and wrote the repaired new, whitespace aside.
 //
-// The seeds are the golden and corpus cases plus a few hand-made ones, so
+// The seed corpus is the golden and corpus cases plus a few hand-made ones, so
 // `go test` runs them every time.
 func FuzzApply(f *testing.F) {
 	for _, dir := range []string{"golden", "corpus"} {

@@ -11,11 +11,11 @@ import (
 )
 
 // TestGolden runs every case of testdata/golden — one or more per rule of
-// F1–F8 — and compares the model-visible results (the summary, the new
+// the package doc — and compares the model-visible results (the summary, the new
 // content, the numbered diff, or the refusal text) with the want sections.
 // Run with -update to rewrite them. Header keys checked besides:
 //
-//	expect: applied | refused   (guards -update against a silent flip)
+//	expect: applied | refused   (keeps -update from a silent flip)
 //	loose: N                    Outcome.Loose
 //	gofmt: true                 the result is gofmt-clean Go
 //	kind: ErrX                  errors.Is(err, ErrX) for a refusal

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestLeafImports keeps fileedit a leaf (ARCHITECTURE.md): its non-test
+// TestLeafImports keeps fileedit a leaf (docs/architecture.md): its non-test
 // files import only the standard library and go-udiff, never another
 // package of this module.
 func TestLeafImports(t *testing.T) {

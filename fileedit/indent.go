@@ -146,7 +146,7 @@ func (d *doc) allLines() lineSource {
 	}
 }
 
-// reindent rewrites new into the file's indentation (F3), for a match that
+// reindent rewrites new into the file's indentation, for a match that
 // ignored indentation. old holds the model's lines, file the matched file
 // lines (same count), new the replacement lines. Each new line is anchored
 // to an old line — the same line when unchanged, the line it replaces, or

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The file's own characters (F9). A repair reads old through a slip and so
+// The file's own characters. A repair reads old through a slip and so
 // takes the slip's marks out of it: escapes, entities, a fence, line
 // numbers, typographic characters. new is read the same way, but a reading
 // can miss part of new (new mixes forms, the changed lines are not old's),

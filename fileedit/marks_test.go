@@ -88,7 +88,7 @@ func TestForeignMarks(t *testing.T) {
 	}
 }
 
-// TestNBSPIndentation is the first shape of the issue in both files: old
+// TestNBSPIndentation: old
 // and new indented with NO-BREAK SPACEs, the file with spaces or tabs.
 // Every written line is indented with the file's characters, including the
 // lines new adds, and no NBSP is left anywhere.

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// pass names how old was found (F1). Passes run strictest first and the
+// pass names how old was found. Passes run strictest first and the
 // first one that finds anything wins, so text present verbatim is never
 // matched another way.
 type pass int
@@ -12,7 +12,7 @@ type pass int
 const (
 	passNone pass = iota
 	// passExact: old is in the file byte for byte (after BOM/CRLF
-	// normalization, F6).
+	// normalization).
 	passExact
 	// passEdges: old minus its leading and trailing blank lines is in the
 	// file verbatim, or old is a single line found ignoring its indentation
@@ -50,7 +50,7 @@ type search struct {
 	count   int
 	edges
 	// reindent is set when the match ignored indentation, so new must be
-	// rewritten into the file's indentation (F3).
+	// rewritten into the file's indentation.
 	reindent bool
 }
 
@@ -64,7 +64,7 @@ func (s *search) add(m match) {
 	s.count++
 }
 
-// find runs the three passes of F1 for old in d.
+// find runs the three passes for old in d, strictest first.
 func (d *doc) find(old string) search {
 	if s := d.findExact(old); s.count > 0 {
 		return s

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Near readings (F9). A repair reads old one slip away from what it is.
+// Near readings. A repair reads old one slip away from what it is.
 // Before one is applied, the other readings one transform away are looked
 // for too — the other slips, and each slip undone the other way: escapes
 // added to old as well as dropped, entities encoded as well as decoded,

@@ -12,7 +12,7 @@ import (
 
 // explainMiss writes the repair text for an edit whose old was found in no
 // pass: the edit it depends on when old appears only once another edit of
-// the call is applied (F7), else the nearest lines of the file (F5).
+// the call is applied, else the nearest lines of the file.
 func (r *resolver) explainMiss(i int) {
 	old := normalizeArg(r.edits[i].Old)
 	if j, ok := r.appearsAfter(i, old); ok {
@@ -108,7 +108,7 @@ func applyRegions(text string, edits []resolved) (string, bool) {
 
 // numbered reports whether every non-blank line of old starts with a line
 // number, a frequent copy mistake from numbered read_file output, even when
-// the lines are not a listing that can be read back (F9).
+// the lines are not a listing that can be read back.
 func numbered(old string) bool {
 	n := 0
 	for _, l := range strings.Split(old, "\n") {
@@ -123,7 +123,7 @@ func numbered(old string) bool {
 	return n > 0
 }
 
-// Tuning of the nearest-lines search (F5).
+// Tuning of the nearest-lines search.
 const (
 	// similar is the similarity from which two lines coincide: one typo in
 	// a line of twenty characters still coincides, "return nil" and

@@ -8,7 +8,7 @@ import (
 	"sync"
 )
 
-// First-try repairs (F9). When no pass finds old, old may still be the
+// First-try repairs. When no pass finds old, old may still be the
 // file's text wrapped or encoded by a slip with one reading. Each slip is
 // read on old and, the same way, on new; the reading is used only when the
 // repaired old is then found exactly once by the passes, every other

@@ -100,7 +100,7 @@ func TestRepairSummary(t *testing.T) {
 }
 
 // TestRepairOff checks that applyFile without repairs refuses what the
-// repairs apply, so the README's before/after figures measure them.
+// repairs apply, so the before/after figures of docs/file-edits.md measure them.
 func TestRepairOff(t *testing.T) {
 	file := []byte("x := 1\ny := 2\n")
 	edits := []Edit{{Old: "1\tx := 1\n2\ty := 2", New: "1\tx := 10\n2\ty := 2"}}

@@ -11,7 +11,7 @@ import (
 
 // slip is one way a model wraps or encodes text it copied right: the
 // listing's line numbers, JSON escapes left in, HTML entities, a code
-// fence. Each has exactly one reading, applied to old and new alike (F9).
+// fence. Each has exactly one reading, applied to old and new alike.
 type slip struct {
 	// name says what the slip is, for the refusal that saw it.
 	name string

@@ -6,12 +6,12 @@ import (
 )
 
 // bom is the UTF-8 byte order mark some Windows editors put at the start of
-// a file. A model never types it, so it is set aside before matching (F6).
+// a file. A model never types it, so it is set aside before matching.
 const bom = "\ufeff"
 
 // textFile is a file's content as the matcher sees it: without its BOM and
 // with every CRLF turned into LF, so that an old text written with "\n"
-// matches a Windows file (F6). It remembers where each removed CR was, so
+// matches a Windows file. It remembers where each removed CR was, so
 // that edits are applied to the original bytes and everything outside the
 // edited regions is kept byte for byte — mixed line endings included.
 type textFile struct {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Typographic characters and their ASCII readings (F9): a model that
+// Typographic characters and their ASCII readings: a model that
 // "prettifies" quotes, or writes ASCII where the file has curly quotes,
 // copied the text right otherwise. old is compared with the file modulo
 // these, and new is written with the file's characters.
@@ -29,7 +29,7 @@ func foldRune(r rune) string {
 }
 
 // hasTypographic reports cheaply whether s may hold a rune foldRune reads:
-// all of them are NBSP or start with the bytes E2 80 or E2 88.
+// all of them are NBSP or start with the bytes 0xE2 0x80 or 0xE2 0x88.
 func hasTypographic(s string) bool {
 	return strings.Contains(s, "\u00a0") || strings.Contains(s, "\xe2\x80") || strings.Contains(s, "\u2212")
 }

@@ -46,6 +46,7 @@
 //     reopened; the restart is reported in the next result. Close sends
 //     shutdown and exit, kills the process group, and reaps every process;
 //     every goroutine is joined by Close.
-//   - The package imports no other package of mm: files are written by a
-//     function the caller passes (Apply), so its atomic writer is used.
+//   - The package imports no other package of mm but the one bounded
+//     reader (fileedit/disk): files are written by a function the caller
+//     passes (Apply), so its atomic writer is used.
 package lspbridge

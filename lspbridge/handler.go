@@ -13,8 +13,8 @@ import (
 	"go.lsp.dev/uri"
 )
 
-// handler answers the server's requests and records its notifications
-// (L2). It runs on the connection's reader goroutine, so it never blocks:
+// handler answers the server's requests and records its notifications.
+// It runs on the connection's reader goroutine, so it never blocks:
 // every request is answered at once, and an unknown request gets a null
 // result rather than "method not found", which makes pyright exit.
 func (s *server) handler(gen int) jsonrpc2.Handler {

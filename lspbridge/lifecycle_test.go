@@ -333,12 +333,11 @@ resp='{"jsonrpc":"2.0","id":'"$id"',"result":{"capabilities":{"textDocumentSync"
 printf 'Content-Length: %d\r\n\r\n%s' "${#resp}" "$resp"
 exec sleep 1000`
 
-// TestServerThatStopsReading (issue 9, defect 6): the notification of a
-// large document blocks on the full pipe of a server that stopped
-// reading. It used to hold sendMu forever (the write had no bound, and
-// every later edit waited behind it); now the write is bounded, the
-// server is restarted with a notice, the edit ends with an honest
-// "incomplete", and no process is left.
+// TestServerThatStopsReading: the notification of a large document
+// blocks on the full pipe of a server that stopped reading. The write is
+// bounded, so sendMu is not held forever and later edits do not wait
+// behind it: the server is restarted with a notice, the edit ends with an
+// honest "incomplete", and no process is left.
 func TestServerThatStopsReading(t *testing.T) {
 	defer func(d time.Duration) { notifyTimeout = d }(notifyTimeout)
 	notifyTimeout = 300 * time.Millisecond

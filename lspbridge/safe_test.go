@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestGoSafeRecovers (issue 9, defect 7): a panic on a goroutine of the
+// TestGoSafeRecovers: a panic on a goroutine of the
 // bridge is recovered, joined, and reported as one line.
 func TestGoSafeRecovers(t *testing.T) {
 	var logs bytes.Buffer
@@ -25,7 +25,7 @@ func TestGoSafeRecovers(t *testing.T) {
 	}
 }
 
-// TestWorkAndOutstandingBounded (issue 9, defect 6): a long session's
+// TestWorkAndOutstandingBounded: a long session's
 // progress reports and unwaited changes stay bounded, and the indices of
 // the reports still kept keep their meaning.
 func TestWorkAndOutstandingBounded(t *testing.T) {

@@ -25,7 +25,7 @@ const (
 // notifyTimeout is notifyTimeoutDefault; tests shorten it.
 var notifyTimeout = notifyTimeoutDefault
 
-// Restart policy (L5): a crashed server is restarted after these delays, one
+// Restart policy: a crashed server is restarted after these delays, one
 // per crash; one more crash and it is given up and reported. A server that
 // ran for healthyRun is forgiven its earlier crashes.
 var restartDelays = []time.Duration{0, time.Second, 4 * time.Second}

@@ -21,7 +21,7 @@
 //
 // # Glossary
 //
-// One word means one thing here, in the README and in the code.
+// One word means one thing here, in docs/ and in the code.
 //
 //   - capability: what a tool, or one call of it, may do (tools.Caps):
 //     read the workspace, write it, write outside it, run programs, use the

@@ -7,7 +7,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// E32 through the one Policy: a hook's allow only skips the question (a
+// Hooks through the one Policy: a hook's allow only skips the question (a
 // deny rule, plan mode and the user's "never" still win); its ask asks
 // where a rule, accept-edits or an "always" answer would allow; in yolo
 // nothing is asked anyway.
@@ -15,7 +15,7 @@ func TestHookOpinions(t *testing.T) {
 	rm := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "rm", Subject: "rm x"}
 	ls := tools.Approval{Tool: "bash", Kind: tools.KindExecute, Caps: tools.RunsPrograms, Key: "ls", Subject: "ls"}
 	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}
-	with := func(a tools.Approval, hook string) tools.Approval { a.Hook = hook; return a }
+	with := func(a tools.Approval, hook tools.HookOpinion) tools.Approval { a.Hook = hook; return a }
 	outcome := func(p *permit.Policy, a tools.Approval) string {
 		d, ok := p.Decide(a)
 		if !ok {

@@ -2,7 +2,7 @@ package permit
 
 import "strings"
 
-// Mode is a permission mode (A4): how much goes ahead without a question.
+// Mode is a permission mode: how much goes ahead without a question.
 type Mode string
 
 // The modes, with the ids ACP clients show.

@@ -7,7 +7,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// TestModes is the table of modes (A4): what each mode lets through without a question
+// TestModes is the table of modes: what each mode lets through without a question
 // ("ask" means the user is asked).
 func TestModes(t *testing.T) {
 	edit := tools.Approval{Tool: "edit_file", Kind: tools.KindEdit, Caps: tools.WritesWorkspace, Key: "edit_file", Subject: "a.go"}

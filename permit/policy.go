@@ -66,7 +66,7 @@ func (p *Policy) Mode() Mode {
 }
 
 // Persist makes every later "always"/"never" answer also go to save (the
-// workspace's remembered answers, A4).
+// workspace's remembered answers).
 func (p *Policy) Persist(save func(a tools.Approval, allowed bool)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

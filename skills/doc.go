@@ -1,6 +1,6 @@
 // Package skills finds skill files, parses them, keeps the catalog and
 // rewrites `$name params` and `/name params` in a prompt into the line that
-// tells the model to load the skill (S1–S3).
+// tells the model to load the skill.
 //
 // A skill follows the open Agent Skills layout: a folder NAME/SKILL.md (its
 // other files travel with it), or a single NAME.md, with YAML front matter

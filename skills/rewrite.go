@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Line is the text a skill invocation becomes (S2), also used by skill
+// Line is the text a skill invocation becomes, also used by skill
 // routing so both read the same.
 func Line(name, params string) string {
 	params = strings.TrimSpace(params)
@@ -118,7 +118,7 @@ func (s *Set) unknown(name, sigil string) string {
 	} else if names := s.Names(); len(names) > 0 {
 		line += " — type /skills for the list"
 	} else {
-		line += " — no skills are installed (see the README: Skills)"
+		line += " — no skills are installed (see docs/skills.md)"
 	}
 	return line
 }
@@ -126,7 +126,7 @@ func (s *Set) unknown(name, sigil string) string {
 // List is /skills' answer: one line per skill with its hint.
 func (s *Set) List() string {
 	if len(s.All()) == 0 {
-		return "No skills found. Put one in .mm/skills/NAME/SKILL.md (see the README: Skills)."
+		return "No skills found. Put one in .mm/skills/NAME/SKILL.md (see docs/skills.md)."
 	}
 	var b strings.Builder
 	b.WriteString("Skills (type /name or $name with its parameters):\n")

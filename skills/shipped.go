@@ -8,7 +8,7 @@ import (
 //go:embed shipped/*.md
 var shipped embed.FS
 
-// Shipped is the source of the skills that come with mm (S3), the
+// Shipped is the source of the skills that come with mm, the
 // farthest of all: any user skill of the same name wins.
 func Shipped() Source {
 	sub, err := fs.Sub(shipped, "shipped")

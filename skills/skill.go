@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// MaxKeywords is the most keywords a skill may declare (S1): the catalog
+// MaxKeywords is the most keywords a skill may declare: the catalog
 // sits in a tool description and every keyword costs prompt.
 const MaxKeywords = 8
 

@@ -96,7 +96,7 @@ func TestLoadNearestWinsAndMalformedSkipped(t *testing.T) {
 	}
 }
 
-// S3: the shipped skills all parse, are the seven the issue lists, and
+// TestShipped: the shipped skills all parse, are the seven mm ships, and
 // tell a small model plainly that the commands are its own to run.
 func TestShipped(t *testing.T) {
 	set, warns := skills.Load(skills.Shipped())
@@ -158,7 +158,7 @@ func TestRewrite(t *testing.T) {
 	// With no skill at all (a nil set: no folder, nothing shipped), the
 	// user is told where skills come from rather than "see /skills".
 	var none *skills.Set
-	if got := none.Rewrite("/zzz", reserved); got.Answer != `no skill named "zzz" — no skills are installed (see the README: Skills)` {
+	if got := none.Rewrite("/zzz", reserved); got.Answer != `no skill named "zzz" — no skills are installed (see docs/skills.md)` {
 		t.Errorf("Rewrite(/zzz) without skills = %+v", got)
 	}
 	if got := none.Rewrite("/skills", reserved); !strings.HasPrefix(got.Answer, "No skills found. Put one in .mm/skills/NAME/SKILL.md") {
@@ -172,7 +172,8 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
-// A5: a skill added or edited during the session is seen at the next look.
+// A skill added or edited during the session is seen at the next look,
+// so the editor's / menu can follow.
 func TestLibraryReloadsOnChange(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.md"), skill("a", "A.", "steps"))
@@ -213,7 +214,7 @@ func TestNearest(t *testing.T) {
 	}
 }
 
-// A5: a skill folder created during the session is seen by the watcher,
+// A skill folder created during the session is seen by the watcher,
 // even when the skills folder itself did not exist at the start.
 func TestWatch(t *testing.T) {
 	ws := t.TempDir()

@@ -16,7 +16,7 @@ const settle = 150 * time.Millisecond
 // Watch calls changed, from the calling goroutine, each time the skill set
 // was reloaded because a file in a skills folder was added, edited or
 // removed since generation since (what the caller last showed, from
-// Current) — A5: the editor's / menu follows. It watches the skills
+// Current), so that the editor's / menu follows. It watches the skills
 // folders, their skill folders, and for a folder that does not exist yet
 // its nearest existing parent, so creating .mm/skills is seen too. It
 // returns when ctx ends, or at once with the error when the system gives

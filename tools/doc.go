@@ -8,7 +8,8 @@
 //   - A failure the model can fix is a Result with IsError set and a text
 //     written as a repair instruction; a Go error means the world broke.
 //   - The registry lists tools sorted by name and their schemas are
-//     byte-stable, so the request prefix stays cacheable (E13).
+//     byte-stable, so the request prefix stays cacheable.
 //   - This package imports only the standard library; tool implementations
-//     live in sub-packages and register themselves in one table (cmd/mm).
+//     live in sub-packages, and one table of the composition root
+//     (cmd/mm/internal/app) chooses those a session offers.
 package tools

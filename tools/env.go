@@ -5,7 +5,7 @@ import (
 	"io/fs"
 )
 
-// Files is the one view of files inside mm (A8): every reader and writer —
+// Files is the one view of files inside mm: every reader and writer —
 // the file tools, the read-before-write tracker, the LSP bridge's "before"
 // text, rename — goes through the same Files, so an editor buffer and the
 // disk can never disagree inside mm. The disk implementation is
@@ -28,7 +28,7 @@ type Files interface {
 type Env interface {
 	// Cwd is the session's working directory (absolute).
 	Cwd() string
-	// Roots are the workspace roots paths must stay inside (T13).
+	// Roots are the workspace roots paths must stay inside.
 	Roots() []string
 	// Files is the session's view of files: read and write only through it.
 	Files
@@ -38,7 +38,7 @@ type Env interface {
 	Approve(ctx context.Context, req Approval) (Decision, error)
 	// Progress shows a line of progress for the running call.
 	Progress(text string)
-	// Reads is the session's read-before-write tracker (T5).
+	// Reads is the session's read-before-write tracker.
 	Reads() *ReadTracker
 }
 
@@ -70,11 +70,11 @@ type Approval struct {
 	Locations []Location
 	// Input is the raw arguments, shown by clients that display them.
 	Input any
-	// Hook is a preToolUse hook's opinion of the call (E32), filled in by
+	// Hook is a preToolUse hook's opinion of the call, filled in by
 	// the engine: HookAllow skips the question, HookAsk asks even where a
 	// rule, a mode or an earlier answer would allow. A hook's deny never
 	// gets here: the call does not run.
-	Hook string
+	Hook HookOpinion
 	// RunsLater, when set, says why the action makes a program run code
 	// later (git obeying a repository's config); it is then asked in every
 	// mode, like a write to such a file (RunsLater).
@@ -100,10 +100,15 @@ type Part struct {
 	Unknown bool
 }
 
-// The opinions a hook can give an approval.
+// HookOpinion is what a preToolUse hook says of a call (the "decision"
+// of its JSON answer; package engine/hooks runs the hooks); "" is none.
+type HookOpinion string
+
+// The opinions a hook can give a call.
 const (
-	HookAllow = "allow"
-	HookAsk   = "ask"
+	HookAllow HookOpinion = "allow"
+	HookAsk   HookOpinion = "ask"
+	HookDeny  HookOpinion = "deny"
 )
 
 // Decision is the answer to an Approval.

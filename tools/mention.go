@@ -12,7 +12,7 @@ import (
 // does not have: a prompt never waits long on a mention.
 const bufferWait = 2 * time.Second
 
-// Mentions finds the @path mentions of a prompt (E31, A11): "@main.go",
+// Mentions finds the @path mentions of a prompt: "@main.go",
 // "see @src/app.py." An @ counts only at the start of a word (not in
 // an e-mail address or a Markdown link's text, whose link the editor
 // sends as a resource). It returns the lines to append for the model
@@ -21,7 +21,7 @@ const bufferWait = 2 * time.Second
 // the same problems as notes for the user. A word without "/" or "." that
 // names nothing ("@here") is not a mention. A path the disk does not have
 // is asked of env's file view, so a new file the editor holds only as an
-// unsaved buffer is attached too (A8: one view of files).
+// unsaved buffer is attached too (one view of files).
 func Mentions(ctx context.Context, env Env, prompt string) (lines, notes []string) {
 	seen := map[string]bool{}
 	for _, m := range mentionWords(prompt) {

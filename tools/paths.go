@@ -9,7 +9,7 @@ import (
 )
 
 // Resolve turns a path written by the model into an absolute path inside
-// the workspace (T13). Relative paths are taken from env.Cwd(). Symlinks are
+// the workspace. Relative paths are taken from env.Cwd(). Symlinks are
 // resolved (for the part of the path that exists) before the check, so a
 // link pointing outside the workspace is refused too. The error text is a
 // repair instruction.

@@ -7,7 +7,7 @@ import (
 
 // ReadTracker remembers which files the model has read in this session and
 // what they held, so that an existing file is edited only after a read and
-// never over a change made on disk since that read (T5). It is safe for
+// never over a change made on disk since that read. It is safe for
 // concurrent use.
 type ReadTracker struct {
 	mu   sync.Mutex

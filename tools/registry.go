@@ -27,7 +27,7 @@ func NewRegistry(ts ...Tool) *Registry {
 	return r
 }
 
-// Tools returns the tools sorted by name (E13: a stable prefix).
+// Tools returns the tools sorted by name (a stable request prefix).
 func (r *Registry) Tools() []Tool {
 	if r == nil {
 		return nil

@@ -61,7 +61,7 @@ type Result struct {
 	// Locations are the files (and lines) the call touched, for the editor
 	// to follow along.
 	Locations []Location
-	// Plan, when set, replaces the model's todo list (the plan tool, T8);
+	// Plan, when set, replaces the model's todo list (the plan tool);
 	// front ends show it.
 	Plan []PlanEntry
 	// Warning, when set, is one line for the user (a ⚠ note), not for the
@@ -91,7 +91,7 @@ type Location struct {
 
 // Preflighter is implemented by tools that can refuse a call as soon as its
 // path is known, while the model is still streaming the rest of the
-// arguments (T5): a refused write costs no more decoding. It returns the
+// arguments: a refused write costs no more decoding. It returns the
 // refusal text, or "" when the call may go on. ctx is the turn's: a
 // preflight that reads through the editor stops with the turn.
 type Preflighter interface {

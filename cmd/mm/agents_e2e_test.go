@@ -190,7 +190,7 @@ func TestACPAskAgentDown(t *testing.T) {
 // per question then its JSON; an unknown name or no question is one line.
 func TestAskAgentLine(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{supportAnswer}})
 	defer dec.Close()
 	chat := llmtest.NewServer(llmtest.Scenario{})
 	w := newWorldOn(t, chat).askable("triage", "baseURL: "+dec.URL()+"\n"+routerYAML)
@@ -219,7 +219,7 @@ func TestAskAgentConfigRefused(t *testing.T) {
 	tests := []struct{ name, agent, config, want string }{
 		{"a name that is not one", "model: h\n", "agents:\n  the historian: h.yaml\n", `line 2: agents: "the historian" is not a short name`},
 		{"a missing file", "", "model: x\nagents: {historian: nope.yaml}\n", "line 2: agents.historian: cannot read the agent file "},
-		{"write: true", "model: h\n", "agents:\n  historian: {file: h.yaml, write: true}\n", "line 2: agents.historian.write: true is not supported yet (E36)"},
+		{"write: true", "model: h\n", "agents:\n  historian: {file: h.yaml, write: true}\n", "line 2: agents.historian.write: true is not supported yet"},
 		{"an agent that runs commands", "model: h\nbashTool: true\n", "agents: {historian: h.yaml}\n", "h.yaml line 2: bashTool: true in an asked agent"},
 	}
 	for _, tt := range tests {

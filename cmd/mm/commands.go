@@ -126,7 +126,7 @@ func runAgent(ctx context.Context, inv *invocation, _ []string) int {
 }
 
 // runACP serves the editor on stdio. The config is read again at each
-// session/new (app.Configs); one that does not load is served too: the
+// session/new (app.ACPAgent); one that does not load is served too: the
 // editor would only see "the agent server exited", so each session/new
 // answers with its line until it is fixed.
 func runACP(ctx context.Context, inv *invocation, _ []string) int {
@@ -144,7 +144,7 @@ func runACP(ctx context.Context, inv *invocation, _ []string) int {
 		}
 	}
 	exe, _ := os.Executable()
-	c := &app.Configs{Read: inv.readConfig, Cwd: st.cwd, Log: st.log, Env: inv.env.vars, Store: app.OpenStore(inv.env.vars, st.log),
+	c := &app.ACPAgent{Read: inv.readConfig, Cwd: st.cwd, Log: st.log, Env: inv.env.vars, Store: app.OpenStore(inv.env.vars, st.log),
 		Bad: bad, Warned: st.trust.Warning(), Known: st.known, Exe: exe}
 	return c.Serve(ctx, mmVersion(), inv.stdin, inv.stdout)
 }

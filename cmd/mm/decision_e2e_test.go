@@ -17,7 +17,7 @@ decision:
     pii: {type: noul, instructions: "Does it contain personal data?"}
 `
 
-var supportAnswer = llmtest.Decision{Answers: map[string]any{
+var supportAnswer = llmtest.DecisionAnswer{Answers: map[string]any{
 	"team":    map[string]any{"type": "choice", "choice": "billing", "probabilities": map[string]any{"billing": 0.9, "tech": 0.1}, "confidence": 0.8},
 	"urgency": map[string]any{"type": "score", "score": 1.2, "legend": map[string]any{"0": "later", "1": "today", "2": "now"}, "probabilities": map[string]any{"0": 0.1, "1": 0.6, "2": 0.3}, "confidence": 0.4},
 	"pii":     map[string]any{"type": "noul", "noul": 0.03},
@@ -27,7 +27,7 @@ var supportAnswer = llmtest.Decision{Answers: map[string]any{
 // JSON as is; the state is the prompt alone, with the file's questions.
 func TestLineDecisionAgent(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
 	defer dec.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "router.yaml")
@@ -69,7 +69,7 @@ func TestLineDecisionAgent(t *testing.T) {
 // line per question, then the JSON; nothing reaches a chat model.
 func TestACPDecisionAgent(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{supportAnswer}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{supportAnswer}})
 	defer dec.Close()
 	p := agentWorld(t, "baseURL: "+dec.URL()+"\n"+routerYAML).session()
 	p.turn("I was charged twice for one order")

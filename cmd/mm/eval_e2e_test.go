@@ -10,12 +10,12 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-func route(choice string, p, conf float64) llmtest.Decision {
+func route(choice string, p, conf float64) llmtest.DecisionAnswer {
 	other := "none"
 	if choice == "none" {
 		other = "run-tests"
 	}
-	return llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": choice,
+	return llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": choice,
 		"probabilities": map[string]any{choice: p, other: 1 - p}, "confidence": conf}}}
 }
 
@@ -25,7 +25,7 @@ func route(choice string, p, conf float64) llmtest.Decision {
 func TestEvalRouting(t *testing.T) {
 	t.Parallel()
 	for _, jsonOut := range []bool{false, true} {
-		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
+		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{
 			route("release-notes", 0.9, 0.85),  // hit
 			route("background-jobs", 0.6, 0.3), // below 0.6: a miss
 			route("none", 0.97, 0.95),          // hit

@@ -10,8 +10,8 @@ import (
 )
 
 // routed is a decision model choosing release-notes with this confidence.
-func routed(conf float64) llmtest.Decision {
-	return llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "release-notes",
+func routed(conf float64) llmtest.DecisionAnswer {
+	return llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "release-notes",
 		"probabilities": map[string]any{"release-notes": 0.9, "none": 0.1}, "confidence": conf}}}
 }
 
@@ -27,15 +27,15 @@ func TestACPSkillRouting(t *testing.T) {
 	const line = "[skill: release-notes — load it with read_skill and carry out its steps now"
 	tests := []struct {
 		name      string
-		decisions []llmtest.Decision // none: the route does not exist
+		decisions []llmtest.DecisionAnswer // none: the route does not exist
 		skillLine bool
 		note      string
 	}{
-		{"confident", []llmtest.Decision{routed(0.85)}, true, "🧭 skill release-notes (0.85)"},
-		{"not confident", []llmtest.Decision{routed(0.4)}, false, "🧭 no skill routed: release-notes at 0.40 is below minConfidence 0.60"},
+		{"confident", []llmtest.DecisionAnswer{routed(0.85)}, true, "🧭 skill release-notes (0.85)"},
+		{"not confident", []llmtest.DecisionAnswer{routed(0.4)}, false, "🧭 no skill routed: release-notes at 0.40 is below minConfidence 0.60"},
 		{"route missing", nil, false, "🧭 skill routing skipped: the server at %s has no /v1/systemone route (404)"},
-		{"a chat model", []llmtest.Decision{{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}, false, "🧭 skill routing skipped: d1-3b at %s is not a decision model"},
-		{"too slow", []llmtest.Decision{{Delay: hung}}, false, "🧭 skill routing skipped: the decision model at %s did not answer within 2s"},
+		{"a chat model", []llmtest.DecisionAnswer{{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}, false, "🧭 skill routing skipped: d1-3b at %s is not a decision model"},
+		{"too slow", []llmtest.DecisionAnswer{{Delay: hung}}, false, "🧭 skill routing skipped: the decision model at %s did not answer within 2s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +80,7 @@ func TestACPSkillRouting(t *testing.T) {
 // not routed — the user's choice wins.
 func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{routed(0.99)}})
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{routed(0.99)}})
 	defer dec.Close()
 	w := newWorld(t, "short_answer").trustedConfig(map[string]string{
 		"router.yaml": "baseURL: " + dec.URL() + "\ndecision: {}\n",

@@ -189,7 +189,7 @@ func TestServerEchoedKeyIsMasked(t *testing.T) {
 				return []llmtest.Step{{Content: "Hello."}}
 			},
 			echo: func() llmtest.Scenario {
-				return llmtest.Scenario{Decisions: []llmtest.Decision{{Status: 400, Body: echoBody(key)}}}
+				return llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{{Status: 400, Body: echoBody(key)}}}
 			}},
 		{name: "guard agent",
 			setup: func(t *testing.T, dir, home string, srv *llmtest.Server) []llmtest.Step {

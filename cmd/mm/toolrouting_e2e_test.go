@@ -15,12 +15,12 @@ import (
 
 // needs is a decision model's answer to the tool-routing questions: P(the
 // group is needed), by group.
-func needs(p map[string]float64) llmtest.Decision {
+func needs(p map[string]float64) llmtest.DecisionAnswer {
 	answers := map[string]any{}
 	for g, v := range p {
 		answers[g] = map[string]any{"type": "noul", "noul": v}
 	}
-	return llmtest.Decision{Answers: answers}
+	return llmtest.DecisionAnswer{Answers: answers}
 }
 
 func offeredTools(r llmtest.Recorded) []string {
@@ -52,17 +52,17 @@ func TestACPToolRouting(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		decisions []llmtest.Decision
+		decisions []llmtest.DecisionAnswer
 		offered   []string
 		note      string // "" : no 🧭 line
 	}{
-		{"drops the useless", []llmtest.Decision{needs(with(map[string]float64{"shell": 0.15, "plan": 0.03}))},
+		{"drops the useless", []llmtest.DecisionAnswer{needs(with(map[string]float64{"shell": 0.15, "plan": 0.03}))},
 			[]string{"edit_file", "read_file", "read_skill", "write_file"}, "🧭 tools not offered this turn: shell (0.15), plan (0.03) — below dropBelow 0.20"},
-		{"a doubt keeps", []llmtest.Decision{needs(with(map[string]float64{"plan": 0.31, "shell": 0.2}))}, all, ""},
+		{"a doubt keeps", []llmtest.DecisionAnswer{needs(with(map[string]float64{"plan": 0.31, "shell": 0.2}))}, all, ""},
 		{"route missing", nil, all, "🧭 tool routing skipped: the server at %s has no /v1/systemone route (404)"},
-		{"malformed", []llmtest.Decision{{Status: 200, Body: `{"answers": {"shell": {"type": "noul", "noul": 3}}}`}}, all, "🧭 tool routing skipped: "},
-		{"answer missing", []llmtest.Decision{needs(map[string]float64{"shell": 0.01})}, all, "has no answer for question"},
-		{"too slow", []llmtest.Decision{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 2s"},
+		{"malformed", []llmtest.DecisionAnswer{{Status: 200, Body: `{"answers": {"shell": {"type": "noul", "noul": 3}}}`}}, all, "🧭 tool routing skipped: "},
+		{"answer missing", []llmtest.DecisionAnswer{needs(map[string]float64{"shell": 0.01})}, all, "has no answer for question"},
+		{"too slow", []llmtest.DecisionAnswer{{Delay: hung}}, all, "🧭 tool routing skipped: the decision model at %s did not answer within 2s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestEvalTools(t *testing.T) {
 	t.Parallel()
 	low := map[string]float64{"shell": 0.9, "files": 0.9, "web": 0.05, "code": 0.4, "plan": 0.5}
 	for _, jsonOut := range []bool{false, true} {
-		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.Decision{
+		dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{
 			needs(low), // run the tests: web dropped, ok
 			needs(low), // summarise: the same list, no change
 			needs(map[string]float64{"shell": 0.6, "files": 0.1, "web": 0.05, "code": 0.4, "plan": 0.1}),  // files wrongly dropped

@@ -1,4 +1,4 @@
-// Package compact holds the pure parts of context budgeting (E25–E27):
+// Package compact holds the pure parts of context budgeting:
 // counting tokens the way mm estimates them, the one-line stub an old tool
 // output becomes when it is masked, head-and-tail truncation, and the
 // summary block a compaction leaves at the head of the conversation. The
@@ -24,7 +24,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 )
 
-// CharsPerToken is the ratio of the local estimate (SPEC E25).
+// CharsPerToken is the ratio of the local estimate.
 const CharsPerToken = 3.5
 
 // messageOverhead is the tokens a chat template adds around a message
@@ -62,7 +62,7 @@ func RequestTokens(req llm.Request) int {
 	return n
 }
 
-// MaxOutput is the default bound of one tool output in characters (E25):
+// MaxOutput is the default bound of one tool output in characters:
 // 15 % of the window at CharsPerToken, clamped to [2,000, 16,000]; 16,000 when
 // the window is unknown.
 func MaxOutput(window int) int {
@@ -73,7 +73,7 @@ func MaxOutput(window int) int {
 }
 
 // Cap keeps the head and the tail of text within max characters, with a
-// marker in the middle saying how much was cut and how to read it (E25).
+// marker in the middle saying how much was cut and how to read it.
 // Lines are kept whole when they are short enough. Text within max is
 // returned as it is.
 func Cap(text string, max int) string {
@@ -140,7 +140,7 @@ func Thousands(n int) string {
 
 var exitCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[exit code: (\d+)`) })
 
-// Stub is the one line an old tool output becomes in what is sent (E26):
+// Stub is the one line an old tool output becomes in what is sent:
 // what the call was, how big its output was, and how to get it back.
 //
 //	[output of read_file f01.txt elided — 212 lines; read it again if needed]

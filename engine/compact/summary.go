@@ -17,7 +17,7 @@ const (
 )
 
 // SummarySystem is the system prompt of a summary call: no tools, no
-// thinking, one answer (E27).
+// thinking, one answer.
 const SummarySystem = "You write the working notes of a coding session so that it can go on without the full transcript. " +
 	"Keep: the user's goals and requests, decisions taken, files read or changed (with paths), commands run and their outcome, " +
 	"errors still open, and what remains to do. Drop: file contents and command outputs (they can be read again), chit-chat. " +

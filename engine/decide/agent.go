@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Agent answers prompts with a decision model instead of a chat model
-// (E33): the prompt alone is the state — no history, no system prompt, no
+// Agent answers prompts with a decision model instead of a chat model:
+// the prompt alone is the state — no history, no system prompt, no
 // tools — and the answer is the server's JSON, so that a script reads
 // every field the server sends, even one added later.
 type Agent struct {

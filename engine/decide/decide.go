@@ -104,7 +104,7 @@ func (a Answer) Sure() float64 {
 }
 
 // Response is a whole answer: the answers by question id and the body as
-// the server sent it (a decision agent's mm -p prints it as is, E33).
+// the server sent it (a decision agent's mm -p prints it as is).
 type Response struct {
 	Model   string            `json:"model"`
 	Answers map[string]Answer `json:"answers"`
@@ -126,8 +126,8 @@ type Client struct {
 	HTTP *http.Client
 }
 
-// DefaultTimeout is the seed's routing timeout (≈ 0.5 s warm for d1-3B,
-// ≈ 2 s on a CPU).
+// DefaultTimeout is the routing timeout: a warm d1-3B answers in about
+// 0.5 s on a GPU, about 2 s on a CPU.
 const DefaultTimeout = 2 * time.Second
 
 // Endpoint is the URL of the route.

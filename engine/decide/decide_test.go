@@ -15,19 +15,19 @@ import (
 
 var skillOpts = decide.Options{{"release-notes", "write release notes from the git log"}, {"run-tests", "run the test suite"}}
 
-func server(t *testing.T, ds ...llmtest.Decision) *llmtest.Server {
+func server(t *testing.T, ds ...llmtest.DecisionAnswer) *llmtest.Server {
 	t.Helper()
 	srv := llmtest.NewServer(llmtest.Scenario{Decisions: ds})
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-func choice(name string, p, conf float64) llmtest.Decision {
+func choice(name string, p, conf float64) llmtest.DecisionAnswer {
 	other := "none"
 	if name == "none" {
 		other = "run-tests"
 	}
-	return llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": name,
+	return llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": name,
 		"probabilities": map[string]any{name: p, other: 1 - p}, "confidence": conf}}}
 }
 
@@ -83,21 +83,21 @@ func TestSureIsTheCarefulReading(t *testing.T) {
 func TestErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		d    *llmtest.Decision // nil: the route does not exist
+		d    *llmtest.DecisionAnswer // nil: the route does not exist
 		kind oneshot.Kind
 		line string
 	}{
 		{"route missing (llama.cpp too old)", nil, oneshot.RouteMissing, "has no /v1/systemone route"},
-		{"llama.cpp: a chat model", &llmtest.Decision{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}, oneshot.WrongModel, "is not a decision model"},
-		{"ollama: a chat model", &llmtest.Decision{Status: 400, Body: `{"error":"model \"qwen3:4b\" does not support decisions"}`}, oneshot.WrongModel, "is not a decision model"},
-		{"ollama: not pulled", &llmtest.Decision{Status: 404, Body: `{"error":"model \"d1-3b\" not found, try pulling it first"}`}, oneshot.ModelMissing, `not found, try pulling it first`},
-		{"llama.cpp: too many options", &llmtest.Decision{Status: 422, Body: `{"error":{"code":422,"message":"criteria has 300 options, at most 255 are supported","type":"invalid_request_error"}}`}, oneshot.Invalid, "at most 255"},
-		{"queue full", &llmtest.Decision{Status: 429, Body: `{"error":{"code":429,"message":"queue is full","type":"unavailable_error"}}`}, oneshot.Busy, "busy"},
-		{"not JSON", &llmtest.Decision{Body: `<html>hello</html>`}, oneshot.Malformed, "not a systemone answer"},
-		{"missing answer id", &llmtest.Decision{Answers: map[string]any{"other": map[string]any{"type": "choice", "choice": "none", "probabilities": map[string]any{"none": 1.0}}}}, oneshot.Malformed, `no answer for question "route"`},
-		{"probabilities sum to 1.7", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.9, "none": 0.8}}}}, oneshot.Malformed, "sum to 1.70"},
-		{"choice not offered", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "deploy", "probabilities": map[string]any{"deploy": 1.0}}}}, oneshot.Malformed, `"deploy", which was not an option`},
-		{"wrong type", &llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "noul", "noul": 0.5}}}, oneshot.Malformed, "as a noul"},
+		{"llama.cpp: a chat model", &llmtest.DecisionAnswer{Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}, oneshot.WrongModel, "is not a decision model"},
+		{"ollama: a chat model", &llmtest.DecisionAnswer{Status: 400, Body: `{"error":"model \"qwen3:4b\" does not support decisions"}`}, oneshot.WrongModel, "is not a decision model"},
+		{"ollama: not pulled", &llmtest.DecisionAnswer{Status: 404, Body: `{"error":"model \"d1-3b\" not found, try pulling it first"}`}, oneshot.ModelMissing, `not found, try pulling it first`},
+		{"llama.cpp: too many options", &llmtest.DecisionAnswer{Status: 422, Body: `{"error":{"code":422,"message":"criteria has 300 options, at most 255 are supported","type":"invalid_request_error"}}`}, oneshot.Invalid, "at most 255"},
+		{"queue full", &llmtest.DecisionAnswer{Status: 429, Body: `{"error":{"code":429,"message":"queue is full","type":"unavailable_error"}}`}, oneshot.Busy, "busy"},
+		{"not JSON", &llmtest.DecisionAnswer{Body: `<html>hello</html>`}, oneshot.Malformed, "not a systemone answer"},
+		{"missing answer id", &llmtest.DecisionAnswer{Answers: map[string]any{"other": map[string]any{"type": "choice", "choice": "none", "probabilities": map[string]any{"none": 1.0}}}}, oneshot.Malformed, `no answer for question "route"`},
+		{"probabilities sum to 1.7", &llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.9, "none": 0.8}}}}, oneshot.Malformed, "sum to 1.70"},
+		{"choice not offered", &llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "deploy", "probabilities": map[string]any{"deploy": 1.0}}}}, oneshot.Malformed, `"deploy", which was not an option`},
+		{"wrong type", &llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "noul", "noul": 0.5}}}, oneshot.Malformed, "as a noul"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +119,7 @@ func TestErrors(t *testing.T) {
 
 // TestRoundingAccepted: probabilities a little under one are rounding.
 func TestRoundingAccepted(t *testing.T) {
-	srv := server(t, llmtest.Decision{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.66, "release-notes": 0.2, "none": 0.12}, "confidence": 0.49}}})
+	srv := server(t, llmtest.DecisionAnswer{Answers: map[string]any{"route": map[string]any{"type": "choice", "choice": "run-tests", "probabilities": map[string]any{"run-tests": 0.66, "release-notes": 0.2, "none": 0.12}, "confidence": 0.49}}})
 	c := &decide.Client{BaseURL: srv.URL()}
 	got, err := c.Route(context.Background(), "run the tests", "?", skillOpts)
 	if err != nil || got.Choice != "run-tests" {
@@ -133,7 +133,7 @@ func TestRoundingAccepted(t *testing.T) {
 // TestTimeout: a model still loading does not hold the caller past the
 // timeout; the error says so.
 func TestTimeout(t *testing.T) {
-	srv := server(t, llmtest.Decision{Delay: time.Minute})
+	srv := server(t, llmtest.DecisionAnswer{Delay: time.Minute})
 	c := &decide.Client{BaseURL: srv.URL(), Timeout: 100 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() {
@@ -163,7 +163,7 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestRelevant(t *testing.T) {
-	srv := server(t, llmtest.Decision{Answers: map[string]any{
+	srv := server(t, llmtest.DecisionAnswer{Answers: map[string]any{
 		"shell": map[string]any{"type": "noul", "noul": 0.9},
 		"web":   map[string]any{"type": "noul", "noul": 0.05},
 	}})

@@ -1,8 +1,9 @@
 // Package decide is mm's client for decision models: small classifiers
 // served at POST /v1/systemone (llama-server, Ollama, LiteLLM, Jev) that
 // answer typed questions — choice, noul, score — in one forward pass,
-// without generating text (E33–E35; wire format in
-// ../shared/notes/system-one.md).
+// without generating text. The wire format is the request and answer
+// types of this package ([Question], [Answer], [Response]); the routers
+// and decision agents built on it are described in docs/agents.md.
 //
 // Invariants:
 //   - Answers are keyed by question id, never by position; an answer

@@ -46,7 +46,7 @@ func (r *Router) threshold(def float64) float64 {
 	return def
 }
 
-// skillQuestion is the skill routing question (E34); the criteria are the
+// skillQuestion is the skill routing question; the criteria are the
 // skills' descriptions, the same the chat model reads.
 const skillQuestion = "Which skill should the assistant use to carry out this request? Answer none when no skill clearly applies."
 
@@ -79,7 +79,7 @@ func (r *Router) Choose(ctx context.Context, prompt string, skills Options) (Rou
 	return r.Client.Route(ctx, prompt, skillQuestion, skills)
 }
 
-// ToolGroups are the groups a tool router asks about (E35), in this
+// ToolGroups are the groups a tool router asks about, in this
 // order, each with the tools it holds. The groups and their questions
 // never change, so the same prompt makes the same request; a tool outside
 // every group (read_skill, MCP tools, ask_ tools) is never taken away.

@@ -11,12 +11,12 @@ import (
 )
 
 // A skill router proposes a skill only when the decision model is sure
-// enough; anything else leaves the prompt alone and says why (E34).
+// enough; anything else leaves the prompt alone and says why.
 func TestRouterSkill(t *testing.T) {
 	low := 0.5
 	tests := []struct {
 		name      string
-		d         llmtest.Decision
+		d         llmtest.DecisionAnswer
 		threshold *float64
 		chosen    string
 		info      string
@@ -25,7 +25,7 @@ func TestRouterSkill(t *testing.T) {
 		{"below the default 0.6", choice("run-tests", 0.9, 0.55), nil, "", "🧭 no skill routed: run-tests at 0.55 is below minConfidence 0.60"},
 		{"below a lower threshold is enough", choice("run-tests", 0.9, 0.55), &low, "run-tests", "🧭 skill run-tests (0.55)"},
 		{"none applies", choice("none", 0.97, 0.95), nil, "", "🧭 no skill applies (0.95)"},
-		{"server error", llmtest.Decision{Status: 500, Body: `{"error":{"message":"boom"}}`}, nil, "", "🧭 skill routing skipped: the decision server at "},
+		{"server error", llmtest.DecisionAnswer{Status: 500, Body: `{"error":{"message":"boom"}}`}, nil, "", "🧭 skill routing skipped: the decision server at "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,20 +54,20 @@ func TestRouterSkill(t *testing.T) {
 }
 
 // A tool router hides only the groups clearly not needed, and only groups
-// of tools actually offered; any failure offers every tool (E35).
+// of tools actually offered; any failure offers every tool.
 func TestRouterTools(t *testing.T) {
-	noul := func(ps map[string]float64) llmtest.Decision {
+	noul := func(ps map[string]float64) llmtest.DecisionAnswer {
 		a := map[string]any{}
 		for g, p := range ps {
 			a[g] = map[string]any{"type": "noul", "noul": p}
 		}
-		return llmtest.Decision{Answers: a}
+		return llmtest.DecisionAnswer{Answers: a}
 	}
 	never := 0.0
 	offered := []string{"bash", "read_file", "edit_file", "fetch_content", "read_skill"}
 	tests := []struct {
 		name      string
-		d         llmtest.Decision
+		d         llmtest.DecisionAnswer
 		threshold *float64
 		hide      []string
 		info      string
@@ -76,7 +76,7 @@ func TestRouterTools(t *testing.T) {
 		{"all needed", noul(map[string]float64{"shell": 0.9, "files": 0.8, "web": 0.3}), nil, nil, ""},
 		{"dropBelow 0 drops nothing", noul(map[string]float64{"shell": 0.0, "files": 0.0, "web": 0.0}), &never, nil, ""},
 		{"two groups", noul(map[string]float64{"shell": 0.1, "files": 0.01, "web": 0.9}), nil, []string{"bash", "read_file", "edit_file"}, "🧭 tools not offered this turn: shell (0.10), files (0.01)"},
-		{"server error", llmtest.Decision{Status: 500, Body: `{"error":{"message":"boom"}}`}, nil, nil, "🧭 tool routing skipped: "},
+		{"server error", llmtest.DecisionAnswer{Status: 500, Body: `{"error":{"message":"boom"}}`}, nil, nil, "🧭 tool routing skipped: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,9 +102,9 @@ func TestRouterTools(t *testing.T) {
 }
 
 // A decision agent asked in a chat front end answers one line per
-// question, in id order, then the server's JSON (E33).
+// question, in id order, then the server's JSON.
 func TestAgentAnswer(t *testing.T) {
-	srv := server(t, llmtest.Decision{Answers: map[string]any{
+	srv := server(t, llmtest.DecisionAnswer{Answers: map[string]any{
 		"team":   map[string]any{"type": "choice", "choice": "billing", "probabilities": map[string]any{"billing": 0.8, "tech": 0.2}},
 		"urgent": map[string]any{"type": "noul", "noul": 0.25},
 	}})

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// ArgsStatus classifies the raw arguments of a tool call (E15).
+// ArgsStatus classifies the raw arguments of a tool call.
 type ArgsStatus int
 
 const (
@@ -108,11 +108,11 @@ func jsonKindOf(c byte) string {
 // CharBudget is how many characters of content a model should put in one
 // tool call with this max_tokens, as quoted in the truncation note.
 //
-// Measured (seed mm-small-llms, 26/09/2026): a 12,500-character write_file
+// Measured (26/09/2026, a small local model): a 12,500-character write_file
 // was ≈ 4,000 tokens, so ≈ 3 characters per token; the same budget also
 // pays for reasoning on thinking models and for JSON escaping. Half of it,
-// 1.5 characters per token, rounded down to a round number, gives the
-// seeds' "≈ 6,000 characters for 4,096 tokens". 0 when max_tokens is
+// 1.5 characters per token, rounded down to a round number, gives
+// ≈ 6,000 characters for 4,096 tokens. 0 when max_tokens is
 // unknown.
 func CharBudget(maxTokens int) int {
 	if maxTokens <= 0 {
@@ -128,14 +128,15 @@ func CharBudget(maxTokens int) int {
 	return b
 }
 
-// Default retry limits for broken calls. They are the SPEC's numbers; the
-// engine counts with a Retries.
+// Default retry limits for broken calls: enough for a model to correct
+// itself, few enough that a turn does not spin on it. The engine counts
+// with a Retries.
 const (
 	// MaxBrokenCallRetries: a call with invalid JSON arguments is given
-	// back at most twice per generation (E15); then one Explain line.
+	// back at most twice per generation; then one Explain line.
 	MaxBrokenCallRetries = 2
 	// MaxTextCallRetries: a tool call written as text is retried with a
-	// corrective note at most 3 times in a row (E18); a real tool call in
+	// corrective note at most 3 times in a row; a real tool call in
 	// between resets the count.
 	MaxTextCallRetries = 3
 )
@@ -159,11 +160,11 @@ func (r *Retries) Take() bool {
 // Used is the number of tries taken.
 func (r *Retries) Used() int { return r.used }
 
-// Reset gives all the tries back (a new generation for E15, a call made
-// through the protocol for E18).
+// Reset gives all the tries back (a new generation for broken calls, a
+// call made through the protocol for calls written as text).
 func (r *Retries) Reset() { r.used = 0 }
 
-// BrokenCall is a tool call whose arguments are not valid JSON (E15). It
+// BrokenCall is a tool call whose arguments are not valid JSON. It
 // is never run: the model gets Note (at most MaxBrokenCallRetries times per
 // generation), then the user gets Explain.
 type BrokenCall struct {

@@ -68,7 +68,7 @@ func TestCharBudget(t *testing.T) {
 	}
 }
 
-// The seeds' measured case: a 12,500-character write_file cut at 4,096
+// A measured case: a 12,500-character write_file cut at 4,096
 // tokens is truncated, given back twice with the budget, then explained;
 // it is never runnable.
 func TestBrokenCallPolicy(t *testing.T) {

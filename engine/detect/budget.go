@@ -2,13 +2,13 @@ package detect
 
 import "fmt"
 
-// DefaultToolBudget is the soft tool budget of a turn (E21, config
+// DefaultToolBudget is the soft tool budget of a turn (config
 // `toolBudget: 24`). From the sibling agent (Loki): an hour-long turn of
 // ~50 calls on a heavily quantised model went round in circles, reading the
 // same file slice by slice, which no deduplication catches.
 const DefaultToolBudget = 24
 
-// ToolBudget is the soft budget of tool calls in one turn (E21). It never
+// ToolBudget is the soft budget of tool calls in one turn. It never
 // cuts anything: past the threshold, a reminder of the count goes at the
 // END of the request (after the last message, not persisted), so the
 // cached prefix of the conversation stays intact on the server. The

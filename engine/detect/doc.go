@@ -6,29 +6,29 @@
 // network or a file. (They are detectors, not guards: in mm a guard is a
 // guard model, a classifier asked about a text — engine/risk.)
 //
-// One file per concern, each answering a failure the seeds record:
+// One file per concern, each answering a failure small models show:
 //
-//	think.go     E7  <think>…</think> in content → reasoning (ThinkFilter, ThinkOptions.Strip)
-//	textcall.go  E18 tool calls written as text (TextCallDetector), streaming
-//	families.go  E18 the table of syntaxes models leak (one entry per family)
-//	parsers.go   E18 the readers of those syntaxes (JSON, XML-ish, Python calls)
+//	think.go         <think>…</think> in content → reasoning (ThinkFilter, ThinkOptions.Strip)
+//	textcall.go      tool calls written as text (TextCallDetector), streaming
+//	families.go      the table of syntaxes models leak (one entry per family)
+//	parsers.go       the readers of those syntaxes (JSON, XML-ish, Python calls)
 //	gemma4.go        Gemma 4's own value syntax (<|"|> strings, bare keys)
 //	invoke.go        <invoke name=…><parameter name=…> (MiniMax, DSML, Anthropic)
 //	readers.go       the probes of the newer families (Command-R, ReAct,
 //	                 GLM's message JSON, DeepSeek-V4's attributes…)
 //	markup.go        what looks like a call in a syntax no reader knows:
 //	                 held, then noted, never run
-//	runaway.go   E10 arguments that repeat or never end (RunawayDetector)
-//	args.go      E15 truncated / malformed arguments (CheckArgs, BrokenCall, Retries)
-//	toolset.go   E17 invented tools and aliases (Toolset.Resolve)
-//	loop.go      E20 loops, cycles, refused edits, failures in a row (LoopDetector)
-//	budget.go    E21 soft tool budget (ToolBudget)
-//	struggle.go  E23 the struggle values every detector reports
+//	runaway.go       arguments that repeat or never end (RunawayDetector)
+//	args.go          truncated / malformed arguments (CheckArgs, BrokenCall, Retries)
+//	toolset.go       invented tools and aliases (Toolset.Resolve)
+//	loop.go          loops, cycles, refused edits, failures in a row (LoopDetector)
+//	budget.go        soft tool budget (ToolBudget)
+//	struggle.go      the struggle values every detector reports
 //
 // How the turn loop uses them, for one model call:
 //
 //   - Build a Toolset from the tools offered to this call (none for the
-//     last-chance and summary calls: then nothing is a call, E19).
+//     last-chance and summary calls: then nothing is a call).
 //   - Content deltas go through a ThinkFilter: reasoning segments become
 //     thought events (never history), text segments go through a
 //     TextCallDetector, and what it returns to show becomes text events.

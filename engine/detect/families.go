@@ -6,7 +6,7 @@ import (
 )
 
 // family is one syntax in which models write tool calls as text when the
-// server does not turn them into real calls (E18): its opening markers,
+// server does not turn them into real calls: its opening markers,
 // where they may stand, and three small functions. The detector does the
 // streaming; a family only says what its text looks like.
 type family struct {

@@ -10,8 +10,8 @@ import (
 	"sync"
 )
 
-// Loop detector thresholds (E20), the original mm's, measured against the
-// seeds' case of thirty identical refused calls (18/09/2026, a 12B model):
+// Loop detector thresholds, the original mm's, measured against a
+// recorded case of thirty identical refused calls (18/09/2026, a 12B model):
 // warned at the third, stopped at the sixth.
 const (
 	// LoopWarnAt is how many times a call (or a cycle of 2–3 calls) must
@@ -73,7 +73,7 @@ func (v LoopVerdict) Err() error {
 	return fmt.Errorf("%w: %s repeated %d times despite the loop warning", ErrStuck, strings.Join(v.Cycle, " → "), v.Times)
 }
 
-// LoopDetector watches the tool calls of a session for loops (E20):
+// LoopDetector watches the tool calls of a session for loops:
 //
 //   - the same (tool, input, output) LoopWarnAt times in a row → Warning
 //     with a `[LOOP_DETECTED: …]` note for the model, again at each further

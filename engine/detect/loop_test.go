@@ -11,7 +11,7 @@ type recorder struct{ got []Struggle }
 
 func (r *recorder) report(s Struggle) { r.got = append(r.got, s) }
 
-// The seeds' measured case (18/09/2026, a 12B model): thirty identical
+// A recorded case (18/09/2026, a 12B model): thirty identical
 // refused calls. Warned at the third, stopped at the sixth.
 func TestLoopThirtyRefusedCallsStoppedAtSix(t *testing.T) {
 	var rec recorder

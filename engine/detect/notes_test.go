@@ -19,7 +19,7 @@ func TestNotesGolden(t *testing.T) {
 	section := func(name string) { fmt.Fprintf(&b, "\n== %s\n", name) }
 	line := func(s any) { fmt.Fprintf(&b, "%v\n", s) }
 
-	section("E10 runaway")
+	section("runaway")
 	r := &Runaway{Reason: RunawayPeriodic, Period: 25, Pattern: "Greet 2023-06-15 11:16:00", Bytes: 356}
 	line(r.Note("write_file"))
 	line(r.Struggle("write_file"))
@@ -27,7 +27,7 @@ func TestNotesGolden(t *testing.T) {
 	line(r.Note("write_file"))
 	line(r.Struggle("write_file"))
 
-	section("E15 broken calls")
+	section("broken calls")
 	tr := BrokenCall{Tool: "write_file", Check: CheckArgs(`{"path": "doc.md", "content": "# Doc`), MaxTokens: 4096}
 	line(tr.Note())
 	line(tr.Explain())
@@ -42,13 +42,13 @@ func TestNotesGolden(t *testing.T) {
 	line(mal.Struggle(false))
 	line(mal.Struggle(true))
 
-	section("E17 unknown tools")
+	section("unknown tools")
 	ts := testTools()
 	line(ts.Resolve("python", nil).Note)
 	line(NewToolset().UnknownTool("bash"))
 	line(UnknownToolStruggle("python"))
 
-	section("E18 text tool calls")
+	section("text tool calls")
 	_, call := textAll(ts, "I'll check.\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>")
 	line(call.Note())
 	line(call.Struggle(false))
@@ -67,7 +67,7 @@ func TestNotesGolden(t *testing.T) {
 	line(call.Note())
 	line(call.Struggle(false))
 
-	section("E20 loops")
+	section("loops")
 	var rec recorder
 	d := NewLoopDetector(LoopOptions{Report: rec.report})
 	c := ToolCall{Tool: "bash", Input: `{"command":"make"}`, Output: "make: *** No rule to make target", IsError: true}
@@ -91,14 +91,14 @@ func TestNotesGolden(t *testing.T) {
 		line(s)
 	}
 
-	section("E21 tool budget")
+	section("tool budget")
 	bud := ToolBudget{Threshold: DefaultToolBudget}
 	for _, n := range []int{24, 36, 48} {
 		line(bud.Reminder(n))
 	}
 	line(bud.Struggle(24))
 
-	section("E23 engine struggles")
+	section("engine struggles")
 	line(Stalled(30*time.Second + 400*time.Millisecond))
 	line(MaxTurns(10))
 	line(ServerError("llama-server refused the request: the prompt is 70,000 tokens, the window 65,536"))

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// Default limits of the runaway-argument detector (E10).
+// Default limits of the runaway-argument detector.
 //
-// Why these numbers. The runaway the seeds describe is a model composing
+// Why these numbers. The runaway small models show is a model composing
 // tool arguments that repeat "for minutes" (`"Greet 2023-06-15 11:16:00 …"`,
 // a line of about 25 bytes, again and again). Such a stream is exactly
 // periodic: once the model starts copying, byte i equals byte i-p for the
@@ -36,7 +36,7 @@ import (
 // files trip (0.4 %), all of them generated tables or test vectors — runs
 // of `0x00, 0x00,` or `0xff,`, `aaaa…`, `\x00\x00…`, and test tables where
 // the same line comes five times in a row. Those are indistinguishable from
-// the seeds' runaway (the same dated line again and again) within 256 bytes,
+// that runaway (the same dated line again and again) within 256 bytes,
 // and a small model writing them by hand is better told to write less.
 // testdata/normal holds the realistic outputs that must never trip.
 const (
@@ -72,8 +72,8 @@ type Runaway struct {
 	Bytes   int    // argument bytes received when it tripped
 }
 
-// RunawayDetector watches the arguments of one tool call while they stream
-// (E10). Feed it every argument delta of that call; when Write returns a
+// RunawayDetector watches the arguments of one tool call while they stream.
+// Feed it every argument delta of that call; when Write returns a
 // non-nil Runaway, abort the generation, do not run the call, and give the
 // model Note (then report Struggle).
 //

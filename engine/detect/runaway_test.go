@@ -24,7 +24,7 @@ func feedRunaway(d *RunawayDetector, s string, n int) (*Runaway, int) {
 	return nil, -1
 }
 
-// The acceptance case, from the seeds: a model that starts repeating a
+// The recorded case: a model that starts repeating a
 // 25-byte line is stopped within 256 bytes of becoming periodic, however
 // the stream is chunked.
 func TestRunawayCatchesRepeatedLine(t *testing.T) {

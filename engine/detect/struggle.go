@@ -7,7 +7,7 @@ import (
 
 // Level says how bad a struggle is. There are two levels, not a score,
 // because the user acts on exactly that distinction: wait and watch, or
-// rephrase and start again (E23).
+// rephrase and start again.
 type Level int
 
 const (
@@ -36,17 +36,17 @@ type Kind string
 // that no detector of this package produces (stalled, server_error…), and
 // uses these names so that every front end and --json agree.
 const (
-	KindLoop         Kind = "loop"           // same call, same result, again (E20)
-	KindStuck        Kind = "stuck"          // the loop went on despite the warning (E20)
-	KindFailing      Kind = "failing"        // N failed tool calls in a row (E20)
-	KindRunaway      Kind = "runaway"        // arguments repeating or too long (E10)
-	KindBrokenCall   Kind = "broken_call"    // arguments not valid JSON (E15)
-	KindUnknownTool  Kind = "unknown_tool"   // a tool that does not exist (E17)
-	KindTextToolCall Kind = "text_tool_call" // a tool call written as text (E18)
-	KindToolBudget   Kind = "tool_budget"    // many tool calls in one turn (E21)
-	KindStalled      Kind = "stalled"        // no token for too long (E9)
-	KindMaxTurns     Kind = "max_turns"      // maxTurns reached (E3)
-	KindServerError  Kind = "server_error"   // the server failed (E12)
+	KindLoop         Kind = "loop"           // same call, same result, again
+	KindStuck        Kind = "stuck"          // the loop went on despite the warning
+	KindFailing      Kind = "failing"        // N failed tool calls in a row
+	KindRunaway      Kind = "runaway"        // arguments repeating or too long
+	KindBrokenCall   Kind = "broken_call"    // arguments not valid JSON
+	KindUnknownTool  Kind = "unknown_tool"   // a tool that does not exist
+	KindTextToolCall Kind = "text_tool_call" // a tool call written as text
+	KindToolBudget   Kind = "tool_budget"    // many tool calls in one turn
+	KindStalled      Kind = "stalled"        // no token for too long
+	KindMaxTurns     Kind = "max_turns"      // maxTurns reached
+	KindServerError  Kind = "server_error"   // the server failed
 	KindEmptyAnswer  Kind = "empty_answer"   // the model said nothing
 )
 
@@ -79,18 +79,18 @@ func (r Report) report(s Struggle) {
 // (it owns the clocks and the server errors). Keeping their wording here
 // keeps every struggle text in one place.
 
-// Stalled is the watchdog's struggle (E9): no token for d, turn stopped.
+// Stalled is the watchdog's struggle: no token for d, turn stopped.
 func Stalled(d time.Duration) Struggle {
 	return Struggle{Severe, KindStalled, fmt.Sprintf("stalled: no token for %s — turn stopped", d.Round(time.Second))}
 }
 
 // MaxTurns is reported when maxTurns was reached and the last-chance
-// summary was asked for (E3).
+// summary was asked for.
 func MaxTurns(n int) Struggle {
 	return Struggle{Severe, KindMaxTurns, fmt.Sprintf("max turns: %d model calls — asked the model to sum up", n)}
 }
 
-// ServerError wraps the one Explain line of a server failure (E12).
+// ServerError wraps the one Explain line of a server failure.
 func ServerError(explain string) Struggle {
 	return Struggle{Severe, KindServerError, "server error: " + explain}
 }

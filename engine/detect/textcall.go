@@ -19,7 +19,7 @@ type Call struct {
 	Arguments json.RawMessage
 }
 
-// TextCall is what the model wrote instead of real tool calls (E18): one
+// TextCall is what the model wrote instead of real tool calls: one
 // or more calls in one syntax, read as a whole.
 type TextCall struct {
 	Format TextCallFormat
@@ -49,7 +49,7 @@ func (c *TextCall) Name() string {
 }
 
 // Convertible reports whether the engine may turn the text into real
-// tool calls (E18): they are the whole answer and valid. Otherwise the
+// tool calls: they are the whole answer and valid. Otherwise the
 // generation is retried with Note.
 func (c *TextCall) Convertible() bool { return c.Whole && c.Problem == "" && len(c.Calls) > 0 }
 
@@ -125,8 +125,8 @@ const (
 	TextDone
 )
 
-// TextCallDetector finds tool calls written as text in streamed content
-// (E18), in every syntax of the family table, while it streams: what may
+// TextCallDetector finds tool calls written as text in streamed content,
+// in every syntax of the family table, while it streams: what may
 // open a call is held, unshown, until decided, so markup is never shown,
 // and the generation can be cut once the calls are followed by anything
 // else. Feed it the answer text — after the ThinkFilter: reasoning is not
@@ -137,7 +137,7 @@ const (
 // every family checks the shape that follows its opening marker; the
 // families without a marker of their own (a bare JSON object, a fenced
 // block) count only as the whole answer, or only as its end; with no tool
-// offered (E19) nothing counts.
+// offered nothing counts.
 //
 // Not safe for concurrent use; one detector per generation.
 type TextCallDetector struct {

@@ -281,7 +281,7 @@ func TestTextCallNoFalsePositive(t *testing.T) {
 			}
 		})
 	}
-	// With no tool offered (E19), nothing is a call.
+	// With no tool offered, nothing is a call.
 	in := "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}</tool_call>"
 	if show, call := textAll(NewToolset(), in); call != nil || show != in {
 		t.Fatalf("no tools: call %+v", call)
@@ -420,7 +420,7 @@ func FuzzTextCall(f *testing.F) {
 	})
 }
 
-// TestTextCallStructuredWins (issue 9, defect 11): once the server sent a
+// TestTextCallStructuredWins: once the server sent a
 // real tool call, markup held or being composed is its leak: dropped, not
 // shown, not reported; text after it flows on, and a whole call written as
 // text later is stripped too.

@@ -8,9 +8,9 @@ type ThinkTag struct{ Open, Close string }
 
 // DefaultThinkTags are the delimiters recognised when ThinkOptions.Tags is
 // nil: `<think>…</think>`, what Qwen3 (without a server-side reasoning
-// parser) and the DeepSeek-R1 distills write (seed: mm-small-llms, piste 6);
+// parser) and the DeepSeek-R1 distills write;
 // and gpt-oss's harmony markup, which a llama-server without a reasoning
-// parser streams as content (real capture 05): the analysis channel is
+// parser streams as content (seen in a real capture): the analysis channel is
 // reasoning, and the markers that end it or start the final answer
 // (`<|end|>`, `<|start|>assistant`, `<|channel|>final<|message|>`,
 // `<|return|>`) are dropped; Gemma 4's thought channel
@@ -53,7 +53,7 @@ type Segment struct {
 }
 
 // ThinkFilter routes `<think>…</think>` inside streamed content to
-// reasoning and the rest to text (E7).
+// reasoning and the rest to text.
 //
 // It is a state machine over the bytes of the stream: every occurrence of
 // an opening tag switches to reasoning, every occurrence of a closing tag
@@ -179,7 +179,7 @@ func (f *ThinkFilter) emit(out []Segment, s string) []Segment {
 
 // Strip removes the reasoning blocks (and stray tags) from a complete
 // message, the way a ThinkFilter with these options routes them, so that
-// reasoning never enters history (E7). When a tag was found the result is
+// reasoning never enters history. When a tag was found the result is
 // trimmed of the blank lines models leave around a block; otherwise s is
 // returned unchanged.
 func (o ThinkOptions) Strip(s string) string {

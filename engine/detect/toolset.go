@@ -17,7 +17,8 @@ type ToolInfo struct {
 // Toolset is what the detectors know of the tools offered this turn: their
 // names, the top-level parameters and types of their schemas, and the
 // aliases that lead to them. Build one per request (the offered tools can
-// change between calls: none for the last-chance summary, E19).
+// change between calls: none for the last-chance summary, where nothing
+// the model writes is a call).
 //
 // A Toolset is immutable once built and safe for concurrent reads.
 type Toolset struct {
@@ -126,7 +127,7 @@ func (ts *Toolset) Missing(tool string, args json.RawMessage) string {
 
 // toolAliases are tool names small models learned from other agents
 // (OpenFox, Claude Code, Cline, Gemini CLI, Anthropic's text editor tool),
-// mapped to ours (E17). Data, not a switch: a new alias is one line.
+// mapped to ours. Data, not a switch: a new alias is one line.
 var toolAliases = map[string]string{
 	"shell":             "bash",
 	"run":               "bash",
@@ -145,7 +146,7 @@ var toolAliases = map[string]string{
 
 // argAliases are argument names from the same agents, mapped to ours. They
 // apply only when the tool has the target parameter and not the alias.
-// `cmd` for `command` is deliberately absent: the SPEC (E16) gives it back
+// `cmd` for `command` is deliberately absent: the tool gives it back
 // as a schema error with the expected shape, which teaches the model.
 var argAliases = map[string]string{
 	"file_path":  "path",
@@ -182,7 +183,7 @@ type Resolution struct {
 	Note    string
 }
 
-// Resolve maps a call onto the offered tools (E17): an offered name is
+// Resolve maps a call onto the offered tools: an offered name is
 // kept, a known alias is translated when its target is offered this turn,
 // and anything else is unknown, with the note listing the real tools.
 // Arguments are repaired only for a call that resolves: alias keys renamed

@@ -19,7 +19,7 @@ func TestResolve(t *testing.T) {
 		{"run_command", `{"command": "ls"}`, "bash", `{"command": "ls"}`, true, false, false},
 		{"execute", `{"command": "ls"}`, "bash", `{"command": "ls"}`, true, false, false},
 		{"run", `{"command": "ls"}`, "bash", `{"command": "ls"}`, true, false, false},
-		// cmd is a schema error (E16), left for the tool to report.
+		// cmd is a schema error, left for the tool to report.
 		{"bash", `{"cmd": "ls"}`, "bash", `{"cmd": "ls"}`, false, false, false},
 		{"read_file", `{"file_path": "a.go"}`, "read_file", `{"path":"a.go"}`, false, true, false},
 		// Claude Code's Edit, through the alias and the flat fields.

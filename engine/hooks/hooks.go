@@ -1,8 +1,8 @@
-// Package hooks runs the external commands a team configures per event
-// (E32): preGeneration may stop a turn or rewrite its prompt, preToolUse may
+// Package hooks runs the external commands a team configures per event:
+// preGeneration may stop a turn or rewrite its prompt, preToolUse may
 // allow, deny or ask for a tool call and add context, postToolUse may add
 // context under a tool's output, and a postToolUse entry may instead name
-// a guard agent (E37) that adds a warning under an output it flags.
+// a guard agent that adds a warning under an output it flags.
 //
 // The contract: the hook gets one JSON object on stdin and answers one JSON
 // object on stdout. Exit code 2 means deny (or stop) with stderr as the
@@ -32,6 +32,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/oneshot"
 	"github.com/mm-agent/mm/engine/risk"
+	"github.com/mm-agent/mm/tools"
 )
 
 // DefaultTimeout bounds a hook without its own timeout.
@@ -42,7 +43,7 @@ type Hook struct {
 	// Command is the argv; the first word is looked up in PATH.
 	Command []string
 	// Guard, instead of a command, is a guard agent asked about a tool's
-	// output (E37); Name names it in messages (its file).
+	// output; Name names it in messages (its file).
 	Guard *risk.Guard
 	Name  string
 	// Tools limits a tool hook to these tool names; empty means all.
@@ -80,16 +81,6 @@ func New(cfg Config, cwd string) *Runner {
 	return &Runner{cfg: cfg, cwd: cwd}
 }
 
-// Decision is a preToolUse hook's answer.
-type Decision string
-
-// The decisions; "" is no opinion.
-const (
-	Allow Decision = "allow"
-	Deny  Decision = "deny"
-	Ask   Decision = "ask"
-)
-
 // Prompt is what the preGeneration hooks decided.
 type Prompt struct {
 	// Stop ends the turn before any model call, for Reason.
@@ -101,9 +92,10 @@ type Prompt struct {
 	Warnings []string
 }
 
-// Tool is what the preToolUse hooks decided about a call.
+// Tool is the preToolUse hooks' opinion of a call (deny wins over ask,
+// ask over allow), and why.
 type Tool struct {
-	Decision Decision
+	Opinion tools.HookOpinion
 	// Reason says why (for a deny: the repair text the model reads).
 	Reason string
 	// Context is added for the model under the call's output.
@@ -152,31 +144,31 @@ func (r *Runner) PreToolUse(ctx context.Context, sessionID, tool string, args js
 			continue
 		}
 		var ans struct {
-			Decision Decision `json:"decision"`
-			Reason   string   `json:"reason"`
-			Context  string   `json:"context"`
+			Opinion tools.HookOpinion `json:"decision"`
+			Reason  string            `json:"reason"`
+			Context string            `json:"context"`
 		}
 		res := r.run(ctx, h, map[string]any{"event": "preToolUse", "sessionId": sessionID, "cwd": r.cwd, "tool": tool, "arguments": rawArgs(args)}, &ans)
-		if res.warning == "" && res.answered && !slices.Contains([]Decision{"", Allow, Deny, Ask}, ans.Decision) {
-			res.warning = fmt.Sprintf("hook %s answered decision %q (not allow, deny or ask) — ignored", name(h), ans.Decision)
+		if res.warning == "" && res.answered && !slices.Contains([]tools.HookOpinion{"", tools.HookAllow, tools.HookDeny, tools.HookAsk}, ans.Opinion) {
+			res.warning = fmt.Sprintf("hook %s answered decision %q (not allow, deny or ask) — ignored", name(h), ans.Opinion)
 		}
 		switch {
 		case res.warning != "":
 			out.Warnings = append(out.Warnings, res.warning)
 			continue
 		case res.denied:
-			ans.Decision, ans.Reason = Deny, res.reason(h, "")
+			ans.Opinion, ans.Reason = tools.HookDeny, res.reason(h, "")
 		case !res.answered:
 			continue
 		}
 		if ans.Context != "" {
 			out.Context = join(out.Context, ans.Context)
 		}
-		if rank(ans.Decision) > rank(out.Decision) {
-			out.Decision = ans.Decision
+		if rank(ans.Opinion) > rank(out.Opinion) {
+			out.Opinion = ans.Opinion
 			out.Reason = ans.Reason
 		}
-		if ans.Decision == Deny && out.Reason == "" {
+		if ans.Opinion == tools.HookDeny && out.Reason == "" {
 			out.Reason = "the preToolUse hook " + name(h) + " denied this call"
 		}
 	}
@@ -276,13 +268,13 @@ func (r *Runner) guard(ctx context.Context, h Hook, tool, output string, out *Po
 	}
 }
 
-func rank(d Decision) int {
+func rank(d tools.HookOpinion) int {
 	switch d {
-	case Allow:
+	case tools.HookAllow:
 		return 1
-	case Ask:
+	case tools.HookAsk:
 		return 2
-	case Deny:
+	case tools.HookDeny:
 		return 3
 	}
 	return 0

@@ -12,6 +12,7 @@ import (
 	"github.com/mm-agent/mm/engine/hooks"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 	"github.com/mm-agent/mm/engine/risk"
+	"github.com/mm-agent/mm/tools"
 )
 
 // script writes an executable shell hook and returns its argv.
@@ -41,23 +42,23 @@ func TestPreToolUse(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		hooks    []hooks.Hook
-		decision hooks.Decision
+		decision tools.HookOpinion
 		reason   string // substring
 		context  string
 		warning  string // substring of the one warning
 	}{
-		{name: "allow", hooks: []hooks.Hook{h(allow)}, decision: hooks.Allow, context: "allowed by policy"},
-		{name: "deny", hooks: []hooks.Hook{h(deny)}, decision: hooks.Deny, reason: "use git rm"},
-		{name: "deny wins over allow", hooks: []hooks.Hook{h(allow), h(deny), h(ask)}, decision: hooks.Deny, reason: "use git rm", context: "allowed by policy"},
-		{name: "ask over allow", hooks: []hooks.Hook{h(allow), h(ask)}, decision: hooks.Ask, context: "allowed by policy"},
-		{name: "exit 2 denies with stderr", hooks: []hooks.Hook{h(exit2)}, decision: hooks.Deny, reason: "no deletions on Fridays"},
+		{name: "allow", hooks: []hooks.Hook{h(allow)}, decision: tools.HookAllow, context: "allowed by policy"},
+		{name: "deny", hooks: []hooks.Hook{h(deny)}, decision: tools.HookDeny, reason: "use git rm"},
+		{name: "deny wins over allow", hooks: []hooks.Hook{h(allow), h(deny), h(ask)}, decision: tools.HookDeny, reason: "use git rm", context: "allowed by policy"},
+		{name: "ask over allow", hooks: []hooks.Hook{h(allow), h(ask)}, decision: tools.HookAsk, context: "allowed by policy"},
+		{name: "exit 2 denies with stderr", hooks: []hooks.Hook{h(exit2)}, decision: tools.HookDeny, reason: "no deletions on Fridays"},
 		{name: "empty is no opinion", hooks: []hooks.Hook{h(empty)}},
 		{name: "garbage ignored", hooks: []hooks.Hook{h(garbage)}, warning: "not one JSON object"},
 		{name: "crash ignored", hooks: []hooks.Hook{h(crash)}, warning: "failed (exit code 1: boom)"},
 		{name: "timeout ignored", hooks: []hooks.Hook{h(slow)}, warning: "timed out after 300ms"},
 		{name: "unknown decision ignored", hooks: []hooks.Hook{h(badDecision)}, warning: `decision "maybe"`},
 		{name: "missing command", hooks: []hooks.Hook{h([]string{filepath.Join(dir, "nope")})}, warning: "could not run"},
-		{name: "a failing hook does not hide a deny", hooks: []hooks.Hook{h(garbage), h(deny)}, decision: hooks.Deny, reason: "git rm", warning: "not one JSON object"},
+		{name: "a failing hook does not hide a deny", hooks: []hooks.Hook{h(garbage), h(deny)}, decision: tools.HookDeny, reason: "git rm", warning: "not one JSON object"},
 		{name: "tools filter", hooks: []hooks.Hook{h(deny, "write_file")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestPreToolUse(t *testing.T) {
 			if time.Since(start) > 10*time.Second {
 				t.Errorf("took %s: a hook hung the call", time.Since(start))
 			}
-			if got.Decision != c.decision || !strings.Contains(got.Reason, c.reason) || got.Context != c.context {
+			if got.Opinion != c.decision || !strings.Contains(got.Reason, c.reason) || got.Context != c.context {
 				t.Errorf("got %+v, want decision %q reason ~%q context %q", got, c.decision, c.reason, c.context)
 			}
 			w := strings.Join(got.Warnings, "|")
@@ -158,7 +159,7 @@ func TestPostToolUse(t *testing.T) {
 	}
 }
 
-// A guard entry (E37) asks its guard about the output: a flagged passage
+// A guard entry asks its guard about the output: a flagged passage
 // is a warning line for the model and a note for the user; a guard that
 // cannot answer is one warning and nothing else; other tools are not
 // asked about.
@@ -197,7 +198,7 @@ func TestCancelStopsHook(t *testing.T) {
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	start := time.Now()
 	got := r.PreToolUse(ctx, "s", "bash", nil)
-	if time.Since(start) > 20*time.Second || got.Decision != "" {
+	if time.Since(start) > 20*time.Second || got.Opinion != "" {
 		t.Errorf("after cancel: %+v in %s", got, time.Since(start))
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// BenchmarkStream measures streaming throughput (P3): deltas per second
+// BenchmarkStream measures streaming throughput: deltas per second
 // through Stream, over real HTTP from llmtest, 1,000 deltas per answer
 // (reasoning, content and tool-call argument pieces).
 func BenchmarkStream(b *testing.B) {

@@ -24,14 +24,14 @@ const (
 	ProviderOpenAI   = "openai"
 )
 
-// Default timings (E9, E11).
+// Default timings of the watchdog and of the retries.
 const (
 	DefaultFirstTokenTimeout = 3 * time.Minute
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultBaseURL           = "http://127.0.0.1:8080/v1"
 )
 
-// DefaultRetryDelays are the waits before the 1st, 2nd and 3rd retry (E11).
+// DefaultRetryDelays are the waits before the 1st, 2nd and 3rd retry.
 func DefaultRetryDelays() []time.Duration {
 	return []time.Duration{800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond}
 }
@@ -103,7 +103,7 @@ func New(opts Options) *Client {
 	}
 	c.opts = opts
 	// openai-go retries on its own by default, with its own delays and
-	// without knowing whether anything was shown: mm retries itself (E11).
+	// without knowing whether anything was shown: mm retries itself.
 	// The API key is always set, even empty, so that OPENAI_API_KEY from
 	// the environment never leaks into a local server's requests.
 	c.oa = openai.NewClient(
@@ -152,7 +152,7 @@ func (c *Client) BaseURL() string { return c.base }
 // Stream returns that error wrapped (errors.Is works). It returns the
 // assembled Response, also on error (what arrived before it).
 //
-// Retries (E11): a network error, HTTP 429/502/503/504, or a stream that
+// Retries: a network error, HTTP 429/502/503/504, or a stream that
 // ended without finish_reason is retried up to len(RetryDelays) times,
 // only while no content, reasoning or tool-call delta has been delivered
 // (prompt progress does not count: it shows no byte of the answer). 500

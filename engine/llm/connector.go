@@ -24,13 +24,13 @@ type ConnectorOptions struct {
 	// falls back on the usual port, then a generic OpenAI API.
 	Provider string
 	// BaseURL is the configured API base; "" probes the usual local
-	// endpoints (C7).
+	// endpoints.
 	BaseURL string
 	APIKey  string
 	// Model is the configured model; "" takes the first one served.
 	Model string
 	// ContextWindow is the configured window in tokens; 0 probes the
-	// server (E14).
+	// server.
 	ContextWindow int
 	// FirstTokenTimeout and IdleTimeout are passed to the Client.
 	FirstTokenTimeout, IdleTimeout time.Duration
@@ -151,7 +151,7 @@ func (c *Connector) route() (provider, base, key string, gen uint64) {
 }
 
 // ErrNoLocalServer is returned when no base URL is configured and none of
-// the usual local endpoints answers (C7). Its text is the one line.
+// the usual local endpoints answers. Its text is the one line.
 type ErrNoLocalServer struct{ Tried string }
 
 func (e ErrNoLocalServer) Error() string {
@@ -390,7 +390,7 @@ func (c *Connector) ThinkingSwitch() bool {
 }
 
 // Learn records the window the server itself reported (the n_ctx of an
-// overflow error): it replaces a wrong configured or probed one (E14).
+// overflow error): it replaces a wrong configured or probed one.
 func (c *Connector) Learn(nCtx int) {
 	if nCtx <= 0 {
 		return
@@ -473,7 +473,7 @@ func (c *Connector) probeWindow(ctx context.Context) {
 	c.mu.Unlock()
 }
 
-// DetectKind names the server behind an API base URL (E14): DMR by its
+// DetectKind names the server behind an API base URL: DMR by its
 // /engines path, else the first of these that answers — llama.cpp's
 // /props (with n_ctx), Ollama's /api/version, LM Studio's /api/v1/models,
 // vLLM's max_model_len in /v1/models — all asked at once within ctx. When

@@ -16,7 +16,7 @@ import (
 
 // A bare URL to a llama-server (the README's Zed snippet sets only
 // MM_BASE_URL): the kind is detected and the window learnt from /props
-// in the background, without a turn waiting for it (E14).
+// in the background, without a turn waiting for it.
 func TestConnectorBareURLLearnsKindAndWindow(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Scenario{NCtx: 12288, Models: []string{"qwen3-4b"},
 		Steps: []llmtest.Step{{Content: "hi"}}})
@@ -60,7 +60,7 @@ func TestConnectorLearnReplacesConfiguredWindow(t *testing.T) {
 }
 
 // A server that never answers does not freeze anyone: the connect is
-// bounded, and Window answers from the cache meanwhile (issue 9, defect 5).
+// bounded, and Window answers from the cache meanwhile.
 func TestConnectorStuckServerIsBounded(t *testing.T) {
 	release := make(chan struct{})
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,9 +150,9 @@ func TestDetectKind(t *testing.T) {
 }
 
 // A caller cancelled while its connect is in flight does not fail the
-// callers waiting on that connect: each waits under its own context
-// (issue 21, defect 8: one session's cancel ended another's turn with
-// "context canceled").
+// callers waiting on that connect: each waits under its own context, so
+// one session's cancel never ends another's turn with "context
+// canceled".
 func TestConnectorWaiterOutlivesCancelledConnect(t *testing.T) {
 	first := make(chan struct{})
 	var once sync.Once

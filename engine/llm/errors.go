@@ -55,7 +55,7 @@ func (e *APIError) Error() string {
 // StreamError is an error the server reported inside a 200 stream
 // (llama.cpp data: {"error":…}, older "error:" lines, "event: error",
 // Ollama's bare JSON line, vLLM's {"object":"error"}). Stream does not
-// retry it; the engine may retry that one model call once (E11).
+// retry it; the engine may retry that one model call once.
 type StreamError struct {
 	Message string
 	Type    string
@@ -75,7 +75,7 @@ func (e *StreamError) Error() string {
 // StallPhase says which watchdog timer expired.
 type StallPhase string
 
-// The two phases of the watchdog (E9).
+// The two phases of the watchdog.
 const (
 	// StallFirstToken: nothing but prompt progress before the first token
 	// for FirstTokenTimeout.
@@ -84,7 +84,7 @@ const (
 	StallIdle StallPhase = "idle"
 )
 
-// StallError: the watchdog cancelled the generation (E9).
+// StallError: the watchdog cancelled the generation.
 type StallError struct {
 	Phase   StallPhase
 	Timeout time.Duration

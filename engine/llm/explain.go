@@ -71,7 +71,7 @@ type rule struct {
 
 var rules = sync.OnceValue(func() []rule {
 	return []rule{
-		// Context overflow, in each server's own words (E12).
+		// Context overflow, in each server's own words.
 		{server: "llama.cpp", class: ClassOverflow, field: "type", needle: "exceed_context_size_error"},
 		{server: "llama.cpp", class: ClassOverflow, needle: "exceeds the available context size"},
 		// An older llama.cpp answers a 500 with no numbers.
@@ -156,7 +156,7 @@ func group(m []string, idx ...int) int {
 }
 
 // overflowNumbers learns n_ctx (and the prompt size) from an overflow
-// error's text when the server did not send them as fields (E14).
+// error's text when the server did not send them as fields.
 func overflowNumbers(e *APIError) {
 	r, nCtx, nPrompt := match(e.Status, e.Type, e.Code, e.Message)
 	if r == nil || r.class != ClassOverflow {
@@ -241,7 +241,7 @@ func classify(err error) (Class, *rule) {
 }
 
 // Explain turns an error from this package into one actionable line for
-// the user (E12). It never returns "".
+// the user. It never returns "".
 func Explain(err error) string {
 	if err == nil {
 		return "no error"

@@ -123,7 +123,7 @@ func TestExplainServerErrors(t *testing.T) {
 				t.Errorf("ContextOverflow = %d, %d, %v; want %d, %d", n, ctxN, ok, tc.nPrompt, tc.nCtx)
 			}
 			if tc.nCtx > 0 && ae.NCtx != tc.nCtx {
-				t.Errorf("APIError.NCtx = %d, want %d (learnt from the error, E14)", ae.NCtx, tc.nCtx)
+				t.Errorf("APIError.NCtx = %d, want %d (learnt from the error)", ae.NCtx, tc.nCtx)
 			}
 		})
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // ContextWindow asks the server how many tokens model's context holds
-// (E14) and says where the number came from. The configured window, when
+// and says where the number came from. The configured window, when
 // there is one, wins and is handled by the caller; this is the probe.
 // Each provider exposes it differently:
 //
@@ -204,7 +204,7 @@ func (c *Client) vllmModels(ctx context.Context, model string) (int, error) {
 	return 0, nil
 }
 
-// Endpoint is a place where a local model server usually listens (C7).
+// Endpoint is a place where a local model server usually listens.
 type Endpoint struct {
 	Provider string
 	BaseURL  string // the OpenAI API base, as a config would hold it
@@ -222,7 +222,7 @@ func LocalEndpoints() []Endpoint {
 }
 
 // DetectFrom probes the given endpoints (LocalEndpoints: the usual local
-// servers, C7) in parallel and returns the first one, in their order, that
+// servers) in parallel and returns the first one, in their order, that
 // answers. hc may be nil. Each probe gets at most
 // 1.5 s; all run at once and all are joined before it returns. When none
 // answers, the error wraps ErrNoServer and lists what was tried.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Profile is what mm knows of a model family (E30): sampling defaults
+// Profile is what mm knows of a model family: sampling defaults
 // from the family's model card, and how its reasoning must be handled.
 // Explicit configuration always wins over a profile; a profile wins over
 // mm's own defaults.
@@ -13,7 +13,7 @@ type Profile struct {
 	Name     string
 	Sampling Sampling
 	// KeepReasoning sends the reasoning back with tool-call turns: gpt-oss
-	// degrades by its third tool call without it (E7).
+	// degrades by its third tool call without it.
 	KeepReasoning bool
 	// match are lowercase substrings of a model id naming the family.
 	match []string
@@ -22,7 +22,7 @@ type Profile struct {
 func f(v float64) *float64 { return &v }
 func i(v int) *int         { return &v }
 
-// profiles are the families the seeds name, most specific first: a
+// profiles are the model families mm knows, most specific first: a
 // model id is matched against each in this order.
 var profiles = []Profile{
 	{Name: "gpt-oss", match: []string{"gpt-oss", "gpt_oss", "gptoss"},

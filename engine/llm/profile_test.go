@@ -28,7 +28,7 @@ func TestGuessProfile(t *testing.T) {
 		}
 	}
 	if p, _ := llm.LookupProfile("gpt-oss"); !p.KeepReasoning {
-		t.Error("gpt-oss must keep its reasoning (E7)")
+		t.Error("gpt-oss must keep its reasoning: it needs it back with tool calls")
 	}
 }
 

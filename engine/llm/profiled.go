@@ -7,7 +7,7 @@ import (
 )
 
 // Profiled is a connector whose requests have their unset sampling fields
-// filled from the model family's profile, then from mm's defaults (E30).
+// filled from the model family's profile, then from mm's defaults.
 // The profile is the one named, else guessed from the served model's id
 // once the server named it; the choice is said in the log, because a
 // guess is what a user checks first when answers change with a model.
@@ -81,7 +81,7 @@ func (p *Profiled) profile(model string) Profile {
 }
 
 // KeepReasoning is the chosen profile's reasoning handling: whether the
-// model needs its reasoning sent back with tool-call turns (E7). False
+// model needs its reasoning sent back with tool-call turns. False
 // before the first request named the model.
 func (p *Profiled) KeepReasoning() bool {
 	p.mu.Lock()

@@ -10,7 +10,7 @@ import (
 )
 
 // The profile fills what the request leaves unset, between the request's
-// own values and mm's defaults (E30): named in the config, guessed from
+// own values and mm's defaults: named in the config, guessed from
 // the served model's id, or none at all.
 func TestProfiledFillsSampling(t *testing.T) {
 	temp := 0.1

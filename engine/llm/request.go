@@ -12,8 +12,8 @@ import (
 //
 // Tools are set as raw JSON rather than through openai-go's
 // FunctionParameters, which is a Go map: marshalling it sorts the keys,
-// and the order of a schema's properties (path first, T3) is part of what
-// the model reads and of the stable prompt prefix (E13).
+// and the order of a schema's properties (path first: small models follow the order they read) is part of what
+// the model reads and of the stable prompt prefix.
 func (c *Client) build(req Request, stream bool) (openai.ChatCompletionNewParams, []option.RequestOption) {
 	p := openai.ChatCompletionNewParams{Model: req.Model}
 	for _, m := range req.Messages {
@@ -57,7 +57,7 @@ func (c *Client) build(req Request, stream bool) (openai.ChatCompletionNewParams
 	if stream {
 		opts = append(opts,
 			option.WithJSONSet("stream", true),
-			// E6: some servers (DMR) send no usage at all otherwise.
+			// Some servers (DMR) send no usage at all otherwise.
 			option.WithJSONSet("stream_options", map[string]any{"include_usage": true}),
 		)
 	}
@@ -69,7 +69,7 @@ func (c *Client) build(req Request, stream bool) (openai.ChatCompletionNewParams
 	}
 	if c.llamaCpp() {
 		// Only llama.cpp (and DMR, which runs it) know these; a strict
-		// remote API rejects unknown fields (E8).
+		// remote API rejects unknown fields.
 		if len(req.ChatTemplateKwargs) > 0 {
 			opts = append(opts, option.WithJSONSet("chat_template_kwargs", req.ChatTemplateKwargs))
 		}
@@ -96,7 +96,7 @@ func (c *Client) llamaCpp() bool {
 }
 
 // reasoningField is the name under which a server reads the reasoning of
-// an assistant message sent back (gpt-oss needs it with tool calls, E7).
+// an assistant message sent back (gpt-oss needs it with tool calls).
 func (c *Client) reasoningField() string {
 	switch c.opts.Provider {
 	case ProviderOllama, ProviderLMStudio:

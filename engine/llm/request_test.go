@@ -76,7 +76,7 @@ func TestRequestFields(t *testing.T) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		t.Errorf("Authorization %q sent without a configured key", h)
 	}
-	// Tools keep their order and the schema its property order (T3, E13).
+	// Tools keep their order and the schema its property order.
 	if len(r.Tools) != 2 || r.Tools[0].Name != "read_file" || r.Tools[1].Name != "bash" {
 		t.Fatalf("tools %+v", r.Tools)
 	}

@@ -173,7 +173,7 @@ func (c *Client) completeOnce(ctx context.Context, req Request) (Response, error
 	return a.response(), nil
 }
 
-// watchdog cancels a generation that went silent (E9): FirstTokenTimeout
+// watchdog cancels a generation that went silent: FirstTokenTimeout
 // until the first token, IdleTimeout between tokens. Every chunk restarts
 // the current timer (prompt_progress and reasoning included: a model that
 // reads or thinks is alive); comment pings do not, because they prove the

@@ -13,7 +13,7 @@ import (
 // text.
 const ProbeTool = "mm_doctor_echo"
 
-// ToolProbe is what one tool-call round trip showed (mm doctor, C4): a
+// ToolProbe is what one tool-call round trip showed (mm doctor): a
 // tiny request offering one tool and asking for it, then, when the model
 // called it, the result sent back for an answer. A server that cannot
 // call tools (llama-server without --jinja, a template without tools)

@@ -18,7 +18,7 @@ type Message struct {
 	Role    Role   `json:"role"`
 	Content string `json:"content"`
 	// Reasoning is sent back only for profiles that need it (gpt-oss);
-	// otherwise it never enters history (E7).
+	// otherwise it never enters history.
 	Reasoning  string     `json:"reasoning,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
@@ -62,13 +62,13 @@ type Request struct {
 	Sampling Sampling
 	// ReasoningEffort is sent as reasoning_effort when not empty.
 	ReasoningEffort string
-	// ChatTemplateKwargs is sent only to llama.cpp and DMR (E8).
+	// ChatTemplateKwargs is sent only to llama.cpp and DMR.
 	ChatTemplateKwargs map[string]any
-	// ReturnProgress asks llama.cpp for prompt_progress chunks (E9).
+	// ReturnProgress asks llama.cpp for prompt_progress chunks.
 	ReturnProgress bool
 	// WatchdogScale multiplies both watchdog timeouts for this call; 0 or
 	// 1 keeps them. A summary call reads a long transcript and writes a
-	// long answer: it gets 2 (E27).
+	// long answer: it gets 2.
 	WatchdogScale float64
 }
 

@@ -142,7 +142,7 @@ func TestWatchdogFakeClockStalls(t *testing.T) {
 }
 
 // A summary call (WatchdogScale 2) gets twice the timeouts: the same gap
-// that stalls a normal call does not stall it (E27).
+// that stalls a normal call does not stall it.
 func TestWatchdogScaleDoublesTimeouts(t *testing.T) {
 	for _, tc := range []struct {
 		scale float64

@@ -1,6 +1,6 @@
 // Package risk asks a guard model — a classifier such as IBM Granite
 // Guardian served by llama-server, vLLM or Ollama on its chat-completions
-// route — how likely a text carries a named risk (E37).
+// route — how likely a text carries a named risk.
 //
 // Invariants:
 //   - One message, no history, no system prompt (except Ollama's, where the

@@ -45,8 +45,8 @@ var htmlComment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 // Passages picks what a guard is asked about in a tool's output. A guard
 // judges a text as a whole, so a sentence hidden in a long document is
-// drowned (the seed: 0.44 for a whole README, 0.93 for its HTML comment
-// alone): a short output without comments is asked whole; any other by its HTML
+// drowned (measured: 0.44 for a whole README that hid an injection, 0.93
+// for its HTML comment alone): a short output without comments is asked whole; any other by its HTML
 // comments, then its paragraphs that speak of an AI, an agent, an
 // assistant, a model or instructions, in order, MaxPassages at most.
 func Passages(text string) []Passage {

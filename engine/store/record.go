@@ -121,7 +121,7 @@ type EntryKind string
 const (
 	EntryUser  EntryKind = "user"
 	EntryAgent EntryKind = "agent"
-	// EntryNote is mm's struggle note (A6); Level is warning or severe.
+	// EntryNote is mm's struggle note; Level is warning or severe.
 	EntryNote EntryKind = "note"
 	EntryTool EntryKind = "tool"
 	// EntryCompaction is a summary of earlier turns as it ended; Text is

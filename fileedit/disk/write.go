@@ -10,7 +10,7 @@ import (
 )
 
 // WriteAtomic writes data to path so that a reader, a crash or a full disk
-// never sees a half-written file (F8): the bytes go to a temporary file in
+// never sees a half-written file: the bytes go to a temporary file in
 // the same directory (same file system, so the rename is atomic), are
 // synced, then renamed over path. An existing file keeps its mode; a new
 // file gets perm, and its missing parent directories are created. On any

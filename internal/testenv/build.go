@@ -19,10 +19,10 @@ import (
 // and the flags, so two checkouts or two flag sets never share one — and
 // go build relinks it only when something it is built from changed. A
 // race-built mm takes about 7 CPU-seconds to link: a rerun of the tests
-// with nothing changed no longer pays it. Builds of the same binary by
+// with nothing changed does not pay it. Builds of the same binary by
 // test processes running side by side take turns (a lock file beside
 // it). When that place cannot be used, the binary is built in a new
-// temporary directory instead, as before.
+// temporary directory instead.
 func Build(dir, name string, flags ...string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 // apiKeyEnv. From then on, every policy sharing the set drops those
 // variables from a command's environment and masks their values in its
 // output — in sessions already open too, whose policies were made before
-// — and the log masks them (cmd/mm). The zero value is empty; a nil *Secrets
-// holds nothing.
+// — and the log masks them (cmd/mm/internal/logfile). The zero value is
+// empty; a nil *Secrets holds nothing.
 type Secrets struct {
 	mu            sync.Mutex
 	names, values []string

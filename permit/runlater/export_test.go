@@ -1,7 +1,7 @@
 package runlater
 
 // The tables of files that run later, for the test that keeps the
-// README's list in step with them.
+// list of docs/security.md in step with them.
 var (
 	RunLaterDirs     = runLaterDirs
 	RunLaterFiles    = runLaterFiles

@@ -64,10 +64,10 @@ func TestRunsLater(t *testing.T) {
 	}
 }
 
-// TestREADMEListsFilesThatRunLater: the security page's list of files
+// TestSecurityPageListsFilesThatRunLater: the security page's list of files
 // that run later names every directory and file of the tables, so what
 // users read is what mm asks about.
-func TestREADMEListsFilesThatRunLater(t *testing.T) {
+func TestSecurityPageListsFilesThatRunLater(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)

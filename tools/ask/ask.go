@@ -1,4 +1,4 @@
-// Package ask holds the ask_<name> tools (E36): the chat model puts one
+// Package ask holds the ask_<name> tools: the chat model puts one
 // question to another agent of the config's agents: and gets its final
 // answer back as text. The tool knows no engine: the composition root
 // gives it the function that runs the other agent's turn.
@@ -30,7 +30,7 @@ type params struct {
 }
 
 // New returns the ask_<name> tool. Its description is short: it is sent
-// with every request (P1).
+// with every request.
 func New(o Options) tools.Tool {
 	name := "ask_" + o.Name
 	return tools.New(tools.Spec[params]{

@@ -22,7 +22,7 @@ func TestAskTool(t *testing.T) {
 		t.Errorf("name %q, description %q", tl.Name(), tl.Description())
 	}
 	if n := len(tl.Name()) + len(tl.Description()) + len(tl.Schema()); n > 400 {
-		t.Errorf("ask_historian costs %d characters of every request (P1)", n)
+		t.Errorf("ask_historian costs %d characters of every request", n)
 	}
 	res, err := tl.Run(context.Background(), nil, json.RawMessage(`{"question":"  When?  "}`))
 	if err != nil || res.Text != "In 2019." || len(asked) != 1 || asked[0] != "When?" {

@@ -159,7 +159,7 @@ func (r *runner) where(ctx context.Context, env tools.Env, line string, timeout 
 var errNotConfined = errors.New("the terminal could not confine the command")
 
 // inTerminal runs line in the front end's terminal, where the user
-// watches it live (T4); the model gets the same text as from exec. The
+// watches it live; the model gets the same text as from exec. The
 // terminal's environment is the editor's, with quietEnv added; the
 // variables the policy drops from mm's own environment — the editor's,
 // which started mm — are unset there too, and the key is masked in the

@@ -463,8 +463,8 @@ func TestDescriptionAndSchema(t *testing.T) {
 }
 
 // What a command prints is kept in memory, its two ends only, and never
-// in a file: `yes` for 30 s used to fill a tmpfs /tmp through the output
-// file (issue 21, defect 5). The result says what was cut and why.
+// in a file, where 30 s of `yes` would fill a tmpfs /tmp. The result says
+// what was cut and why.
 func TestOutputCappedAndNeverOnDisk(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)

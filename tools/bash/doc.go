@@ -1,4 +1,4 @@
-// Package bash is the `bash` tool (SPEC T4): it runs one command line in a
+// Package bash is the `bash` tool: it runs one command line in a
 // fresh `bash -c` in the session's working directory and gives the model
 // its output and exit code.
 //

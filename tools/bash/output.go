@@ -12,8 +12,8 @@ import (
 // endBytes is how much of each end of a command's output is kept: the
 // head says what the command did first, the tail usually holds the error
 // or the summary, and the middle of a huge output is counted, not kept —
-// in memory or on disk (30 s of `yes` used to fill a tmpfs /tmp through
-// an output file).
+// in memory or on disk (30 s of `yes` would fill a tmpfs /tmp through an
+// output file).
 const endBytes = 1 << 20
 
 // output is what a command printed, cleaned, as far as it was kept.

@@ -1,4 +1,4 @@
-// Package fetch holds fetch_content (T11), the only tool that touches the
+// Package fetch holds fetch_content, the only tool that touches the
 // network, off by default (fetchContentTool: true): it fetches a page,
 // turns it into Markdown without scripts, navigation, ads or cookie
 // banners, and can save it to a file instead of showing it.
@@ -235,7 +235,7 @@ var (
 	})
 )
 
-// Repair fixes the URLs small models write (T11): surrounding quotes or
+// Repair fixes the URLs small models write: surrounding quotes or
 // brackets, a missing scheme (k33g.org → https://k33g.org), a scheme
 // without its colon or with one slash (https//x, https:/x → https://x).
 // Anything that is not then an http(s) URL with a host is an error that

@@ -1,6 +1,6 @@
 // Package files holds the file tools: read_file, write_file and edit_file.
 // Edits go through fileedit (tolerant but safe matching, atomic writes) and
-// the read-before-write tracker of the session (T5).
+// the read-before-write tracker of the session.
 package files
 
 import (
@@ -50,7 +50,7 @@ func New(opts Options) []tools.Tool {
 
 // CharBudget is how many characters of file content fit in max_tokens,
 // keeping room for reasoning and the JSON around them: ≈ 1.5 characters per
-// token, rounded down to 500 (the seeds measured ≈ 3 characters per token
+// token, rounded down to 500 (≈ 3 characters per token were measured
 // for a 12,500-character write_file cut at 4,096 tokens; half leaves the
 // margin). It matches the budget of the truncated-call note.
 func CharBudget(maxTokens int) int {

@@ -219,7 +219,7 @@ func TestWriteDescriptionGivesBudget(t *testing.T) {
 	}
 }
 
-// TestUserEditDuringPromptIsKept (issue 9, defect 1): the file is read
+// TestUserEditDuringPromptIsKept: the file is read
 // again after the permission prompt, so a change the user made while the
 // diff was shown is never overwritten — for edit_file, write_file over an
 // existing file, and write_file of a file the user created meanwhile. Same
@@ -266,7 +266,7 @@ func TestUserEditDuringPromptIsKept(t *testing.T) {
 
 // Files mm would hang or die on are answered with a repair text, at once:
 // a link to /dev/zero, a FIFO, a 2 GB sparse file; and a write through a
-// dangling link out of the workspace is refused (issue 21, issue 19).
+// dangling link out of the workspace is refused.
 func TestSpecialFilesAnswerRepairText(t *testing.T) {
 	f := newFixture(t)
 	outside := t.TempDir()
@@ -317,7 +317,7 @@ func TestSpecialFilesAnswerRepairText(t *testing.T) {
 // A write that a link sends to a file that runs later (cfg -> .git,
 // notes.txt -> .envrc) is refused in yolo, naming the file it leads to,
 // with nothing written; so is one whose directory is swapped for such a
-// link while the question about it is open (issue 19).
+// link while the question about it is open.
 func TestWritesThroughLinksToFilesThatRunLater(t *testing.T) {
 	f := newFixture(t)
 	p := permit.NewPolicy(true, nil, nil)

@@ -56,8 +56,8 @@ func writeTool(opts Options) tools.Tool {
 	})
 }
 
-// target resolves a path for a write and runs the read-before-write check
-// (T5). mustExist is edit_file's rule. The refusal is the repair text.
+// target resolves a path for a write and runs the read-before-write check.
+// mustExist is edit_file's rule. The refusal is the repair text.
 func target(ctx context.Context, env tools.Env, path string, mustExist bool) (abs string, current []byte, exists bool, refusal string) {
 	abs, err := tools.Resolve(env, path)
 	if err != nil {

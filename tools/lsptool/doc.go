@@ -1,11 +1,12 @@
-// Package lsptool is the lsp tool (T10, SPEC section 6 L4): definition,
+// Package lsptool is the lsp tool: definition,
 // references, hover, symbols, diagnostics and rename through the session's
 // language servers (lspbridge), with results as short text and locations
 // for the editor to follow.
 //
 // Invariants:
 //   - The tool is offered only when a server is available
-//     (lspbridge.Manager.Available); cmd/mm decides.
+//     (lspbridge.Manager.Available); the composition root
+//     (cmd/mm/internal/app) decides.
 //   - Every path the model gives is confined to the workspace
 //     (tools.Resolve); a rename that would touch a file outside it is
 //     refused before anything is written.

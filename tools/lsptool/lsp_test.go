@@ -191,7 +191,7 @@ func TestRenameDeclined(t *testing.T) {
 	}
 }
 
-// TestRenameKeepsAUserEdit (issue 9, defect 1): a file the user changes
+// TestRenameKeepsAUserEdit: a file the user changes
 // while the rename's prompt is open is not overwritten, and no file of the
 // rename is written.
 func TestRenameKeepsAUserEdit(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package mcp offers the tools of MCP servers (the editor's, from ACP
 // session/new, and those of mm's config) as registry tools, through the
-// official MCP Go SDK (A1, A2).
+// official MCP Go SDK.
 //
 // Invariants:
 //   - Servers are connected in parallel, each bounded by

@@ -1,4 +1,4 @@
-// Package plan holds the plan tool (T8): the model keeps a short todo
+// Package plan holds the plan tool: the model keeps a short todo
 // list, each call replacing the whole list, which the front ends show (an
 // ACP plan update in the editor, a compact list in line mode).
 package plan

@@ -12,7 +12,7 @@ import (
 func TestPlan(t *testing.T) {
 	tool := New()
 	if n := len(tool.Description()); n >= 300 {
-		t.Errorf("description is %d characters; T8 wants it under 300", n)
+		t.Errorf("description is %d characters; it costs every request and stays under 300", n)
 	}
 	for _, tc := range []struct {
 		name, args string

@@ -1,4 +1,4 @@
-// Package skilltool is T9, read_skill: the model loads a skill's steps by
+// Package skilltool is read_skill: the model loads a skill's steps by
 // name. The catalog (name, description, keywords) sits in the tool's
 // description, frozen the first time it is asked for (the session's first
 // request) so the request prefix stays byte-stable; the skill itself is

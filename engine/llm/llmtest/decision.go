@@ -8,11 +8,12 @@ import (
 	"time"
 )
 
-// Decision answers one POST /v1/systemone request (a decision model, see
-// ../shared/notes/system-one.md), in order of arrival like Steps. A
-// scenario without decisions serves no such route: llama-server's 404
-// "File Not Found", the answer of a server too old to have one.
-type Decision struct {
+// DecisionAnswer answers one POST /v1/systemone request (a decision
+// model, whose wire format package engine/decide writes and reads), in
+// order of arrival like Steps. A scenario without decisions serves no
+// such route: llama-server's 404 "File Not Found", the answer of a server
+// too old to have one.
+type DecisionAnswer struct {
 	// Answers is the "answers" object, keyed by question id, sent as JSON
 	// with the request's model and a usage object.
 	Answers map[string]any `yaml:"answers"`

@@ -11,7 +11,7 @@ import (
 
 // TokenLogprob is one generated token of a step and the distribution the
 // model had at that position, as llama-server reports it when a request
-// asks "logprobs": true (a guard model's Yes/No, E37).
+// asks "logprobs": true (a guard model's Yes/No).
 type TokenLogprob struct {
 	// Token is the generated text piece; the step's tokens, joined, are
 	// its Content.

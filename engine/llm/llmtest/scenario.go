@@ -39,7 +39,7 @@ type Scenario struct {
 	Replies []Reply `yaml:"replies"`
 	// Decisions answer POST /v1/systemone requests in order (a decision
 	// model); none means the route does not exist (404).
-	Decisions []Decision `yaml:"decisions"`
+	Decisions []DecisionAnswer `yaml:"decisions"`
 }
 
 // Reply is a step given to any request whose last message contains When.
@@ -130,8 +130,8 @@ type Step struct {
 	Raw []string `yaml:"raw"`
 }
 
-// Repeat is a pattern sent Times times: the runaway argument stream of
-// E10, or a model repeating a sentence. Times 0 repeats until the client
+// Repeat is a pattern sent Times times: a runaway argument stream
+// (the same text again and again), or a model repeating a sentence. Times 0 repeats until the client
 // goes away.
 type Repeat struct {
 	Pattern string `yaml:"pattern"`

@@ -13,7 +13,7 @@ import (
 	"github.com/mm-agent/mm/tools/ask"
 )
 
-// Agent is one entry of the config's agents: (E36): another agent file
+// Agent is one entry of the config's agents list: another agent file
 // the chat model (ask_<name>) and the user (/ask-<name>) can put one
 // question to. It answers in a session of its own, built from its file —
 // provider, server, model, sampling, system prompt, skills, hooks — with
@@ -120,7 +120,7 @@ func (g *Agent) ask(ctx context.Context, env tools.Env, question string) (answer
 	return answer, "", nil
 }
 
-// Rewriter answers "/ask-<name> question" (E36, A5) with the other agent's
+// Rewriter answers "/ask-<name> question" with the other agent's
 // answer, which the user sees. The exchange is kept in the conversation
 // (engine.Rewrite.Keep): the user asked inside this conversation, so the
 // chat model must see the question and the answer next turn ("use what
@@ -173,7 +173,7 @@ func (s Set) Rewriter(env tools.Env, next func(context.Context, string) engine.R
 // move or run is refused before anyone is asked; any other question (a
 // fetch) goes to the asking agent's user through its one permission
 // flow, and a hook's allow never skips it — the asking agent's user
-// decides (seed: mm-decision-models). Its read-before-write tracker is its
+// decides. Its read-before-write tracker is its
 // own: what it read is not read by the caller.
 type readOnly struct {
 	tools.Env

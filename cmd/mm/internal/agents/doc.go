@@ -8,6 +8,7 @@
 // must never become a way around the user's permissions — and this
 // package's tests hold it directly.
 //
-// It may import the engine, the tools contract and tools/ask; never acp,
-// the ACP SDK or cmd/mm's config (cmd/mm/deps_test.go holds it to that).
+// It may import the engine, the tools contract, tools/ask and permit;
+// never acp, the ACP SDK or cmd/mm's config (cmd/mm/deps_test.go holds it
+// to that).
 package agents

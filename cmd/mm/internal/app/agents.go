@@ -10,7 +10,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// newAskedAgents builds the agents of a's config (E36), each with an app
+// newAskedAgents builds the agents of a's config, each with an app
 // of its own built from its file; an asked agent's own config has none
 // (depth 1: agents never loop asking each other).
 func newAskedAgents(a *App) (agents.Set, []*App) {
@@ -53,7 +53,7 @@ func (a *App) closeAgents() {
 	}
 }
 
-// askCommands are the /ask-<name> commands of the editor's / menu (A5).
+// askCommands are the /ask-<name> commands of the editor's / menu.
 func (a *App) askCommands() []acp.Command {
 	var cmds []acp.Command
 	for _, g := range a.agents {
@@ -62,7 +62,7 @@ func (a *App) askCommands() []acp.Command {
 	return cmds
 }
 
-// commands is the editor's / menu beyond the built-in commands (A5): one
+// commands is the editor's / menu beyond the built-in commands: one
 // /ask-<name> per agent, then one command per skill of the workspace.
 func (a *App) commands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {
 	skills := a.skillCommands(ctx, announce)

@@ -52,7 +52,7 @@ type App struct {
 	// directory).
 	store   *store.Store
 	answers *answers.Store
-	// model is the connector with the profile's sampling (E30).
+	// model is the connector with the profile's sampling.
 	model *llm.Profiled
 
 	mu     sync.Mutex
@@ -74,7 +74,7 @@ type App struct {
 	// stderr); nil logs it only. Set before the first session.
 	notice func(string)
 
-	// agents are the config's other agents (E36); parent is the app that
+	// agents are the config's other agents; parent is the app that
 	// asks, in an asked agent's own app.
 	agents    agents.Set
 	agentApps []*App // the asked agents' own apps, closed with this one
@@ -174,7 +174,7 @@ func explain(err error) string { return llm.Explain(err) }
 // trusted because cwd's is — it is not read at all.
 //
 // "Always" answers given in earlier sessions of the workspace come back
-// from the state directory, and new ones go there (A4) — never into a
+// from the state directory, and new ones go there — never into a
 // file of the repository, which a cloned project could ship.
 func (a *App) Workspace(cwd string, dirs []string, ask permit.Asker) (*workspace.Workspace, *permit.Policy, error) {
 	policy := permit.NewPolicy(a.cfg.Yolo, a.cfg.Permissions.Allow, a.cfg.Permissions.Deny)
@@ -231,7 +231,7 @@ func workspaceRoots(cwd string, dirs []string) ([]string, error) {
 	return roots, nil
 }
 
-// thoughtLevels are the reasoning levels offered (A9, E8): "none" only
+// thoughtLevels are the reasoning levels offered: "none" only
 // where mm can turn thinking off (chat_template_kwargs on llama.cpp and
 // DMR).
 func (a *App) thoughtLevels(context.Context) []string {
@@ -247,7 +247,7 @@ func (a *App) thoughtLevels(context.Context) []string {
 	return []string{"low", "medium", "high"}
 }
 
-// registry is the one table of tools offered to the model (T2): a tool
+// registry is the one table of tools offered to the model: a tool
 // is declared only when it can serve.
 func (a *App) registry(roots []string, late *lspbridge.Late, extra ...tools.Tool) *tools.Registry {
 	cwd := roots[0]
@@ -277,7 +277,7 @@ func (a *App) registry(roots []string, late *lspbridge.Late, extra ...tools.Tool
 	if config.On(a.cfg.PlanTool, true) {
 		ts = append(ts, plan.New())
 	}
-	if config.On(a.cfg.FetchContentTool, false) { // T11: the network, off by default
+	if config.On(a.cfg.FetchContentTool, false) { // the network, off by default
 		ts = append(ts, fetch.New(fetch.Options{MaxOutput: a.maxOutput()}))
 	}
 	ts = append(ts, a.agents.Tools()...)
@@ -301,7 +301,7 @@ func (a *App) childEnviron() []string {
 	return a.childEnv().Environ(a.env)
 }
 
-// maxOutput is the tools' own bound (E25): explicit config, else derived
+// maxOutput is the tools' own bound: explicit config, else derived
 // from the window known now (configured, or probed already), else 16,000.
 // The engine caps every output again once a probed window is known.
 func (a *App) maxOutput() int {
@@ -319,9 +319,9 @@ func (a *App) Session(id, cwd string, env tools.Env, extra ...tools.Tool) *engin
 	if a.parent == nil { // an asked agent reads through the caller's view
 		a.filesFor(cwd).use(env)
 	}
-	a.conn.Warm() // the server and its window, in the background (E14)
+	a.conn.Warm() // the server and its window, in the background
 	// Only what the config says explicitly: the profile, then mm's
-	// defaults, fill the rest at each request (E30).
+	// defaults, fill the rest at each request.
 	s := a.cfg.Sampling
 	if s.MaxTokens == 0 {
 		s.MaxTokens = 4096
@@ -387,7 +387,7 @@ func rootsOf(cwd string, env tools.Env) []string {
 }
 
 // rewriter is the prompt rewriter of a session: skills and skill routing
-// for a chat agent; a decision agent (E33) or a guard agent (E37) answers
+// for a chat agent; a decision agent or a guard agent answers
 // every prompt itself. This is the one place that builds an agent's
 // answer, whichever front end asks.
 func (a *App) rewriter(cwd string) func(context.Context, string) engine.Rewrite {
@@ -406,7 +406,7 @@ func (a *App) rewriter(cwd string) func(context.Context, string) engine.Rewrite 
 	return a.skillRewriter(a.SkillsFor(cwd), skillRouter(a.cfg))
 }
 
-// toolRouting is the session's tool router (E35), nil without
+// toolRouting is the session's tool router, nil without
 // toolRouting in the config.
 func toolRouting(cfg *config.Config, reg *tools.Registry) func(context.Context, string) engine.ToolRoute {
 	r := toolRouter(cfg)
@@ -423,7 +423,7 @@ func toolRouting(cfg *config.Config, reg *tools.Registry) func(context.Context, 
 	}
 }
 
-// withMentions attaches the prompt's @path mentions (E31, A11) after the
+// withMentions attaches the prompt's @path mentions after the
 // skill rewrite: "[attached file: /abs/path]" lines for the model, a note
 // for the user when a mention is outside the workspace or missing.
 func withMentions(env tools.Env, next func(context.Context, string) engine.Rewrite) func(context.Context, string) engine.Rewrite {

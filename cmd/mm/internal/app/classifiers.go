@@ -15,8 +15,8 @@ import (
 	"github.com/mm-agent/mm/engine/risk"
 )
 
-// This file turns the config's classifier agents — decision agents (E33)
-// and the routers they serve (E34, E35), guard agents (E37) — into the
+// This file turns the config's classifier agents — decision agents
+// and the routers they serve, guard agents — into the
 // engine's plain options; what they do lives in engine/decide and
 // engine/risk.
 

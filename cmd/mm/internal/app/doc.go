@@ -5,11 +5,12 @@
 // router, language servers, MCP servers, hooks, asked agents, decision
 // and guard agents, workspace trust (/trust and the files that make mm
 // run code later), the environment of every program mm starts — and
-// the editor's config re-reading (Configs), which builds a new App when
-// the config reads differently.
+// the ACP agent (ACPAgent), which reads the config again at each session
+// and builds a new App when the config reads differently.
 //
-// It may import every mm package but cmd/mm's eval (which drives an App)
-// and test code; cmd/mm/deps_test.go holds it to that. Process globals
+// It may import every mm package but test code, and only cmd/mm's main
+// imports it (the other packages of cmd/mm/internal get a Host of funcs
+// from it); cmd/mm/deps_test.go holds it to that. Process globals
 // (flags, signals, the working directory, os.Environ) stay in cmd/mm's
 // main: an App gets its environment and directory passed in.
 package app

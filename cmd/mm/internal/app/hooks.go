@@ -8,13 +8,13 @@ import (
 	"github.com/mm-agent/mm/engine/risk"
 )
 
-// hooksFor is the config's hooks (E32) for a session in cwd; nil when none.
+// hooksFor is the config's hooks for a session in cwd; nil when none.
 func (a *App) hooksFor(cwd string) *hooks.Runner {
 	conv := func(hs []config.Hook) []hooks.Hook {
 		var out []hooks.Hook
 		for _, h := range hs {
 			hk := hooks.Hook{Command: h.Command, Tools: h.Tools, Timeout: time.Duration(h.Timeout)}
-			if h.GuardFile != nil { // E37: a guard agent instead of a command
+			if h.GuardFile != nil { // a guard agent instead of a command
 				hk.Guard, hk.Name = guardAgent(a.cfg, h.GuardFile, risk.DefaultTimeout), guardHookName(h)
 			}
 			out = append(out, hk)

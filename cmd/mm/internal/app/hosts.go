@@ -42,7 +42,7 @@ func (a *App) LineHost() line.Host {
 	return h
 }
 
-// answer is how a decision agent (E33) or a guard agent (E37) answers a
+// answer is how a decision agent or a guard agent answers a
 // prompt in line mode: at once, without a session; ok is false for a
 // chat agent.
 func (a *App) answer(ctx context.Context, prompt string, stdout, stderr io.Writer) (code int, ok bool) {

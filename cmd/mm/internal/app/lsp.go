@@ -44,11 +44,11 @@ func lspConfig(cfg map[string]config.LSP, cwd string) (lspbridge.Config, error) 
 
 // lspFor returns the language servers of a workspace whose roots are
 // roots (the first is the sessions' cwd), started in the background on
-// first use and shared by its sessions (L1): one per language and
+// first use and shared by its sessions: one per language and
 // project root, in every root.
 func (a *App) lspFor(roots ...string) *lspbridge.Manager {
 	if a.parent != nil {
-		// An asked agent (E36) queries the caller's servers: one gopls per
+		// An asked agent queries the caller's servers: one gopls per
 		// workspace, fed the same file view.
 		return a.parent.lspFor(roots...)
 	}
@@ -130,7 +130,7 @@ func (a *App) closeLSP() {
 }
 
 // sessionFiles is the view of files the language servers of a workspace
-// read through (A8): the view of the workspace's latest session. An
+// read through: the view of the workspace's latest session. An
 // editor's sessions share one set of buffers, so any of them gives the
 // same text; line mode's is the disk.
 type sessionFiles struct {

@@ -34,13 +34,13 @@ func TestReady(t *testing.T) {
 	})
 	for _, c := range []struct {
 		name  string
-		c     *Configs
+		c     *ACPAgent
 		ready bool
 	}{
-		{"nothing anywhere", &Configs{Read: read(""), Endpoints: at(down)}, false},
-		{"a server on a usual port", &Configs{Read: read(""), Endpoints: at(srv.URL())}, true},
-		{"configured, down", &Configs{Read: read(down), Endpoints: at(down)}, true},
-		{"chosen in the editor", &Configs{Read: read(""), Endpoints: at(down), Store: chosen, Cwd: "/ws"}, true},
+		{"nothing anywhere", &ACPAgent{Read: read(""), Endpoints: at(down)}, false},
+		{"a server on a usual port", &ACPAgent{Read: read(""), Endpoints: at(srv.URL())}, true},
+		{"configured, down", &ACPAgent{Read: read(down), Endpoints: at(down)}, true},
+		{"chosen in the editor", &ACPAgent{Read: read(""), Endpoints: at(down), Store: chosen, Cwd: "/ws"}, true},
 	} {
 		err := c.c.ready(context.Background())
 		if (err == nil) != c.ready {

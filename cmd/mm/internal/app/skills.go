@@ -25,7 +25,7 @@ type skillLibs struct {
 	watches sync.WaitGroup
 }
 
-// SkillsFor returns the live skills of a workspace (S1), nearest first:
+// SkillsFor returns the live skills of a workspace, nearest first:
 // the workspace's .mm/skills, the user's skills already written for other
 // agents (.claude/skills, .agents/skills), skillsDir (relative to the
 // config file), ~/.config/mm/skills, then the shipped ones.
@@ -77,7 +77,7 @@ func reservedCommand(name string) bool {
 }
 
 // skillRewriter is the engine's prompt rewriter for one session: skills'
-// $name and /name (S2), skill routing when a router is given (E34), and a
+// $name and /name, skill routing when a router is given, and a
 // ⚠ note per skill file skipped, once each time the skill set is
 // reloaded.
 func (a *App) skillRewriter(lib *skills.Library, router *decide.Router) func(context.Context, string) engine.Rewrite {
@@ -88,7 +88,7 @@ func (a *App) skillRewriter(lib *skills.Library, router *decide.Router) func(con
 		r := set.Rewrite(prompt, reservedCommand)
 		out := engine.Rewrite{Prompt: r.Prompt, Answer: r.Answer}
 		// A prompt that names a skill itself is not routed: the user's
-		// choice wins (E34).
+		// choice wins.
 		if router != nil && r.Answer == "" && r.Prompt == prompt && !strings.Contains(prompt, "[skill: ") {
 			chosen, info := router.Skill(ctx, prompt, skillOptions(set))
 			if chosen != "" {
@@ -123,7 +123,7 @@ func skillOptions(set *skills.Set) decide.Options {
 }
 
 // skillCommands is the editor's / menu of skills: one slash command per
-// skill of the workspace, with its input hint (A5). The first call for a workspace starts watching its
+// skill of the workspace, with its input hint. The first call for a workspace starts watching its
 // skills folders until ctx ends: a skill added or edited during the
 // session calls announce(cwd), which sends the / menu again.
 func (a *App) skillCommands(ctx context.Context, announce func(cwd string)) func(cwd string) []acp.Command {

@@ -28,7 +28,7 @@ func ConfigLine(err error) string {
 	return strings.TrimPrefix(err.Error(), config.ErrInvalid.Error()+": ")
 }
 
-// OpenStore opens the session store in mm's state directory (E29).
+// OpenStore opens the session store in mm's state directory.
 // Without one, mm keeps nothing and says so in the log.
 func OpenStore(env config.Env, log *slog.Logger) *store.Store {
 	dir, err := StateDir(env)

@@ -15,7 +15,7 @@ import (
 )
 
 // validateAgent refuses, naming the line, a file that is two kinds of
-// agent at once or a decision agent that declares tools (E33): a
+// agent at once or a decision agent that declares tools: a
 // decision model answers questions in one pass and never calls a tool.
 func (c *Config) validateAgent() error {
 	if c.Decision != nil && c.Guard != nil {
@@ -137,7 +137,7 @@ func (c *Config) rel(path string) string {
 	return filepath.Join(filepath.Dir(abs), path)
 }
 
-// Agents maps a short name to another agent file (E36), e.g. agents:
+// Agents maps a short name to another agent file, e.g. agents:
 // {historian: historian.yaml}: each becomes an ask_<name> tool for the
 // chat model and an /ask-<name> command for the user.
 type Agents map[string]*AskedAgent
@@ -178,7 +178,7 @@ func agentName(name string) bool {
 }
 
 // maxDescription bounds an asked agent's description: it goes into the
-// ask_<name> tool's description, sent with every request (P1).
+// ask_<name> tool's description, sent with every request.
 const maxDescription = 160
 
 // UnmarshalYAML reads name: FILE, or name: {file: FILE, write: false};
@@ -209,7 +209,7 @@ func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
 						return fmt.Errorf("line %d: agents.%s.write must be true or false", kk.Line, k.Value)
 					}
 					if w {
-						return fmt.Errorf("line %d: agents.%s.write: true is not supported yet (E36): an asked agent is read-only — remove it", kk.Line, k.Value)
+						return fmt.Errorf("line %d: agents.%s.write: true is not supported yet: an asked agent is read-only — remove it", kk.Line, k.Value)
 					}
 				default:
 					return fmt.Errorf("line %d: unknown key \"agents.%s.%s\" (valid here: file, write)", kk.Line, k.Value, kk.Value)
@@ -227,7 +227,7 @@ func (a *Agents) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// loadAsked loads an asked agent's file (E36) as mm would load it as its
+// loadAsked loads an asked agent's file as mm would load it as its
 // own config — its skillsDir and routing agents relative to it — and
 // refuses what an asked agent cannot
 // honour (checkAsked).

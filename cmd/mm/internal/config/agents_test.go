@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestAgentFiles (E33, E37): a decision: or guard: block makes the file
+// TestAgentFiles: a decision: or guard: block makes the file
 // that kind of agent; what cannot be is refused with the line that is
 // wrong.
 func TestAgentFiles(t *testing.T) {
@@ -60,7 +60,7 @@ func TestAgentFiles(t *testing.T) {
 	}
 }
 
-// TestRoutingAgent (E34): skillRouting.agent is found relative to the
+// TestRoutingAgent: skillRouting.agent is found relative to the
 // config file, keeps its own server (no MM_* override), and must be a
 // decision agent.
 func TestRoutingAgent(t *testing.T) {
@@ -115,7 +115,7 @@ func TestGuardKind(t *testing.T) {
 	}
 }
 
-// TestGuardHooks (E37): a postToolUse entry may name a guard agent instead
+// TestGuardHooks: a postToolUse entry may name a guard agent instead
 // of a command, relative to the config file; what cannot work is refused
 // with the entry's line.
 func TestGuardHooks(t *testing.T) {
@@ -148,7 +148,7 @@ func TestGuardHooks(t *testing.T) {
 	}
 }
 
-// TestAskedAgents (E36): agents: {name: FILE} loads each file relative to
+// TestAskedAgents: agents: {name: FILE} loads each file relative to
 // the config (or absolute), with its own server and description; a name
 // that cannot be a tool or a command, a file that is missing or broken, or
 // a key an asked agent could not honour is refused with the line that
@@ -189,7 +189,7 @@ func TestAskedAgents(t *testing.T) {
 		{"a name with a dot", "", "model: x\nagents:\n  hist.v2: agents/h.yaml\n", `line 3: agents: "hist.v2" is not a short name`},
 		{"no file", "", "agents:\n  historian:\n", "line 2: agents.historian names no agent file"},
 		{"a list", "", "agents: [h.yaml]\n", "line 1: agents maps names to agent files"},
-		{"write: true", "model: h\n", "agents:\n  historian: {file: agents/h.yaml, write: true}\n", "line 2: agents.historian.write: true is not supported yet (E36)"},
+		{"write: true", "model: h\n", "agents:\n  historian: {file: agents/h.yaml, write: true}\n", "line 2: agents.historian.write: true is not supported yet"},
 		{"an unknown key", "model: h\n", "agents:\n  historian: {file: agents/h.yaml, tools: [bash]}\n", `line 2: unknown key "agents.historian.tools" (valid here: file, write)`},
 		{"missing", "", "model: x\n\nagents: {historian: agents/nope.yaml}\n", "line 3: agents.historian: cannot read the agent file " + filepath.Join(dir, "agents", "nope.yaml")},
 		{"broken", "model: [\n", "agents: {historian: agents/h.yaml}\n", "line 1: agents.historian: " + filepath.Join(dir, "agents", "h.yaml")},

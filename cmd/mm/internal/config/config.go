@@ -36,26 +36,26 @@ type Config struct {
 	FirstTokenTime  Duration  `yaml:"firstTokenTimeout"`
 	ToolBudget      Budget    `yaml:"toolBudget"`
 	// AdaptiveTemp raises the temperature for the call after a loop is
-	// detected (E22; not a key of the original mm).
+	// detected.
 	AdaptiveTemp bool     `yaml:"adaptiveTemperature"`
 	BashTimeout  Duration `yaml:"bashTimeout"`
 	BashEnv      BashEnv  `yaml:"bashEnv"`
 	// Sandbox confines bash commands (Linux): namespaces, or Landlock.
-	Sandbox          Sandbox     `yaml:"sandbox"`
-	BashTool         *bool       `yaml:"bashTool"`
-	EditTools        *bool       `yaml:"editTools"`
-	PlanTool         *bool       `yaml:"planTool"`
-	FetchContentTool *bool       `yaml:"fetchContentTool"`
-	Yolo             bool        `yaml:"yolo"`
-	Permissions      Permissions `yaml:"permissions"`
-	Context          ContextCfg  `yaml:"context"`
-	SkillsDir        string      `yaml:"skillsDir"`
-	SkillRouting     Routing     `yaml:"skillRouting"`
-	ToolRouting      ToolRouting `yaml:"toolRouting"`
-	Decision         *Decision   `yaml:"decision"`
-	Guard            *Guard      `yaml:"guard"`
+	Sandbox          Sandbox        `yaml:"sandbox"`
+	BashTool         *bool          `yaml:"bashTool"`
+	EditTools        *bool          `yaml:"editTools"`
+	PlanTool         *bool          `yaml:"planTool"`
+	FetchContentTool *bool          `yaml:"fetchContentTool"`
+	Yolo             bool           `yaml:"yolo"`
+	Permissions      Permissions    `yaml:"permissions"`
+	Context          ContextCfg     `yaml:"context"`
+	SkillsDir        string         `yaml:"skillsDir"`
+	SkillRouting     Routing        `yaml:"skillRouting"`
+	ToolRouting      ToolRouting    `yaml:"toolRouting"`
+	Decision         *DecisionModel `yaml:"decision"`
+	Guard            *Guard         `yaml:"guard"`
 	// Agents are other agent files the chat model and the user can ask
-	// one question (E36), by name.
+	// one question, by name.
 	Agents Agents `yaml:"agents"`
 	// Description says who this agent is, in a few words, to a chat model
 	// that may ask it (agents:); without it the model name says it.
@@ -135,7 +135,7 @@ type ContextCfg struct {
 	SummaryMaxTokens int   `yaml:"summaryMaxTokens"`
 }
 
-// Routing is skill routing through a decision agent (E34).
+// Routing is skill routing through a decision agent.
 type Routing struct {
 	// Agent is the decision agent's file, relative to this config file.
 	Agent string `yaml:"agent"`
@@ -147,7 +147,7 @@ type Routing struct {
 	File *Config `yaml:"-"`
 }
 
-// ToolRouting drops tool groups a decision agent finds irrelevant (E35).
+// ToolRouting drops tool groups a decision agent finds irrelevant.
 type ToolRouting struct {
 	Agent string `yaml:"agent"`
 	// DropBelow: a group is dropped only below this P(needed) (nil: 0.2).
@@ -156,11 +156,11 @@ type ToolRouting struct {
 	File      *Config  `yaml:"-"`
 }
 
-// Decision makes the file a decision agent (E33): the last user message
-// goes to POST /v1/systemone with these questions instead of the chat
-// model. No questions (decision: {}) means the questions are mm's own,
-// as routing writes them.
-type Decision struct {
+// DecisionModel is the decision: block, which makes the file a decision
+// agent: the last user message goes to POST /v1/systemone with these
+// questions instead of the chat model. No questions (decision: {}) means
+// the questions are mm's own, as routing writes them.
+type DecisionModel struct {
 	Questions map[string]Question `yaml:"questions"`
 }
 
@@ -174,7 +174,7 @@ type Question struct {
 	Criteria any `yaml:"criteria"`
 }
 
-// Guard makes the file a guard agent (E37): a classifier asked about one
+// Guard makes the file a guard agent: a classifier asked about one
 // message, answering named risks with a probability.
 type Guard struct {
 	Risks []Risk `yaml:"risks"`
@@ -227,7 +227,7 @@ func (c *Config) Kind() string {
 // line is the line of a top-level key, 0 when absent.
 func (c *Config) line(key string) int { return c.lines[key] }
 
-// Hooks are external commands per event (E32).
+// Hooks are external commands per event.
 type Hooks struct {
 	PreGeneration []Hook `yaml:"preGeneration"`
 	PreToolUse    []Hook `yaml:"preToolUse"`
@@ -236,7 +236,7 @@ type Hooks struct {
 
 // Hook is one command: {command: [argv…], tools: [names…], timeout: 5s},
 // or, in postToolUse, a guard agent asked about the output: {guard:
-// guard.yaml, tools: […]} (E37).
+// guard.yaml, tools: […]}.
 type Hook struct {
 	Command Argv     `yaml:"command"`
 	Tools   []string `yaml:"tools"`
@@ -444,7 +444,7 @@ func Parse(data []byte, c *Config) error {
 	// `decision:` or `guard:` with nothing after it still says what the
 	// file is.
 	if _, ok := c.lines["decision"]; ok && c.Decision == nil {
-		c.Decision = &Decision{}
+		c.Decision = &DecisionModel{}
 	}
 	if _, ok := c.lines["guard"]; ok && c.Guard == nil {
 		c.Guard = &Guard{}

@@ -7,7 +7,8 @@
 // environment; the packages below get plain values.
 //
 // It is nearly a leaf: besides the standard library and YAML it imports
-// only engine/llm (the provider names it checks) and fileedit/disk (the
-// one bounded reader). It knows no front end, engine session or tool
-// (cmd/mm/deps_test.go holds it to that).
+// only engine/llm (the provider names it checks), fileedit/disk (the one
+// bounded reader), internal/textdist (its "did you mean" hints), permit
+// (how untrusted text is shown) and permit/trust (workspace trust). It knows no front end,
+// engine session or tool (cmd/mm/deps_test.go holds it to that).
 package config

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// validateGuard checks a guard: block (E37): risks named, a threshold
+// validateGuard checks a guard: block: risks named, a threshold
 // between 0 and 1, and nothing a classifier cannot use — a guard model
 // answers about one message and calls no tool.
 func (c *Config) validateGuard() error {

@@ -11,7 +11,7 @@ import (
 // A workspace's .mm/agent.yaml is laid over the user's own config, never
 // put in its place. Taking the first file found let a repository whose
 // file held only `maxTurns: 5` drop the user's deny rules, hooks, sandbox
-// and server: the user's config is trusted (TR1) and the repository's is
+// and server: the user's config is trusted and the repository's is
 // not, so the repository's may add to it but not take from it.
 //
 // What the workspace file writes is laid key by key over the user's

@@ -24,14 +24,14 @@ import (
 // Untrusted is one key a workspace config may set only once trusted.
 type Untrusted struct {
 	Key string
-	// Why says what the key could do, for the README and `mm trust`.
+	// Why says what the key could do, for docs/security.md and `mm trust`.
 	Why   string
 	set   func(*Config) bool
 	clear func(*Config)
 }
 
 // UntrustedKeys are the keys an untrusted workspace config cannot set,
-// in the order the README's table lists them. Every other key applies.
+// in the order docs/security.md's table lists them. Every other key applies.
 var UntrustedKeys = []Untrusted{
 	{"yolo", "runs every edit and command without asking",
 		func(c *Config) bool { return c.Yolo }, func(c *Config) { c.Yolo = false }},

@@ -15,7 +15,7 @@ import (
 
 // The security page's table of keys ignored until trusted is this list,
 // row for row: what the user reads is what mm does.
-func TestREADMEListsUntrustedKeys(t *testing.T) {
+func TestSecurityPageListsUntrustedKeys(t *testing.T) {
 	b, err := os.ReadFile("../../../../docs/security.md")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestTrustSummary(t *testing.T) {
 // Trust covers every file under .mm/, not only those the config names: a
 // hook sourcing a lib.sh beside it, a new file, a removed one — each
 // change makes the config untrusted again. Past the bound, nothing can be
-// trusted, and Grant says why.
+// trusted, and Record says why.
 func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	env := Env{"HOME=" + home}
@@ -80,16 +80,16 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 		}
 		return tr
 	}
-	grant := func() {
+	trustIt := func() {
 		t.Helper()
 		if err := load().Record(); err != nil {
 			t.Fatal(err)
 		}
 		if !load().Trusted {
-			t.Fatal("not trusted once granted")
+			t.Fatal("not trusted once recorded")
 		}
 	}
-	grant()
+	trustIt()
 	if tr := load(); !slices.Contains(tr.Parts, lib) || !strings.Contains(tr.Summary(), lib) {
 		t.Errorf("the trust does not cover %s: %q", lib, tr.Parts)
 	}
@@ -106,7 +106,7 @@ func TestTrustCoversEveryFileUnderMM(t *testing.T) {
 		if tr := load(); tr.Trusted || tr.Hash == "" {
 			t.Errorf("%s: still trusted (hash %q)", change.name, tr.Hash)
 		}
-		grant()
+		trustIt()
 	}
 	for i := range trust.MaxFiles {
 		write(t, filepath.Join(dir, ".mm", "many", strconv.Itoa(i)), "")

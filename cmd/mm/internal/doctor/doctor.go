@@ -57,7 +57,7 @@ type Host struct {
 	Getenv func(string) string
 }
 
-// Check is one line of mm doctor (C4), and one object of its --json
+// Check is one line of mm doctor, and one object of its --json
 // form's "checks". Only what breaks a turn fails; a missing optional part
 // is a note with the line that installs it.
 type Check struct {
@@ -249,7 +249,7 @@ func (d *doctor) fixedPrompt(window int) {
 		d.fail("fixed prompt", "cannot open the workspace: "+err.Error(), "")
 		return
 	}
-	tokens := int(math.Ceil(float64(chars) / 3.5)) // the estimate E25 uses
+	tokens := int(math.Ceil(float64(chars) / 3.5)) // compact's estimate
 	text := fmt.Sprintf("%s characters ≈ %s tokens: system prompt and %d tools (%s)", thousands(chars), thousands(tokens), len(names), strings.Join(names, ", "))
 	switch {
 	case window > 0 && window < tokens:

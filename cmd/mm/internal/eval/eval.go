@@ -46,7 +46,7 @@ type Host struct {
 	Model func() string
 }
 
-// Run is `mm eval` (C5): the routing eval through the configured skill
+// Run is `mm eval`: the routing eval through the configured skill
 // router, the tool-routing eval through the configured tool router, or
 // the task eval through the configured chat model. It returns the exit
 // code.

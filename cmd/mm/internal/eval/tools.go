@@ -49,7 +49,7 @@ type ToolsReport struct {
 	P95Ms       float64 `json:"p95_ms"`
 }
 
-// evalTools is `mm eval tools` (C5, E35): the cases through the
+// evalTools is `mm eval tools`: the cases through the
 // configured toolRouting agent, every group asked about (the router is
 // measured, not this workspace's tools).
 func evalTools(ctx context.Context, h Host, data []byte, jsonOut bool, stdout, stderr io.Writer) int {

@@ -6,7 +6,8 @@
 // Host, the way acp gets an acp.Builder.
 //
 // It may import the engine, the tools contract (and tools/workspace for
-// the disk environment), engine/store and the line editor; never acp, the
+// the disk environment), engine/store, permit, the exit codes and the line
+// editor; never acp, the
 // ACP SDK, a tool implementation or cmd/mm's config — cmd/mm/deps_test.go
 // holds it to that.
 package line

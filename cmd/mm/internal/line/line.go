@@ -70,7 +70,7 @@ type Options struct {
 	Fork     string
 }
 
-// Run plays one turn in line mode (C2): the answer on stdout, the rest
+// Run plays one turn in line mode: the answer on stdout, the rest
 // on stderr, or one JSON object per event with --json. It returns the
 // process exit code.
 func Run(ctx context.Context, h Host, f Options, cwd string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -125,7 +125,7 @@ func Run(ctx context.Context, h Host, f Options, cwd string, stdin io.Reader, st
 }
 
 // session is a new session, or the stored one --resume/--continue
-// names (C2, E29).
+// names.
 func (h Host) session(f Options, ws *workspace.Workspace, stderr io.Writer, extra []tools.Tool) (*engine.Session, int) {
 	if f.Resume == "" && !f.Continue && f.Fork == "" {
 		return h.Session(store.NewID(), ws.Cwd(), ws, extra), exitcode.OK
@@ -453,9 +453,9 @@ func (r *renderer) footer(e engine.TurnEnd) string {
 	return s + "]"
 }
 
-// renderJSON prints one object per event (C2 --json), for scripts and
+// renderJSON prints one object per event (mm -p --json), for scripts and
 // hooks. It is an API: keys are lower case, empty fields are left out, and
-// README's "mm -p --json" section lists every event and field (pinned by
+// docs/line-mode.md's "mm -p --json events" section lists every event and field (pinned by
 // testdata/json/*.golden).
 func (r *renderer) renderJSON(e engine.Event) {
 	v := jsonEvent(e)

@@ -22,7 +22,7 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// repl is `mm` on a terminal (C3): a prompt line with editing and
+// repl is `mm` on a terminal: a prompt line with editing and
 // history, each turn streamed by the line-mode renderer, permissions
 // asked inline, Ctrl-C cancelling the turn (twice: exiting), Ctrl-D or
 // /exit leaving.
@@ -58,7 +58,7 @@ type replCommand struct {
 }
 
 // replCommands is the table of slash commands. Anything else starting
-// with / goes to the session, where skills answer /name (S2).
+// with / goes to the session, where skills answer /name.
 var replCommands = map[string]replCommand{
 	"help": {"this list", nil}, // run by command: it lists this table
 	"exit": {"leave mm (also Ctrl-D)", func(*repl, context.Context, string) bool { return false }},

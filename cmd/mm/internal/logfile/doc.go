@@ -3,6 +3,6 @@
 // mm.log in the state directory for the terminal front ends, bounded by
 // rotation. Every record has the known API keys masked.
 //
-// It may import the standard library and tools/bash (for its set of
-// known secrets, with the tools contract under it) only.
+// It may import the standard library and permit/childenv (for its set of
+// known secrets) only.
 package logfile

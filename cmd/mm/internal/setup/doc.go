@@ -13,7 +13,7 @@
 //   - With no server answering it prints one line saying how to start one
 //     on this system and exits non-zero; nothing is written.
 //
-// It may import the config, the model client, mm doctor's round trip and
-// the line front end's terminal helpers; never acp, the ACP SDK or a
+// It may import the config, the model client, mm doctor's round trip,
+// the line front end's terminal helpers and the exit codes; never acp, the ACP SDK or a
 // tool implementation (cmd/mm/deps_test.go holds it to that).
 package setup

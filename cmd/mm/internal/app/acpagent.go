@@ -21,14 +21,15 @@ import (
 	"github.com/mm-agent/mm/tools"
 )
 
-// Configs is mm's config as the editor's sessions get it. An editor
-// starts the agent once and keeps it: a config error answered every
-// session/new until a restart the user cannot easily make, and a changed
-// config was ignored. So the config (with the agent files it names) is
-// read again at each session/new, load and resume; a reading that
-// differs from the last builds a new app, a wrong one answers with its
-// line. Sessions already open keep the app they were built with.
-type Configs struct {
+// ACPAgent serves an editor over ACP (Serve) with the app its config
+// builds. An editor starts the agent once and keeps it, so a config read
+// once would answer every session/new with its error until a restart the
+// user cannot easily make, and a changed config would go unseen. So the
+// config (with the agent files it names) is read again at each
+// session/new, load and resume; a reading that differs from the last
+// builds a new app, a wrong one answers with its line. Sessions already
+// open keep the app they were built with.
+type ACPAgent struct {
 	Read  func() (*config.Config, *config.Trust, error) // config.LoadFor
 	Cwd   string                                        // the agent's workspace: where the editor's choice of server is kept
 	Env   config.Env                                    // the one mm was started with
@@ -64,7 +65,7 @@ type Configs struct {
 
 // builder reads the config and returns what the next session is built
 // with: the same builder while the config reads the same.
-func (c *Configs) builder() (*acp.Builder, error) {
+func (c *ACPAgent) builder() (*acp.Builder, error) {
 	cfg, trust, err := c.Read()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,7 +102,7 @@ func (c *Configs) builder() (*acp.Builder, error) {
 
 // close ends what every app started (language servers, connections,
 // asked agents, skill watchers, the sandbox's temp dir); the agent has stopped.
-func (c *Configs) close() {
+func (c *ACPAgent) close() {
 	c.mu.Lock()
 	apps := c.apps
 	c.apps = nil
@@ -134,7 +135,7 @@ func (a *App) acpBuilder(ctx context.Context, announce func(cwd string)) *acp.Bu
 // Serve serves the editor on stdio until EOF, building sessions from
 // the config as it reads at each session/new; version is what
 // initialize's agentInfo says.
-func (c *Configs) Serve(ctx context.Context, version string, stdin io.Reader, stdout io.Writer) int {
+func (c *ACPAgent) Serve(ctx context.Context, version string, stdin io.Reader, stdout io.Writer) int {
 	ctx, stop := context.WithCancel(ctx)
 	defer c.close()
 	defer stop()
@@ -155,7 +156,7 @@ func (c *Configs) Serve(ctx context.Context, version string, stdin io.Reader, st
 // user chose one in the editor, or one answers on a usual local port.
 // A configured server that is down is not a set-up to offer: its turns
 // say what is wrong with it.
-func (c *Configs) ready(ctx context.Context) error {
+func (c *ACPAgent) ready(ctx context.Context) error {
 	cfg, _, err := c.Read()
 	if err != nil || cfg.BaseURL != "" || c.chosen() != "" {
 		return nil
@@ -175,7 +176,7 @@ func (c *Configs) ready(ctx context.Context) error {
 // directory), "" for the configured one. It is the user's own act, so it
 // overrides the config, trusted or not; the connector keeps the config's
 // key and model for the configured server only.
-func (c *Configs) chosen() string {
+func (c *ACPAgent) chosen() string {
 	if c.Store == nil {
 		return ""
 	}
@@ -189,7 +190,7 @@ func (c *Configs) chosen() string {
 // follow points every app's connector at the chosen server, so that the
 // following turns of the open sessions go there too, not only the
 // sessions opened after.
-func (c *Configs) follow() {
+func (c *ACPAgent) follow() {
 	base := c.chosen()
 	c.mu.Lock()
 	apps := slices.Clone(c.apps)
@@ -202,7 +203,7 @@ func (c *Configs) follow() {
 // configured is the config's model server as providers/list shows it,
 // before the editor's choice; a base URL the untrusted workspace config
 // names is reported, not used.
-func (c *Configs) configured() (acp.Configured, error) {
+func (c *ACPAgent) configured() (acp.Configured, error) {
 	cfg, trust, err := c.Read()
 	if err != nil {
 		return acp.Configured{}, errors.New(ConfigLine(err))

@@ -13,7 +13,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm"
 )
 
-// ContextOptions configure context budgeting (E25–E27). Zero values are
+// ContextOptions configure context budgeting. Zero values are
 // the defaults.
 type ContextOptions struct {
 	// Off turns masking and compaction off (context.enabled: false). The
@@ -27,7 +27,7 @@ type ContextOptions struct {
 	// SummaryMaxTokens bounds the summary call's answer; 0 means 800.
 	SummaryMaxTokens int
 	// MaxOutput bounds one tool output in characters; 0 derives it from
-	// the window (E25: 15 % of it, clamped to [2,000, 16,000]).
+	// the window (15 % of it, clamped to [2,000, 16,000]).
 	MaxOutput int
 	// MaskEveryTurn is the other masking policy, kept for the benchmark:
 	// mask as soon as an output is MaskAfterTurns turns old, at every
@@ -64,7 +64,7 @@ type ctxState struct {
 	starts []int
 	// maskBefore: tool outputs before this history index are sent as
 	// stubs. It only moves at a step, so the prefix stays byte-identical
-	// between two steps (P2).
+	// between two steps.
 	maskBefore int
 	// caps bound what is sent of some outputs (shrink-to-fit), by history
 	// index.
@@ -72,7 +72,7 @@ type ctxState struct {
 	// spilled are the masked outputs kept in the spill file (spill.go),
 	// by history index: the history holds their stub.
 	spilled map[int]spillRef
-	// learnt is the window read from an overflow error (E14): it
+	// learnt is the window read from an overflow error: it
 	// replaces a wrong configured or probed one for the session.
 	learnt int
 	// ratio is the server's tokens per estimated token, from the last
@@ -153,7 +153,7 @@ func (s *Session) reserve(window int) int {
 }
 
 // maxOutput bounds one tool output in characters: the config's, else
-// the default for the window (E25).
+// the default for the window.
 func (s *Session) maxOutput(ctx context.Context) int {
 	if s.opts.Context.MaxOutput > 0 {
 		return s.opts.Context.MaxOutput
@@ -163,7 +163,7 @@ func (s *Session) maxOutput(ctx context.Context) int {
 
 // estimate is the prompt tokens of req: the local count, scaled up when
 // the server counted more than mm estimated last time: the larger of the
-// local estimate and the server's count is the safe one (E27).
+// local estimate and the server's count is the safe one.
 func (s *Session) estimate(req llm.Request) int {
 	n := compact.RequestTokens(req)
 	s.mu.Lock()
@@ -187,7 +187,7 @@ func (s *Session) calibrate(req llm.Request, promptTokens int) {
 }
 
 // sendable is the history as it is sent: outputs before maskBefore as
-// stubs (E26), capped outputs cut. The stored history is never changed.
+// stubs, capped outputs cut. The stored history is never changed.
 func (s *Session) sendable() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,7 +232,7 @@ type fitError struct{ line string }
 
 func (e *fitError) Error() string { return e.line }
 
-// fit makes the next request fit the window before it is sent (E26, E27),
+// fit makes the next request fit the window before it is sent,
 // in steps from the least to the most destructive: mask old outputs, mask
 // all but this turn's, summarise old turns, cut this turn's outputs.
 // target, when set, is the size to reach after an overflow error; else a
@@ -337,7 +337,7 @@ func nextPow2(n int) int {
 	return p
 }
 
-// fitByCount is the fallback when the window is unknown (E14): mask in
+// fitByCount is the fallback when the window is unknown: mask in
 // steps by turn count, summarise past 4× keepLastTurns turns.
 func (t *turn) fitByCount(ctx context.Context) {
 	s := t.s
@@ -478,7 +478,7 @@ func (s *Session) shrink(size func() int, goal int) bool {
 }
 
 // compactTurns summarises every turn but the last keep ones into one
-// block at the head of the conversation (E27) and says how many turns it
+// block at the head of the conversation and says how many turns it
 // summarised; 0 when there is nothing to summarise. budget bounds the
 // summary request (0: unknown window). On failure the history is left
 // exactly as it was.
@@ -589,7 +589,7 @@ func stripHeader(msgs []llm.Message, header string) []llm.Message {
 }
 
 // summarise is the summary call: no tools, no thinking where the server
-// allows turning it off, a doubled watchdog, summaryMaxTokens (E27). An
+// allows turning it off, a doubled watchdog, summaryMaxTokens. An
 // empty answer is a failure: nothing is replaced by nothing.
 func (t *turn) summarise(ctx context.Context, user string) (string, error) {
 	s := t.s
@@ -658,7 +658,7 @@ func (s *Session) bare(withTools bool) llm.Request {
 	return req
 }
 
-// overflow recovers from the server's "prompt too long" (E27): the real
+// overflow recovers from the server's "prompt too long": the real
 // window read from the error replaces the known one for the session, and
 // the next request aims at 60 % of it. Two tries a turn, then one line.
 func (t *turn) overflow(ctx context.Context, err error, withTools bool) (TurnEnd, bool) {
@@ -761,7 +761,7 @@ func (s *Session) roomOf(ctx context.Context) int {
 }
 
 // cacheCheck warns once a turn when the server re-read most of a prompt
-// whose prefix mm kept stable (E28): the cached tokens fell below half of
+// whose prefix mm kept stable: the cached tokens fell below half of
 // what the previous request had put in the cache. (Against the whole
 // prompt, every large tool output would look like a broken prefix.)
 func (t *turn) cacheCheck(u llm.Usage) {
