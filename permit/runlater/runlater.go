@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sourcegraph/conc"
+
 	"github.com/mm-agent/mm/permit/gitconfig"
 	"github.com/mm-agent/mm/tools"
 )
@@ -361,11 +363,15 @@ func runLaterLinks(root, stop string) []runLaterLink {
 // runs later leads to, and the directory core.hooksPath names — for a
 // sandbox that must not grant them, though their names are ordinary.
 func Protected(root string) []string {
+	var hooks string
+	var wg conc.WaitGroup
+	wg.Go(func() { hooks = hooksDir(root) }) // git answers while the walk goes on
 	var out []string
 	for _, l := range runLaterLinks(root, "") {
 		out = append(out, l.target)
 	}
-	if hooks := hooksDir(root); hooks != "" {
+	wg.Wait()
+	if hooks != "" {
 		out = append(out, tools.Real(hooks))
 	}
 	return out

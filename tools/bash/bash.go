@@ -247,7 +247,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		return exitCode(cmd.ProcessState), err
 	}
 	if box != nil { // confined: the sandbox starts it, and says when it ended
-		start, wait = func() error { return box.Start(cmd) }, func() (int, error) { return box.Wait(cmd) }
+		start, wait = func() error { return box.Start(tctx, cmd) }, func() (int, error) { return box.Wait(cmd) }
 	}
 	err = start()
 	pw.Close() // the command holds its own copy
