@@ -313,9 +313,10 @@ func BenchmarkStreaming(b *testing.B) {
 // unconfined, under namespaces and under Landlock — Prepare's looks at
 // the workspace and Finish included. The three run in turn at each
 // iteration, so that a busy machine slows them alike; the medians are
-// reported. Each round begins after a pause, as a model's commands come
-// a turn apart: the sandbox starts its next helper once a command has
-// ended, and a round that followed at once would wait for it.
+// reported. Each start follows a pause, as a model's commands come a
+// turn apart: the sandbox starts its next helper once a command has
+// ended, and a start that followed at once would compete with that one
+// for the CPU, or wait for it.
 func BenchmarkCommandStart(b *testing.B) {
 	bin := mmBin(b)
 	ws := b.TempDir()
@@ -363,10 +364,10 @@ func BenchmarkCommandStart(b *testing.B) {
 	}
 	took := make([][]time.Duration, len(names))
 	for b.Loop() {
-		b.StopTimer()
-		time.Sleep(50 * time.Millisecond)
-		b.StartTimer()
 		for i, s := range boxes {
+			b.StopTimer()
+			time.Sleep(30 * time.Millisecond)
+			b.StartTimer()
 			took[i] = append(took[i], start(s))
 		}
 	}

@@ -246,52 +246,68 @@ func TestNamespacesBackgroundJob(t *testing.T) {
 // background holds too, then ends.
 func TestStartCancelKillsTheTree(t *testing.T) {
 	t.Parallel()
-	for _, want := range []string{WantNamespaces, WantLandlock} {
-		t.Run(want, func(t *testing.T) {
-			t.Parallel()
-			s := sandbox(t, Options{Want: want, Network: true})
-			if m, why := s.Mechanism(); m == None {
-				testenv.Unavailable(t, "%s unavailable here: %s", want, why)
-			}
-			ws := t.TempDir()
-			r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
-			if refusal != "" {
-				t.Fatal(refusal)
-			}
-			pr, pw, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pr.Close()
-			cmd := exec.Command("bash", "-c", "sleep 60 & echo started; sleep 60")
-			cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws, os.Environ(), pw, pw
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			err = r.Start(ctx, cmd)
-			pw.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(pr).ReadString('\n')
-			if line != "started\n" {
-				t.Fatalf("the command said %q (%v)", line, err)
-			}
-			cancel()
-			if code, err := r.Wait(cmd); code != 128+int(syscall.SIGKILL) || err != nil {
-				t.Errorf("Wait = %d, %v; want %d", code, err, 128+int(syscall.SIGKILL))
-			}
-			pr.SetReadDeadline(time.Now().Add(10 * time.Second))
-			if rest, err := io.ReadAll(pr); err != nil {
-				t.Errorf("the output did not end: the job in the background still holds it (%v, %q)", err, rest)
-			}
-		})
-	}
+	eachMechanism(t, func(t *testing.T, s *Sandbox, ws string) {
+		r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
+		if refusal != "" {
+			t.Fatal(refusal)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		cmd := exec.Command("bash", "-c", "sleep 60 & echo started; sleep 60")
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws, os.Environ(), pw, pw
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		err = r.Start(ctx, cmd)
+		pw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(pr).ReadString('\n')
+		if line != "started\n" {
+			t.Fatalf("the command said %q (%v)", line, err)
+		}
+		cancel()
+		if code, err := r.Wait(cmd); code != 128+int(syscall.SIGKILL) || err != nil {
+			t.Errorf("Wait = %d, %v; want %d", code, err, 128+int(syscall.SIGKILL))
+		}
+		pr.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if rest, err := io.ReadAll(pr); err != nil {
+			t.Errorf("the output did not end: the job in the background still holds it (%v, %q)", err, rest)
+		}
+	})
 }
 
 // Where another program starts the command (the editor's terminal), it
 // runs Run.Argv before it: the same confinement, the same status.
 func TestArgvConfines(t *testing.T) {
 	t.Parallel()
+	eachMechanism(t, func(t *testing.T, s *Sandbox, ws string) {
+		write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+		write(t, filepath.Join(ws, "src", "a.go"), "package a\n")
+		r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
+		if refusal != "" {
+			t.Fatal(refusal)
+		}
+		argv := append(append([]string(nil), r.Argv...), "bash", "-c",
+			`echo x >> src/a.go && echo WROTE; (echo x >> .git/config) 2>/dev/null || echo refused; exit 7`)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = ws, append(os.Environ(), r.Env...)
+		out, _ := cmd.CombinedOutput()
+		if string(out) != "WROTE\nrefused\n" || cmd.ProcessState.ExitCode() != 7 {
+			t.Errorf("got %q, exit %d", out, cmd.ProcessState.ExitCode())
+		}
+		if got := read(t, filepath.Join(ws, ".git", "config")); got != "[core]\n" {
+			t.Errorf(".git/config is now %q", got)
+		}
+	})
+}
+
+// eachMechanism runs test, in parallel, under a sandbox of each
+// mechanism, in a new workspace.
+func eachMechanism(t *testing.T, test func(t *testing.T, s *Sandbox, ws string)) {
 	for _, want := range []string{WantNamespaces, WantLandlock} {
 		t.Run(want, func(t *testing.T) {
 			t.Parallel()
@@ -299,24 +315,7 @@ func TestArgvConfines(t *testing.T) {
 			if m, why := s.Mechanism(); m == None {
 				testenv.Unavailable(t, "%s unavailable here: %s", want, why)
 			}
-			ws := t.TempDir()
-			write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
-			write(t, filepath.Join(ws, "src", "a.go"), "package a\n")
-			r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
-			if refusal != "" {
-				t.Fatal(refusal)
-			}
-			argv := append(append([]string(nil), r.Argv...), "bash", "-c",
-				`echo x >> src/a.go && echo WROTE; (echo x >> .git/config) 2>/dev/null || echo refused; exit 7`)
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Dir, cmd.Env = ws, append(os.Environ(), r.Env...)
-			out, _ := cmd.CombinedOutput()
-			if string(out) != "WROTE\nrefused\n" || cmd.ProcessState.ExitCode() != 7 {
-				t.Errorf("got %q, exit %d", out, cmd.ProcessState.ExitCode())
-			}
-			if got := read(t, filepath.Join(ws, ".git", "config")); got != "[core]\n" {
-				t.Errorf(".git/config is now %q", got)
-			}
+			test(t, s, t.TempDir())
 		})
 	}
 }

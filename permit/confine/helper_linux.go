@@ -18,23 +18,23 @@ import (
 // The helper is mm itself, in three roles, so that confining a command
 // needs nothing but mm's own binary:
 //
-//	mm __sandbox --inner   a helper started ahead of its command
-//	    (spare_linux.go), in new user, mount, pid and IPC namespaces (and
-//	    network, when the network is off) or, for Landlock, plain: it
-//	    reads its request — the command, its environment, directory and
-//	    standard files, the plan — on descriptor 3. In namespaces it is
-//	    pid 1 of the new pid namespace: it builds the view of the file
-//	    system the plan says, drops every capability, starts the command,
-//	    reports its status on descriptor 3 and then reaps what the
-//	    command left running. For Landlock it confines itself and becomes
-//	    the command.
+//	mm __sandbox --inner   the inner helper, started ahead of its
+//	    command (spare_linux.go) in new user, mount, pid and IPC
+//	    namespaces (and network, when the network is off): it reads its
+//	    request — the command, its environment, directory and standard
+//	    files, the plan — on descriptor 3. It is pid 1 of the new pid
+//	    namespace: it builds the view of the file system the plan says,
+//	    drops every capability, starts the command, reports its status on
+//	    descriptor 3 and then reaps what the command left running.
 //	mm __sandbox --plan PLAN -- ARGV…   the outer helper, for a program
 //	    other than mm that starts the command (the editor's terminal): it
 //	    starts an inner helper, hands it ARGV with its own environment,
 //	    directory and standard files, relays the command's exit status,
 //	    and leaves as soon as the command ends.
 //	mm __sandbox --write DIR… --write-file FILE… -- ARGV…   Landlock,
-//	    for such a program (landlock_linux.go).
+//	    for such a program (landlock_linux.go). mm itself needs no helper
+//	    for Landlock: it confines a thread of its own and starts the
+//	    command from it (start_linux.go).
 //
 // The inner helper stays because a pid namespace dies with its first
 // process: it lives while a job the command put in the background (a
@@ -124,10 +124,10 @@ func serve(stderr io.Writer) int {
 		return SetupFailed
 	}
 	defer conn.Close()
-	if req.Plan == nil && req.Landlock == nil {
+	if req.Plan == nil {
 		return 0 // mm left before giving it one
 	}
-	if len(req.Argv) == 0 && (req.Plan == nil || !req.Plan.Probe) {
+	if len(req.Argv) == 0 && !req.Plan.Probe {
 		fmt.Fprintln(stderr, "mm: sandbox: no command to run")
 		return 2
 	}
@@ -140,10 +140,6 @@ func serve(stderr io.Writer) int {
 	if err := os.Chdir(req.Dir); err != nil {
 		fmt.Fprintf(stderr, "mm: sandbox: cannot confine the command: enter %s: %v\n", req.Dir, err)
 		return SetupFailed
-	}
-	if req.Landlock != nil {
-		conn.Close()
-		return landlockExec(*req.Landlock, req.Argv, stderr)
 	}
 	return inner(*req.Plan, req.Argv, conn, stderr)
 }

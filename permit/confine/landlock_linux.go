@@ -36,33 +36,10 @@ func landlockMain(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox [--write DIR]… [--write-file FILE]… [--no-network] -- PROGRAM ARGS…")
 		return 2
 	}
-	return landlockExec(lp, args[1:], stderr)
-}
-
-// landlockExec confines the helper with Landlock — everything readable
-// and runnable, writable only as lp says and a few /dev files — then
-// becomes the command. The confinement is inherited by every child and
-// cannot be lifted, so nothing the command starts can write elsewhere,
-// whoever allowed it. Without the network it can neither connect nor
-// listen over TCP either (Landlock ABI 4, Linux 6.7); UDP it cannot take.
-func landlockExec(lp landlockPlan, argv []string, stderr io.Writer) int {
-	dirs := slices.DeleteFunc(slices.Clone(lp.Dirs), func(d string) bool { return d == "" })
-	files := append(slices.Clone(lp.Files), "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-	// The thread that enforces is the one that execs: never unlocked.
+	argv := args[1:]
+	// The thread that is confined is the one that execs: never unlocked.
 	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fmt.Fprintln(stderr, "mm: sandbox: cannot confine the command: set no_new_privs:", err)
-		return SetupFailed
-	}
-	err := enforce(landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS}.BestEffort(),
-		landlock.RODirs("/"),
-		landlock.RWDirs(dirs...).IgnoreIfMissing(),
-		landlock.RWFiles(files...).IgnoreIfMissing(),
-	)
-	if err == nil && !lp.Network {
-		err = enforce(landlock.Config{HandledAccessNet: landlock.V4.HandledAccessNet}) // no rule: no TCP port at all
-	}
-	if err != nil {
+	if err := confineThread(lp); err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot confine the command:", err)
 		return SetupFailed
 	}
@@ -76,12 +53,35 @@ func landlockExec(lp landlockPlan, argv []string, stderr io.Writer) int {
 	return 126
 }
 
+// confineThread puts the calling thread — locked to its goroutine, and
+// never to be unlocked — under Landlock as lp says: everything readable
+// and runnable, writable only as lp says and a few /dev files, and no
+// TCP without the network (Landlock ABI 4, Linux 6.7; UDP it cannot
+// take). What the thread starts from then on is confined the same way,
+// and nothing it starts can lift that, whoever allowed it.
+func confineThread(lp landlockPlan) error {
+	dirs := slices.DeleteFunc(slices.Clone(lp.Dirs), func(d string) bool { return d == "" })
+	files := append(slices.Clone(lp.Files), "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	err := enforce(landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS}.BestEffort(),
+		landlock.RODirs("/"),
+		landlock.RWDirs(dirs...).IgnoreIfMissing(),
+		landlock.RWFiles(files...).IgnoreIfMissing(),
+	)
+	if err == nil && !lp.Network {
+		err = enforce(landlock.Config{HandledAccessNet: landlock.V4.HandledAccessNet}) // no rule: no TCP port at all
+	}
+	return err
+}
+
 // enforce puts the calling thread — locked to its goroutine, and either
 // with no_new_privs or with CAP_SYS_ADMIN in its user namespace — under
-// cfg and rules. One thread is all it takes: the helper forks or execs
-// the command from that thread, and the command inherits its domain.
-// go-landlock's Restrict would enforce on every thread of the process
-// (libpsx), which stops them all: about half a millisecond a command.
+// cfg and rules. One thread is all it takes: the command is forked or
+// executed from that thread, and inherits its domain. go-landlock's
+// Restrict would enforce on every thread of the process (libpsx), which
+// stops them all: about half a millisecond a command.
 func enforce(cfg landlock.Config, rules ...landlock.Rule) error {
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil || fd < 0 {

@@ -73,14 +73,13 @@ func (lp landlockPlan) args() []string {
 	return append(out, "--")
 }
 
-// request is what a helper started ahead of its command reads on its
-// socket (helper_linux.go): the command, where and with what environment
-// it runs, and one of the two confinements. Its standard input, output
-// and error come with it, as descriptors.
+// request is what an inner helper started ahead of its command reads on
+// its socket (helper_linux.go): the plan, the command, where and with
+// what environment it runs. Its standard input, output and error come
+// with it, as descriptors.
 type request struct {
-	Plan     *Plan         `json:"plan,omitempty"`
-	Landlock *landlockPlan `json:"landlock,omitempty"`
-	Argv     []string      `json:"argv"`
-	Env      []string      `json:"env"`
-	Dir      string        `json:"dir"`
+	Plan *Plan    `json:"plan,omitempty"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
 }

@@ -112,7 +112,6 @@ func New(ctx context.Context, opts Options) *Sandbox {
 			return s
 		}
 	}
-	defer s.refill()
 	switch {
 	case opts.Want == WantNamespaces:
 		s.why = "namespaces cannot be set up here: " + nsErr
@@ -265,13 +264,13 @@ func (s *Sandbox) take() (*helper, error) {
 	return s.spawn()
 }
 
-// refill starts the spare helper, unless one waits already or the
-// sandbox cannot confine or is closed. A helper that cannot start is
+// refill starts the spare helper of a namespaces sandbox, unless one
+// waits already or the sandbox is closed. A helper that cannot start is
 // no spare: the next command starts one itself, and says why it cannot.
 func (s *Sandbox) refill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.spare != nil || s.mech == None {
+	if s.closed || s.spare != nil || s.mech != Namespaces {
 		return
 	}
 	s.jobs.Go(func() {
@@ -312,7 +311,7 @@ type Run struct {
 	Env []string
 	s   *Sandbox
 	// plan is the namespaces' (nil under Landlock), landlock Landlock's:
-	// what the helper is asked to set up (start_linux.go).
+	// what is set up around the command (start_linux.go).
 	plan     *Plan
 	landlock *landlockPlan
 	// h is the command's helper; ended is set once the command has

@@ -13,15 +13,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Starting mm's binary is most of what confining a command costs: the
-// Go runtime, the package inits and the page faults of a big executable
-// take about 5 ms, the namespaces and mounts themselves about 1. So the
-// sandbox keeps one helper started ahead — its namespaces created, its
-// start-up done — that waits for its command on a socket; a command
-// takes it and the next one is started once the command has ended, while
-// the model reads the output. Each helper serves one command: every
-// command still gets new namespaces and a view of the file system built
-// when it starts, from the plan decided then.
+// Starting mm's binary is most of what confining a command in
+// namespaces would cost: the Go runtime, the package inits and the page
+// faults of a big executable take about 5 ms, the namespaces and mounts
+// themselves under 1. So the sandbox keeps one inner helper started
+// ahead — its namespaces created, its start-up done — that waits for its
+// command on a socket; a command takes it, and the next one is started
+// once the command has ended, while the model reads the output. Each
+// helper serves one command: every command still gets new namespaces and
+// a view of the file system built when it starts, from the plan decided
+// then.
 
 // helper is a helper process and mm's end of its socket.
 type helper struct {
@@ -101,22 +102,18 @@ func (h *helper) close() {
 	h.proc.Wait()
 }
 
-// spawn starts a helper for this sandbox: in new namespaces, or plain
-// for Landlock, which the helper sets up on itself. It leads a session of
+// spawn starts an inner helper in new namespaces. It leads a session of
 // its own, so that the command's process group is the helper's, killed
 // as one.
 func (s *Sandbox) spawn() (*helper, error) {
-	attr := &syscall.SysProcAttr{}
-	if s.mech == Namespaces {
-		attr = namespaces(s.opts.Network)
-	}
+	attr := namespaces(s.opts.Network)
 	attr.Setsid = true
 	h, err := startHelper(s.opts.Exe, attr, nil)
 	if err != nil {
-		if hint := userNSHint(err); s.mech == Namespaces && hint != "" {
+		if hint := userNSHint(err); hint != "" {
 			err = fmt.Errorf("%w %s", err, hint)
 		}
-		return nil, fmt.Errorf("start the sandbox's helper: %w", err)
+		return nil, fmt.Errorf("create the namespaces: %w", err)
 	}
 	return h, nil
 }

@@ -6,35 +6,84 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"syscall"
 )
 
-// Start starts cmd confined, through a helper started ahead (the
-// sandbox's spare, or a new one when another command took it): cmd's
-// arguments, directory, environment and standard files (which must be
-// files, or nil for /dev/null) go to the helper, which confines and
-// starts the command in a session of its own; cmd.Path, cmd.SysProcAttr
-// and cmd.ExtraFiles are not used. cmd.Process is then the helper, whose
-// process group holds the command. Until the command has ended, the end
-// of ctx calls cmd.Cancel (or kills that group); after, the jobs it left
-// running end with the namespace, or at Close. Wait must follow.
+// Start starts cmd confined, in a session of its own. Until the command
+// has ended, the end of ctx calls cmd.Cancel, or kills the command's
+// process group; after, the jobs it left running go on — under
+// namespaces until the namespace ends, or Close. Wait must follow.
 func (r *Run) Start(ctx context.Context, cmd *exec.Cmd) error {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(slices.Clone(cmd.Env), r.Env...)
+	start := r.startInner
+	if r.landlock != nil {
+		start = r.startLandlocked
+	}
+	if err := start(cmd); err != nil {
+		return err
+	}
+	cancel := cmd.Cancel
+	if cancel == nil {
+		cancel = func() error { killGroup(cmd.Process); return nil }
+	}
+	r.stop = make(chan struct{})
+	r.watch.Go(func() {
+		select {
+		case <-ctx.Done():
+			if !r.ended.Load() {
+				cancel()
+			}
+		case <-r.stop:
+		}
+	})
+	return nil
+}
+
+// startLandlocked starts cmd as os/exec does, from a thread of mm's own
+// that it confines first (confineThread) and that ends with the start:
+// no helper, no second program.
+func (r *Run) startLandlocked(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setsid = true
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked: the confined thread ends with this goroutine.
+		runtime.LockOSThread()
+		if err := confineThread(*r.landlock); err != nil {
+			started <- fmt.Errorf("confine the command: %w", err)
+			return
+		}
+		started <- cmd.Start()
+	}()
+	return <-started
+}
+
+// startInner hands cmd to an inner helper started ahead (the sandbox's
+// spare, or a new one when another command took it): its arguments,
+// directory, environment and standard files (which must be files, or
+// nil for /dev/null); cmd.Path, cmd.SysProcAttr and cmd.ExtraFiles are
+// not used. cmd.Process is then the helper, whose process group holds
+// the command.
+func (r *Run) startInner(cmd *exec.Cmd) error {
 	stdio, closeStdio, err := stdio(cmd)
 	if err != nil {
 		return err
 	}
 	defer closeStdio()
-	dir, env := cmd.Dir, cmd.Env
+	dir := cmd.Dir
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
 			return fmt.Errorf("read the working directory: %w", err)
 		}
 	}
-	if env == nil {
-		env = os.Environ()
-	}
-	req := request{Plan: r.plan, Landlock: r.landlock, Argv: cmd.Args, Env: append(slices.Clone(env), r.Env...), Dir: dir}
+	req := request{Plan: r.plan, Argv: cmd.Args, Env: cmd.Env, Dir: dir}
 	h, err := r.s.take()
 	if err != nil {
 		return err
@@ -52,20 +101,6 @@ func (r *Run) Start(ctx context.Context, cmd *exec.Cmd) error {
 		return fmt.Errorf("hand the command to the sandbox's helper: %w", err)
 	}
 	r.h, cmd.Process = h, h.proc
-	cancel := cmd.Cancel
-	if cancel == nil {
-		cancel = func() error { killGroup(h.proc); return nil }
-	}
-	r.stop = make(chan struct{})
-	r.watch.Go(func() {
-		select {
-		case <-ctx.Done():
-			if !r.ended.Load() {
-				cancel()
-			}
-		case <-r.stop:
-		}
-	})
 	return nil
 }
 
@@ -101,30 +136,46 @@ func stdio(cmd *exec.Cmd) ([]*os.File, func(), error) {
 
 // Wait waits for the command started by Start — not for the jobs it left
 // in the background — and returns its exit status, 128+n when a signal
-// ended it. The sandbox then starts its next spare helper.
+// ended it. Under namespaces the sandbox then starts its next spare
+// helper.
 func (r *Run) Wait(cmd *exec.Cmd) (int, error) {
-	h := r.h
 	defer func() {
 		close(r.stop)
 		r.watch.Wait()
-		h.conn.Close()
+	}()
+	if r.h == nil {
+		code, err := waited(cmd)
+		r.ended.Store(true)
+		return code, err
+	}
+	defer func() {
+		r.h.conn.Close()
 		r.s.refill()
 	}()
-	if r.plan != nil {
-		if code, ok := h.status(); ok {
-			r.ended.Store(true)
-			r.s.adopt(h.proc)
-			return code, nil
-		}
-		// No status: the helper could not set up (it said why on the
-		// command's output), or the command's group was killed.
+	if code, ok := r.h.status(); ok {
+		r.ended.Store(true)
+		r.s.adopt(r.h.proc)
+		return code, nil
 	}
-	state, err := h.proc.Wait()
+	// No status: the helper could not set up (it said why on the
+	// command's output), or the command's group was killed.
+	state, err := r.h.proc.Wait()
 	r.ended.Store(true)
 	if err != nil {
 		return -1, fmt.Errorf("wait for the confined command: %w", err)
 	}
 	return exitStatus(state), nil
+}
+
+// waited waits for cmd: its exit status, and an error only when it could
+// not be waited for.
+func waited(cmd *exec.Cmd) (int, error) {
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		err = nil
+	}
+	return exitStatus(cmd.ProcessState), err
 }
 
 // exitStatus is a process's exit status, or 128+signal, as a shell says.
