@@ -280,27 +280,38 @@ func TestStartCancelKillsTheTree(t *testing.T) {
 	})
 }
 
-// Where another program starts the command (the editor's terminal), it
-// runs Run.Argv before it: the same confinement, the same status.
-func TestArgvConfines(t *testing.T) {
+// The directory core.hooksPath names is read-only to a command, though
+// its name is ordinary: git names it while the helper builds the view
+// (Start), or before the editor's terminal runs Run.Argv, the other way
+// to start a command — the same confinement, the same status.
+func TestHooksDirectory(t *testing.T) {
 	t.Parallel()
+	testenv.NeedTool(t, "git")
+	line := `echo x >> src/a.go && echo WROTE; (echo x >> githooks/pre-commit) 2>/dev/null || echo refused; exit 7`
 	eachMechanism(t, func(t *testing.T, s *Sandbox, ws string) {
-		write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		write(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = githooks\n")
+		write(t, filepath.Join(ws, "githooks", "pre-commit"), "go vet ./...\n")
 		write(t, filepath.Join(ws, "src", "a.go"), "package a\n")
+		if out, code, _ := confined(t, s, ws, line); out != "WROTE\nrefused\n" || code != 7 {
+			t.Errorf("started by mm: got %q, exit %d", out, code)
+		}
 		r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
 		if refusal != "" {
 			t.Fatal(refusal)
 		}
-		argv := append(append([]string(nil), r.Argv...), "bash", "-c",
-			`echo x >> src/a.go && echo WROTE; (echo x >> .git/config) 2>/dev/null || echo refused; exit 7`)
+		argv := append(append([]string(nil), r.Argv()...), "bash", "-c", line)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env = ws, append(os.Environ(), r.Env...)
 		out, _ := cmd.CombinedOutput()
+		r.Finish()
 		if string(out) != "WROTE\nrefused\n" || cmd.ProcessState.ExitCode() != 7 {
-			t.Errorf("got %q, exit %d", out, cmd.ProcessState.ExitCode())
+			t.Errorf("started by another program: got %q, exit %d", out, cmd.ProcessState.ExitCode())
 		}
-		if got := read(t, filepath.Join(ws, ".git", "config")); got != "[core]\n" {
-			t.Errorf(".git/config is now %q", got)
+		if got := read(t, filepath.Join(ws, "githooks", "pre-commit")); got != "go vet ./...\n" {
+			t.Errorf("githooks/pre-commit is now %q", got)
 		}
 	})
 }

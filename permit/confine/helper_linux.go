@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,7 +91,11 @@ func outer(p Plan, argv []string, stderr io.Writer) int {
 		return SetupFailed
 	}
 	defer h.conn.Close()
-	if err := h.send(request{Plan: &p, Argv: argv, Env: os.Environ(), Dir: dir}, nil); err != nil {
+	err = h.send(request{Plan: &p, Argv: argv, Env: os.Environ(), Dir: dir}, nil)
+	if err == nil {
+		err = h.conn.CloseWrite() // the plan is whole: nothing more
+	}
+	if err != nil {
 		h.close()
 		fmt.Fprintln(stderr, "mm: sandbox: cannot hand the command over:", err)
 		return SetupFailed
@@ -118,7 +123,7 @@ func outer(p Plan, argv []string, stderr io.Writer) int {
 // takes on the command's environment, directory and standard files, and
 // confines the command as the request says.
 func serve(stderr io.Writer) int {
-	conn, req, err := receive()
+	conn, req, rest, err := receive()
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot read the command:", err)
 		return SetupFailed
@@ -141,28 +146,33 @@ func serve(stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mm: sandbox: cannot confine the command: enter %s: %v\n", req.Dir, err)
 		return SetupFailed
 	}
-	return inner(*req.Plan, req.Argv, conn, stderr)
+	return inner(*req.Plan, req.Argv, conn, rest, stderr)
 }
 
-// receive reads the request on descriptor 3, to its end; the standard
-// files that come with it replace the helper's own.
-func receive() (*net.UnixConn, request, error) {
-	var req request
+// receive reads the request, the first line on descriptor 3; the
+// standard files that come with it replace the helper's own. rest is
+// what came after the line, the start of what follows (more).
+func receive() (conn *net.UnixConn, req request, rest []byte, err error) {
 	f := os.NewFile(3, "request")
 	c, err := net.FileConn(f)
 	f.Close()
 	if err != nil {
-		return nil, req, err
+		return nil, req, nil, err
 	}
 	conn, ok := c.(*net.UnixConn)
 	if !ok {
 		c.Close()
-		return nil, req, errors.New("descriptor 3 is not a Unix socket")
+		return nil, req, nil, errors.New("descriptor 3 is not a Unix socket")
 	}
 	var data []byte
 	var fds []int
+	fail := func(err error) (*net.UnixConn, request, []byte, error) {
+		closeAll(fds)
+		conn.Close()
+		return nil, req, nil, err
+	}
 	buf, oob := make([]byte, 32<<10), make([]byte, unix.CmsgSpace(3*4))
-	for {
+	for !bytes.Contains(data, []byte{'\n'}) {
 		n, oobn, flags, _, err := conn.ReadMsgUnix(buf, oob)
 		data = append(data, buf[:n]...)
 		if oobn > 0 {
@@ -173,19 +183,20 @@ func receive() (*net.UnixConn, request, error) {
 				fds = append(fds, rights...)
 			}
 			if perr != nil {
-				err = perr
+				return fail(perr)
 			}
 		}
 		if flags&unix.MSG_CTRUNC != 0 {
-			err = errors.New("more descriptors than three came")
+			return fail(errors.New("more descriptors than three came"))
 		}
 		if errors.Is(err, io.EOF) || err == nil && n == 0 && oobn == 0 {
-			break
+			if len(data) == 0 {
+				return conn, req, nil, nil // mm left before giving it one
+			}
+			return fail(io.ErrUnexpectedEOF)
 		}
 		if err != nil {
-			closeAll(fds)
-			conn.Close()
-			return nil, req, err
+			return fail(err)
 		}
 	}
 	switch len(fds) {
@@ -193,25 +204,32 @@ func receive() (*net.UnixConn, request, error) {
 	case 3:
 		for i, fd := range fds {
 			if err := unix.Dup2(fd, i); err != nil {
-				closeAll(fds)
-				conn.Close()
-				return nil, req, err
+				return fail(err)
 			}
 		}
 		closeAll(fds)
 	default:
-		closeAll(fds)
-		conn.Close()
-		return nil, req, fmt.Errorf("%d descriptors came, not 3", len(fds))
+		return fail(fmt.Errorf("%d descriptors came, not 3", len(fds)))
 	}
-	if len(data) == 0 {
-		return conn, req, nil
+	line, rest, _ := bytes.Cut(data, []byte{'\n'})
+	if err := json.Unmarshal(line, &req); err != nil {
+		return fail(fmt.Errorf("read the request: %w", err))
 	}
-	if err := json.Unmarshal(data, &req); err != nil {
-		conn.Close()
-		return nil, req, fmt.Errorf("read the request: %w", err)
+	return conn, req, rest, nil
+}
+
+// readMore reads what follows the request, to the end of the socket's
+// way in; rest is what receive read of it already.
+func readMore(conn *net.UnixConn, rest []byte) (more, error) {
+	var m more
+	tail, err := io.ReadAll(conn)
+	if err != nil {
+		return m, err
 	}
-	return conn, req, nil
+	if data := bytes.TrimSpace(append(rest, tail...)); len(data) > 0 {
+		err = json.Unmarshal(data, &m)
+	}
+	return m, err
 }
 
 func closeAll(fds []int) {
@@ -283,9 +301,10 @@ func userNSHint(err error) string {
 	return "(user namespaces are not allowed here)"
 }
 
-// inner is pid 1 of the new namespaces: it sets up, starts the command,
-// reports its exit status on status, and reaps.
-func inner(p Plan, argv []string, status io.WriteCloser, stderr io.Writer) int {
+// inner is pid 1 of the new namespaces: it sets up — the plan, then
+// what more follows it on conn — starts the command, reports its exit
+// status on conn, and reaps.
+func inner(p Plan, argv []string, conn *net.UnixConn, rest []byte, stderr io.Writer) int {
 	// Capabilities, no_new_privs and Landlock's domain are per thread,
 	// and the command is forked from the thread that sets them.
 	runtime.LockOSThread()
@@ -301,6 +320,15 @@ func inner(p Plan, argv []string, status io.WriteCloser, stderr io.Writer) int {
 	keptSockets, dropped := socketPaths(environ, p.Keep)
 	if err := build(p, keptSockets, dropped); err != nil {
 		return fail("build the file system view", err)
+	}
+	m, err := readMore(conn, rest)
+	if err != nil {
+		return fail("read the rest of the plan", err)
+	}
+	for _, path := range m.ReadOnly {
+		if err := bindReadOnly(path); err != nil {
+			return fail("build the file system view", err)
+		}
 	}
 	if !p.Network {
 		if err := loopbackUp(); err != nil {
@@ -339,7 +367,7 @@ func inner(p Plan, argv []string, status io.WriteCloser, stderr io.Writer) int {
 		}
 		null.Close()
 	}
-	reap(pid, status)
+	reap(pid, conn)
 	return 0
 }
 

@@ -74,12 +74,20 @@ func (lp landlockPlan) args() []string {
 }
 
 // request is what an inner helper started ahead of its command reads on
-// its socket (helper_linux.go): the plan, the command, where and with
-// what environment it runs. Its standard input, output and error come
-// with it, as descriptors.
+// its socket (helper_linux.go), as one line of JSON: the plan, the
+// command, where and with what environment it runs. Its standard input,
+// output and error come with it, as descriptors.
 type request struct {
 	Plan *Plan    `json:"plan,omitempty"`
 	Argv []string `json:"argv"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+}
+
+// more follows a request on the helper's socket: the read-only paths mm
+// learnt only after sending it — the hooks directory, which git takes a
+// millisecond or two to name — which the helper binds over the view it
+// built meanwhile. Nothing, when the socket ends first.
+type more struct {
+	ReadOnly []string `json:"readOnly,omitempty"`
 }

@@ -304,16 +304,17 @@ type Command struct {
 // Run is one confined command: what to start instead of it, and what
 // to do once it ended.
 type Run struct {
-	// Argv goes before the command's own argv where another program
-	// starts it (the editor's terminal); mm starts it with Start.
-	Argv []string
 	// Env is added, last, to the command's environment.
 	Env []string
 	s   *Sandbox
 	// plan is the namespaces' (nil under Landlock), landlock Landlock's:
-	// what is set up around the command (start_linux.go).
+	// what is set up around the command (start_linux.go). late are the
+	// hooks directories, read-only too, which git names while Prepare
+	// returns and the helper builds the view: hooks asks it.
 	plan     *Plan
 	landlock *landlockPlan
+	hooks    conc.WaitGroup
+	late     []string
 	// h is the command's helper; ended is set once the command has
 	// ended; watch ends the command when the context of Start ends, until
 	// stop.
@@ -353,7 +354,6 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		wg.Wait()
 		lp.Dirs, lp.Network = append(lp.Dirs, s.tmp), s.opts.Network
 		r.landlock = &lp
-		r.Argv = append([]string{s.opts.Exe, "__sandbox"}, lp.args()...)
 		return r, ""
 	}
 	roots := rootsOf(c)
@@ -365,11 +365,21 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		}
 	}
 	p.Writable = append(p.Writable, s.buildCaches(ctx)...)
+	// What runs later now (scan), what links of such names lead to, and
+	// git's hooks directory, looked for side by side; only the last is
+	// not waited for here.
+	r.hooks.Go(func() {
+		for _, root := range roots {
+			if hooks := runlater.Hooks(root); hooks != "" {
+				r.late = append(r.late, hooks)
+			}
+		}
+	})
 	var protected []string
 	var wg conc.WaitGroup
 	wg.Go(func() {
 		for _, root := range roots {
-			protected = append(protected, runlater.Protected(root)...)
+			protected = append(protected, runlater.LinkTargets(root)...)
 		}
 	})
 	r.before = r.scan()
@@ -391,9 +401,20 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		p.ReadOnly = append(p.ReadOnly, tools.Real(f))
 	}
 	r.plan = &p
-	r.Argv = []string{s.opts.Exe, "__sandbox", "--plan", p.encode(), "--"}
 	r.Env = append(r.Env, "TMPDIR=/tmp", "npm_config_cache=/tmp/.npm-cache")
 	return r, ""
+}
+
+// Argv goes before the command's own argv where another program starts
+// it (the editor's terminal); mm starts it with Start.
+func (r *Run) Argv() []string {
+	if r.landlock != nil {
+		return append([]string{r.s.opts.Exe, "__sandbox"}, r.landlock.args()...)
+	}
+	r.hooks.Wait()
+	p := *r.plan
+	p.ReadOnly = append(slices.Clone(p.ReadOnly), r.late...)
+	return []string{r.s.opts.Exe, "__sandbox", "--plan", p.encode(), "--"}
 }
 
 // rootsOf are c's roots, with its directory when outside them, without

@@ -65,13 +65,14 @@ func startHelper(exe string, attr *syscall.SysProcAttr, stdio []*os.File) (*help
 	return &helper{proc: p, conn: c.(*net.UnixConn)}, nil
 }
 
-// send gives the helper its command; stdio, when given, become the
-// command's standard input, output and error.
-func (h *helper) send(req request, stdio []*os.File) error {
-	data, err := json.Marshal(req)
+// send writes v to the helper, a line of JSON; stdio, when given, go
+// with it, to become the command's standard input, output and error.
+func (h *helper) send(v any, stdio []*os.File) error {
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	data = append(data, '\n')
 	var oob []byte
 	if stdio != nil {
 		oob = unix.UnixRights(int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd()))
@@ -79,9 +80,6 @@ func (h *helper) send(req request, stdio []*os.File) error {
 	n, _, err := h.conn.WriteMsgUnix(data, oob, nil)
 	if err == nil && n < len(data) {
 		_, err = h.conn.Write(data[n:])
-	}
-	if err == nil {
-		err = h.conn.CloseWrite() // the end of the request
 	}
 	return err
 }

@@ -68,9 +68,10 @@ func (r *Run) startLandlocked(cmd *exec.Cmd) error {
 // startInner hands cmd to an inner helper started ahead (the sandbox's
 // spare, or a new one when another command took it): its arguments,
 // directory, environment and standard files (which must be files, or
-// nil for /dev/null); cmd.Path, cmd.SysProcAttr and cmd.ExtraFiles are
-// not used. cmd.Process is then the helper, whose process group holds
-// the command.
+// nil for /dev/null), and the plan, then the hooks directories once git
+// has named them; cmd.Path, cmd.SysProcAttr and cmd.ExtraFiles are not
+// used. cmd.Process is then the helper, whose process group holds the
+// command.
 func (r *Run) startInner(cmd *exec.Cmd) error {
 	stdio, closeStdio, err := stdio(cmd)
 	if err != nil {
@@ -92,12 +93,20 @@ func (r *Run) startInner(cmd *exec.Cmd) error {
 		// A spare that died while it waited: a new helper, once.
 		h.close()
 		if h, err = r.s.spawn(); err == nil {
-			if err = h.send(req, stdio); err != nil {
-				h.close()
-			}
+			err = h.send(req, stdio)
+		}
+	}
+	if err == nil {
+		// The helper builds the view while git names the hooks.
+		r.hooks.Wait()
+		if err = h.send(more{ReadOnly: r.late}, nil); err == nil {
+			err = h.conn.CloseWrite()
 		}
 	}
 	if err != nil {
+		if h != nil {
+			h.close()
+		}
 		return fmt.Errorf("hand the command to the sandbox's helper: %w", err)
 	}
 	r.h, cmd.Process = h, h.proc
