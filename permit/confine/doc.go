@@ -33,12 +33,14 @@
 // After the command, a file that runs later that it created is taken back
 // out (aside.go). Where namespaces cannot be created (unprivileged user
 // namespaces disabled) `sandbox: on` falls back to Landlock, the weaker
-// mode, with a ⚠ line naming what it cannot do; a sandbox that cannot be
-// set up at all runs no command.
+// mode, with a ⚠ line naming what it cannot do — mm confines a thread of
+// its own and starts the command from it (start_linux.go); a sandbox
+// that cannot be set up at all runs no command.
 //
 // Invariants:
 //   - A command never runs unconfined because confinement failed: the
-//     helper exits with SetupFailed before starting it.
+//     helper exits with SetupFailed before starting it, and a thread
+//     Landlock could not confine starts nothing.
 //   - The helper trusts only its plan, which mm wrote; it reads nothing
 //     of the workspace to decide.
 //   - One helper, one command: each command gets new namespaces and a
