@@ -312,11 +312,13 @@ func BenchmarkStreaming(b *testing.B) {
 // BenchmarkCommandStart is what confining a command costs when it
 // starts: /bin/true run as the bash tool runs a command (a session of its
 // own, in a small workspace, started and waited for as the tool does),
-// unconfined,
-// under namespaces and under Landlock — Prepare's two looks at the
-// workspace and Finish included. The three run in turn at each
+// unconfined, under namespaces and under Landlock — Prepare's looks at
+// the workspace and Finish included. The three run in turn at each
 // iteration, so that a busy machine slows them alike; the medians are
-// reported.
+// reported. Each start follows a pause, as a model's commands come a
+// turn apart: the sandbox starts its next helper once a command has
+// ended, and a start that followed at once would compete with that one
+// for the CPU, or wait for it.
 func BenchmarkCommandStart(b *testing.B) {
 	bin := mmBin(b)
 	ws := b.TempDir()
@@ -346,7 +348,7 @@ func BenchmarkCommandStart(b *testing.B) {
 			err = cmd.Run()
 		} else {
 			run, _ := s.Prepare(ctx, confine.Command{Roots: []string{ws}, Dir: ws})
-			if err = run.Start(cmd); err == nil {
+			if err = run.Start(ctx, cmd); err == nil {
 				var code int
 				if code, err = run.Wait(cmd); code != 0 {
 					err = fmt.Errorf("exit %d", code)
@@ -365,6 +367,9 @@ func BenchmarkCommandStart(b *testing.B) {
 	took := make([][]time.Duration, len(names))
 	for b.Loop() {
 		for i, s := range boxes {
+			b.StopTimer()
+			time.Sleep(30 * time.Millisecond)
+			b.StartTimer()
 			took[i] = append(took[i], start(s))
 		}
 	}

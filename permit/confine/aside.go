@@ -106,6 +106,7 @@ func (r *Run) Finish() string {
 	if r == nil {
 		return ""
 	}
+	r.hooks.Wait() // a command that never started leaves git's answer unread
 	var done []string
 	var failed []string
 	dest := ""

@@ -1,7 +1,9 @@
 package confine
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -46,29 +48,36 @@ func sandbox(t *testing.T, opts Options) *Sandbox {
 	return s
 }
 
-// confined runs line in bash, confined by s in dir, and takes out what
-// it made that runs later.
+// confined runs line in bash, confined by s in dir, as mm starts a
+// command (Start, Wait), and takes out what it made that runs later.
 func confined(t *testing.T, s *Sandbox, dir, line string, env ...string) (string, int, string) {
 	t.Helper()
 	r, refusal := s.Prepare(context.Background(), Command{Roots: []string{dir}, Dir: dir})
 	if refusal != "" {
 		t.Fatal(refusal)
 	}
-	argv := append(append([]string(nil), r.Argv...), "bash", "-c", line)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(append(append([]string(nil), s.opts.Environ...), env...), r.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	out, err := cmd.CombinedOutput()
-	code := 0
+	out, err := os.CreateTemp("", "mm-output-")
 	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatal(err)
-		}
-		code = ee.ExitCode()
+		t.Fatal(err)
 	}
-	return string(out), code, r.Finish()
+	defer os.Remove(out.Name())
+	defer out.Close()
+	cmd := exec.Command("bash", "-c", line)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string(nil), s.opts.Environ...), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := r.Start(context.Background(), cmd); err != nil {
+		t.Fatal(err)
+	}
+	code, err := r.Wait(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), code, r.Finish()
 }
 
 func TestNamespacesWorkspace(t *testing.T) {
@@ -206,13 +215,16 @@ func TestNamespacesBackgroundJob(t *testing.T) {
 	cmd := exec.Command("bash", "-c", `(read x < in; echo "job $x" > out) > /dev/null 2>&1 & sleep 60 > /dev/null 2>&1 & exit 3`)
 	cmd.Dir = ws
 	cmd.Env = os.Environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := r.Start(cmd); err != nil {
+	// The end of the command's context, once it has ended (the bash tool
+	// cancels its timeout as it returns), leaves the jobs running.
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := r.Start(ctx, cmd); err != nil {
 		t.Fatal(err)
 	}
 	if code, err := r.Wait(cmd); code != 3 || err != nil {
 		t.Fatalf("Wait = %d, %v; want 3", code, err)
 	}
+	cancel()
 	if err := os.WriteFile(filepath.Join(ws, "in"), []byte("alive\n"), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +237,119 @@ func TestNamespacesBackgroundJob(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not end the job left running (sleep 60)")
+	}
+}
+
+// The end of the context a command was started with — the bash tool's
+// timeout, the user's cancel — kills the command and everything it
+// started, under either mechanism: the output's pipe, which a job in the
+// background holds too, then ends.
+func TestStartCancelKillsTheTree(t *testing.T) {
+	t.Parallel()
+	eachMechanism(t, func(t *testing.T, s *Sandbox, ws string) {
+		r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
+		if refusal != "" {
+			t.Fatal(refusal)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		cmd := exec.Command("bash", "-c", "sleep 60 & echo started; sleep 60")
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ws, os.Environ(), pw, pw
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		err = r.Start(ctx, cmd)
+		pw.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(pr).ReadString('\n')
+		if line != "started\n" {
+			t.Fatalf("the command said %q (%v)", line, err)
+		}
+		cancel()
+		if code, err := r.Wait(cmd); code != 128+int(syscall.SIGKILL) || err != nil {
+			t.Errorf("Wait = %d, %v; want %d", code, err, 128+int(syscall.SIGKILL))
+		}
+		pr.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if rest, err := io.ReadAll(pr); err != nil {
+			t.Errorf("the output did not end: the job in the background still holds it (%v, %q)", err, rest)
+		}
+	})
+}
+
+// The directory core.hooksPath names is read-only to a command, though
+// its name is ordinary: git names it while the helper builds the view
+// (Start), or before the editor's terminal runs Run.Argv, the other way
+// to start a command — the same confinement, the same status.
+func TestHooksDirectory(t *testing.T) {
+	t.Parallel()
+	testenv.NeedTool(t, "git")
+	line := `echo x >> src/a.go && echo WROTE; (echo x >> githooks/pre-commit) 2>/dev/null || echo refused; exit 7`
+	eachMechanism(t, func(t *testing.T, s *Sandbox, ws string) {
+		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		write(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = githooks\n")
+		write(t, filepath.Join(ws, "githooks", "pre-commit"), "go vet ./...\n")
+		write(t, filepath.Join(ws, "src", "a.go"), "package a\n")
+		if out, code, _ := confined(t, s, ws, line); out != "WROTE\nrefused\n" || code != 7 {
+			t.Errorf("started by mm: got %q, exit %d", out, code)
+		}
+		r, refusal := s.Prepare(context.Background(), Command{Roots: []string{ws}, Dir: ws})
+		if refusal != "" {
+			t.Fatal(refusal)
+		}
+		argv := append(append([]string(nil), r.Argv()...), "bash", "-c", line)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env = ws, append(os.Environ(), r.Env...)
+		out, _ := cmd.CombinedOutput()
+		r.Finish()
+		if string(out) != "WROTE\nrefused\n" || cmd.ProcessState.ExitCode() != 7 {
+			t.Errorf("started by another program: got %q, exit %d", out, cmd.ProcessState.ExitCode())
+		}
+		if got := read(t, filepath.Join(ws, "githooks", "pre-commit")); got != "go vet ./...\n" {
+			t.Errorf("githooks/pre-commit is now %q", got)
+		}
+	})
+}
+
+// eachMechanism runs test, in parallel, under a sandbox of each
+// mechanism, in a new workspace.
+func eachMechanism(t *testing.T, test func(t *testing.T, s *Sandbox, ws string)) {
+	for _, want := range []string{WantNamespaces, WantLandlock} {
+		t.Run(want, func(t *testing.T) {
+			t.Parallel()
+			s := sandbox(t, Options{Want: want, Network: true})
+			if m, why := s.Mechanism(); m == None {
+				testenv.Unavailable(t, "%s unavailable here: %s", want, why)
+			}
+			test(t, s, t.TempDir())
+		})
+	}
+}
+
+// A spare helper that died while it waited (killed, out of memory) is
+// replaced: the command runs.
+func TestStartDeadSpare(t *testing.T) {
+	t.Parallel()
+	s := sandbox(t, Options{Network: true})
+	h, err := s.take()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.proc.Kill()
+	h.proc.Wait()
+	s.mu.Lock()
+	if s.spare != nil {
+		s.spare.close()
+	}
+	s.spare = h
+	s.mu.Unlock()
+	if out, code, _ := confined(t, s, t.TempDir(), "echo ran"); out != "ran\n" || code != 0 {
+		t.Errorf("got %q, exit %d", out, code)
 	}
 }
 

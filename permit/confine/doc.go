@@ -5,7 +5,9 @@
 //
 // On Linux a confined command gets its own namespaces (user, mount, pid,
 // IPC, and network when sandbox.network is off), set up by mm's own
-// binary in its hidden `__sandbox` mode (helper_linux.go). In them:
+// binary in its hidden `__sandbox` mode (helper_linux.go), started ahead
+// of the command so that its start-up is not the command's
+// (spare_linux.go). In them:
 //
 //   - the whole file system is read-only, the workspace roots and the
 //     build caches writable (new files at a root included), and every
@@ -31,14 +33,18 @@
 // After the command, a file that runs later that it created is taken back
 // out (aside.go). Where namespaces cannot be created (unprivileged user
 // namespaces disabled) `sandbox: on` falls back to Landlock, the weaker
-// mode, with a ⚠ line naming what it cannot do; a sandbox that cannot be
-// set up at all runs no command.
+// mode, with a ⚠ line naming what it cannot do — mm confines a thread of
+// its own and starts the command from it (start_linux.go); a sandbox
+// that cannot be set up at all runs no command.
 //
 // Invariants:
 //   - A command never runs unconfined because confinement failed: the
-//     helper exits with SetupFailed before starting it.
+//     helper exits with SetupFailed before starting it, and a thread
+//     Landlock could not confine starts nothing.
 //   - The helper trusts only its plan, which mm wrote; it reads nothing
 //     of the workspace to decide.
+//   - One helper, one command: each command gets new namespaces and a
+//     view built when it starts, from the plan decided then.
 //   - Nothing outside the command's namespaces changes while it sets up:
 //     every mount is a copy in its own mount namespace.
 package confine

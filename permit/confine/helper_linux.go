@@ -1,12 +1,13 @@
 package confine
 
 import (
-	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,21 +16,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The helper is mm itself, in two roles, so that confining a command
+// The helper is mm itself, in three roles, so that confining a command
 // needs nothing but mm's own binary:
 //
-//	mm __sandbox --plan PLAN -- ARGV…   the outer helper: it starts the
-//	    inner one in new user, mount, pid and IPC namespaces (and network,
-//	    when the network is off), relays the command's exit status, and
-//	    leaves as soon as the command ends;
-//	mm __sandbox --init PLAN -- ARGV…   the inner helper, pid 1 of the new
-//	    pid namespace: it builds the view of the file system the plan
-//	    says, drops every capability, starts ARGV, reports its status on
+//	mm __sandbox --inner   the inner helper, started ahead of its
+//	    command (spare_linux.go) in new user, mount, pid and IPC
+//	    namespaces (and network, when the network is off): it reads its
+//	    request — the command, its environment, directory and standard
+//	    files, the plan — on descriptor 3. It is pid 1 of the new pid
+//	    namespace: it builds the view of the file system the plan says,
+//	    drops every capability, starts the command, reports its status on
 //	    descriptor 3 and then reaps what the command left running.
+//	mm __sandbox --plan PLAN -- ARGV…   the outer helper, for a program
+//	    other than mm that starts the command (the editor's terminal): it
+//	    starts an inner helper, hands it ARGV with its own environment,
+//	    directory and standard files, relays the command's exit status,
+//	    and leaves as soon as the command ends.
+//	mm __sandbox --write DIR… --write-file FILE… -- ARGV…   Landlock,
+//	    for such a program (landlock_linux.go). mm itself needs no helper
+//	    for Landlock: it confines a thread of its own and starts the
+//	    command from it (start_linux.go).
 //
-// Two processes because a pid namespace dies with its first process: the
-// inner helper stays while a job the command put in the background (a
-// server under nohup) runs, as it would unconfined, while the outer one
+// The inner helper stays because a pid namespace dies with its first
+// process: it lives while a job the command put in the background (a
+// server under nohup) runs, as it would unconfined, while its status
 // lets mm see the command end when it ends.
 
 // SetupFailed is the exit status of a helper that could not confine the
@@ -39,10 +49,12 @@ const SetupFailed = 125
 // Main runs the helper; args follow "__sandbox". It returns the exit
 // status of the command, or SetupFailed with one line on stderr.
 func Main(args []string, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "--plan" && args[0] != "--init" {
+	switch {
+	case len(args) == 1 && args[0] == "--inner":
+		return serve(stderr)
+	case len(args) == 0 || args[0] != "--plan":
 		return landlockMain(args, stderr)
-	}
-	if len(args) < 3 || args[2] != "--" {
+	case len(args) < 3 || args[2] != "--":
 		fmt.Fprintln(stderr, "mm __sandbox: usage: mm __sandbox --plan PLAN -- PROGRAM ARGS…")
 		return 2
 	}
@@ -56,53 +68,174 @@ func Main(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mm: sandbox: no command to run")
 		return 2
 	}
-	if args[0] == "--init" {
-		return inner(p, argv, stderr)
-	}
-	return outer(p, args[1], argv, stderr)
+	return outer(p, argv, stderr)
 }
 
-// outer starts the inner helper in its namespaces and returns the
-// command's exit status as soon as the inner helper reports it.
-func outer(p Plan, raw string, argv []string, stderr io.Writer) int {
+// outer starts an inner helper in its namespaces, hands it the command,
+// and returns the command's exit status as soon as the helper reports
+// it.
+func outer(p Plan, argv []string, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot find mm's executable:", err)
 		return SetupFailed
 	}
-	r, w, err := os.Pipe()
+	dir, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintln(stderr, "mm: sandbox:", err)
+		fmt.Fprintln(stderr, "mm: sandbox: cannot read the working directory:", err)
 		return SetupFailed
 	}
-	defer r.Close()
-	cmd := exec.Command(exe, append([]string{"__sandbox", "--init", raw, "--"}, argv...)...)
-	cmd.Args[0] = "mm"
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = namespaces(p.Network)
-	err = cmd.Start()
-	w.Close()
+	h, err := startHelper(exe, namespaces(p.Network), []*os.File{os.Stdin, os.Stdout, os.Stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: cannot create the namespaces:", err, userNSHint(err))
 		return SetupFailed
 	}
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if code, cerr := strconv.Atoi(strings.TrimSpace(line)); err == nil && cerr == nil {
+	defer h.conn.Close()
+	err = h.send(request{Plan: &p, Argv: argv, Env: os.Environ(), Dir: dir}, nil)
+	if err == nil {
+		err = h.conn.CloseWrite() // the plan is whole: nothing more
+	}
+	if err != nil {
+		h.close()
+		fmt.Fprintln(stderr, "mm: sandbox: cannot hand the command over:", err)
+		return SetupFailed
+	}
+	if code, ok := h.status(); ok {
 		// The inner helper lives on while a background job runs; its
 		// parent is then whoever adopts orphans.
 		return code
 	}
-	werr := cmd.Wait()
-	var exit *exec.ExitError
+	state, err := h.proc.Wait()
 	switch {
-	case werr == nil && p.Probe:
+	case err == nil && state.Success() && p.Probe:
 		return 0
-	case errors.As(werr, &exit) && exit.ExitCode() > 0:
-		return exit.ExitCode()
+	case err == nil && state.ExitCode() > 0:
+		return state.ExitCode()
 	}
-	fmt.Fprintln(stderr, "mm: sandbox: the confined command ended without a status:", werr)
+	if err == nil {
+		err = errors.New(state.String())
+	}
+	fmt.Fprintln(stderr, "mm: sandbox: the confined command ended without a status:", err)
 	return SetupFailed
+}
+
+// serve is a helper started ahead of its command: it reads its request,
+// takes on the command's environment, directory and standard files, and
+// confines the command as the request says.
+func serve(stderr io.Writer) int {
+	conn, req, rest, err := receive()
+	if err != nil {
+		fmt.Fprintln(stderr, "mm: sandbox: cannot read the command:", err)
+		return SetupFailed
+	}
+	defer conn.Close()
+	if req.Plan == nil {
+		return 0 // mm left before giving it one
+	}
+	if len(req.Argv) == 0 && !req.Plan.Probe {
+		fmt.Fprintln(stderr, "mm: sandbox: no command to run")
+		return 2
+	}
+	os.Clearenv()
+	for _, kv := range req.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			os.Setenv(k, v)
+		}
+	}
+	if err := os.Chdir(req.Dir); err != nil {
+		fmt.Fprintf(stderr, "mm: sandbox: cannot confine the command: enter %s: %v\n", req.Dir, err)
+		return SetupFailed
+	}
+	return inner(*req.Plan, req.Argv, conn, rest, stderr)
+}
+
+// receive reads the request, the first line on descriptor 3; the
+// standard files that come with it replace the helper's own. rest is
+// what came after the line, the start of what follows (more).
+func receive() (conn *net.UnixConn, req request, rest []byte, err error) {
+	f := os.NewFile(3, "request")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, req, nil, err
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		c.Close()
+		return nil, req, nil, errors.New("descriptor 3 is not a Unix socket")
+	}
+	var data []byte
+	var fds []int
+	fail := func(err error) (*net.UnixConn, request, []byte, error) {
+		closeAll(fds)
+		conn.Close()
+		return nil, req, nil, err
+	}
+	buf, oob := make([]byte, 32<<10), make([]byte, unix.CmsgSpace(3*4))
+	for !bytes.Contains(data, []byte{'\n'}) {
+		n, oobn, flags, _, err := conn.ReadMsgUnix(buf, oob)
+		data = append(data, buf[:n]...)
+		if oobn > 0 {
+			msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
+			for i := 0; perr == nil && i < len(msgs); i++ {
+				var rights []int
+				rights, perr = unix.ParseUnixRights(&msgs[i])
+				fds = append(fds, rights...)
+			}
+			if perr != nil {
+				return fail(perr)
+			}
+		}
+		if flags&unix.MSG_CTRUNC != 0 {
+			return fail(errors.New("more descriptors than three came"))
+		}
+		if errors.Is(err, io.EOF) || err == nil && n == 0 && oobn == 0 {
+			if len(data) == 0 {
+				return conn, req, nil, nil // mm left before giving it one
+			}
+			return fail(io.ErrUnexpectedEOF)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	switch len(fds) {
+	case 0:
+	case 3:
+		for i, fd := range fds {
+			if err := unix.Dup2(fd, i); err != nil {
+				return fail(err)
+			}
+		}
+		closeAll(fds)
+	default:
+		return fail(fmt.Errorf("%d descriptors came, not 3", len(fds)))
+	}
+	line, rest, _ := bytes.Cut(data, []byte{'\n'})
+	if err := json.Unmarshal(line, &req); err != nil {
+		return fail(fmt.Errorf("read the request: %w", err))
+	}
+	return conn, req, rest, nil
+}
+
+// readMore reads what follows the request, to the end of the socket's
+// way in; rest is what receive read of it already.
+func readMore(conn *net.UnixConn, rest []byte) (more, error) {
+	var m more
+	tail, err := io.ReadAll(conn)
+	if err != nil {
+		return m, err
+	}
+	if data := bytes.TrimSpace(append(rest, tail...)); len(data) > 0 {
+		err = json.Unmarshal(data, &m)
+	}
+	return m, err
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
 }
 
 // namespaces are the new namespaces of the inner helper. Where mm is
@@ -168,14 +301,13 @@ func userNSHint(err error) string {
 	return "(user namespaces are not allowed here)"
 }
 
-// inner is pid 1 of the new namespaces: it sets up, starts the command
-// and reaps.
-func inner(p Plan, argv []string, stderr io.Writer) int {
-	// Capabilities and no_new_privs are per thread, and the command is
-	// forked from the thread that drops them.
+// inner is pid 1 of the new namespaces: it sets up — the plan, then
+// what more follows it on conn — starts the command, reports its exit
+// status on conn, and reaps.
+func inner(p Plan, argv []string, conn *net.UnixConn, rest []byte, stderr io.Writer) int {
+	// Capabilities, no_new_privs and Landlock's domain are per thread,
+	// and the command is forked from the thread that sets them.
 	runtime.LockOSThread()
-	status := os.NewFile(3, "status")
-	syscall.CloseOnExec(3)
 	fail := func(what string, err error) int {
 		fmt.Fprintf(stderr, "mm: sandbox: cannot confine the command: %s: %v\n", what, err)
 		return SetupFailed
@@ -188,6 +320,15 @@ func inner(p Plan, argv []string, stderr io.Writer) int {
 	keptSockets, dropped := socketPaths(environ, p.Keep)
 	if err := build(p, keptSockets, dropped); err != nil {
 		return fail("build the file system view", err)
+	}
+	m, err := readMore(conn, rest)
+	if err != nil {
+		return fail("read the rest of the plan", err)
+	}
+	for _, path := range m.ReadOnly {
+		if err := bindReadOnly(path); err != nil {
+			return fail("build the file system view", err)
+		}
 	}
 	if !p.Network {
 		if err := loopbackUp(); err != nil {
@@ -211,8 +352,10 @@ func inner(p Plan, argv []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mm: sandbox:", err)
 		return 127
 	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	if err := cmd.Start(); err != nil {
+	// syscall's ForkExec, not os/exec: this thread forks, and os/exec's
+	// first start in a process costs a trial fork of its own.
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
+	if err != nil {
 		fmt.Fprintln(stderr, "mm: sandbox: start", argv[0]+":", err)
 		return 126
 	}
@@ -224,14 +367,14 @@ func inner(p Plan, argv []string, stderr io.Writer) int {
 		}
 		null.Close()
 	}
-	reap(cmd.Process.Pid, status)
+	reap(pid, conn)
 	return 0
 }
 
 // reap waits for every process of the namespace: the command's status
 // goes to status as soon as it ends; the helper returns when the last
 // background job has ended too, which ends the namespace.
-func reap(command int, status *os.File) {
+func reap(command int, status io.WriteCloser) {
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-1, &ws, 0, nil)

@@ -82,21 +82,14 @@ func build(p Plan, keptSockets, dropped []string) error {
 		if b.source != "" {
 			src = b.source
 		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		fd, err := copyOf(src, b.readOnly)
+		if err != nil {
+			return err
+		}
+		if fd < 0 {
 			continue // gone since mm looked: nothing to show
 		}
-		if err != nil {
-			return fmt.Errorf("copy %s: %w", src, err)
-		}
 		b.fd = fd
-		if b.readOnly {
-			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
-			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-				unix.Close(fd)
-				return fmt.Errorf("make %s read-only: %w", src, err)
-			}
-		}
 		kept = append(kept, b)
 	}
 	binds = kept
@@ -111,6 +104,43 @@ func build(p Plan, keptSockets, dropped []string) error {
 		if err := attach(b); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// copyOf takes a detached copy of the tree at src (open_tree), read-only
+// when asked; -1 when there is nothing at src.
+func copyOf(src string, readOnly bool) (int, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, fmt.Errorf("copy %s: %w", src, err)
+	}
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			unix.Close(fd)
+			return -1, fmt.Errorf("make %s read-only: %w", src, err)
+		}
+	}
+	return fd, nil
+}
+
+// bindReadOnly binds the tree at path read-only over itself in the view
+// build made: what mm learnt only once the plan had gone (the hooks
+// directory), from the view itself, so that it lands over whatever the
+// view shows there. A path the view does not show is out of reach
+// already.
+func bindReadOnly(path string) error {
+	fd, err := copyOf(path, true)
+	if err != nil || fd < 0 {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("show %s read-only: %w", path, err)
 	}
 	return nil
 }

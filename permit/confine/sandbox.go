@@ -74,10 +74,14 @@ type Sandbox struct {
 
 	// jobs wait for the namespaces that outlive their command — a job it
 	// left in the background runs on, as it would unconfined — until
-	// Close ends them; left are their inner helpers.
-	jobs conc.WaitGroup
-	mu   sync.Mutex
-	left map[*os.Process]bool
+	// Close ends them, and start the spare helpers; left are the inner
+	// helpers of those namespaces, spare the helper started ahead for
+	// the next command (spare_linux.go).
+	jobs   conc.WaitGroup
+	mu     sync.Mutex
+	left   map[*os.Process]bool
+	spare  *helper
+	closed bool
 
 	cachesOnce sync.Once
 	caches     []string // build caches writable where they are
@@ -104,6 +108,7 @@ func New(ctx context.Context, opts Options) *Sandbox {
 	if opts.Want == WantOn || opts.Want == WantNamespaces {
 		if nsErr = s.probe(ctx); nsErr == "" {
 			s.mech, s.why = Namespaces, "sandbox: "+opts.Want+", and this kernel lets mm create user, mount and pid namespaces"
+			s.refill()
 			return s
 		}
 	}
@@ -204,16 +209,22 @@ func (s *Sandbox) Describe() string {
 }
 
 // Close ends the jobs confined commands left running — their /tmp goes
-// now — and removes the private temp directory.
+// now — and the spare helper, and removes the private temp directory.
 func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
+	s.closed = true
+	spare := s.spare
+	s.spare = nil
 	for p := range s.left {
 		killGroup(p)
 	}
 	s.mu.Unlock()
+	if spare != nil {
+		spare.close()
+	}
 	s.jobs.Wait()
 	if s.tmp == "" {
 		return nil
@@ -223,18 +234,59 @@ func (s *Sandbox) Close() error {
 
 // adopt waits, until it ends, for the namespace of a command that has
 // ended: its inner helper stays while background jobs run.
-func (s *Sandbox) adopt(wait func() error, p *os.Process) {
+func (s *Sandbox) adopt(p *os.Process) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		killGroup(p)
+	}
 	if s.left == nil {
 		s.left = map[*os.Process]bool{}
 	}
 	s.left[p] = true
-	s.mu.Unlock()
 	s.jobs.Go(func() {
-		_ = wait() // the command's status came already
+		_, _ = p.Wait() // the command's status came already
 		s.mu.Lock()
 		delete(s.left, p)
 		s.mu.Unlock()
+	})
+}
+
+// take is a helper for the next command: the spare, or a new one.
+func (s *Sandbox) take() (*helper, error) {
+	s.mu.Lock()
+	h := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	if h != nil {
+		return h, nil
+	}
+	return s.spawn()
+}
+
+// refill starts the spare helper of a namespaces sandbox, unless one
+// waits already or the sandbox is closed. A helper that cannot start is
+// no spare: the next command starts one itself, and says why it cannot.
+func (s *Sandbox) refill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.spare != nil || s.mech != Namespaces {
+		return
+	}
+	s.jobs.Go(func() {
+		h, err := s.spawn()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		keep := !s.closed && s.spare == nil
+		if keep {
+			s.spare = h
+		}
+		s.mu.Unlock()
+		if !keep {
+			h.close()
+		}
 	})
 }
 
@@ -252,19 +304,24 @@ type Command struct {
 // Run is one confined command: what to start instead of it, and what
 // to do once it ended.
 type Run struct {
-	// Argv goes before the command's own argv where another program
-	// starts it (the editor's terminal); mm starts it with Start.
-	Argv []string
 	// Env is added, last, to the command's environment.
 	Env []string
 	s   *Sandbox
-	// plan is the namespaces' (nil under Landlock): mm starts the inner
-	// helper straight into them (start_linux.go).
-	plan *Plan
-	// status is where the inner helper reports the command's end; ended
-	// is set once it has.
-	status *os.File
-	ended  atomic.Bool
+	// plan is the namespaces' (nil under Landlock), landlock Landlock's:
+	// what is set up around the command (start_linux.go). late are the
+	// hooks directories, read-only too, which git names while Prepare
+	// returns and the helper builds the view: hooks asks it.
+	plan     *Plan
+	landlock *landlockPlan
+	hooks    conc.WaitGroup
+	late     []string
+	// h is the command's helper; ended is set once the command has
+	// ended; watch ends the command when the context of Start ends, until
+	// stop.
+	h     *helper
+	ended atomic.Bool
+	watch conc.WaitGroup
+	stop  chan struct{}
 	// roots and their files that ran later before the command.
 	roots  []string
 	before []snapshot
@@ -287,13 +344,16 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 	case None:
 		return nil, s.Refusal()
 	case Landlock:
+		// The workspace's files that run later now (scan), and what the
+		// command may write, looked for side by side.
 		r := &Run{s: s, roots: []string{c.Dir}, Env: []string{"TMPDIR=" + s.tmp}}
-		r.Argv = []string{s.opts.Exe, "__sandbox", "--workspace", c.Dir, "--write", s.tmp}
-		if !s.opts.Network {
-			r.Argv = append(r.Argv, "--no-network")
-		}
-		r.Argv = append(r.Argv, "--")
+		var lp landlockPlan
+		var wg conc.WaitGroup
+		wg.Go(func() { lp.Dirs, lp.Files = runlater.Writable(c.Dir) })
 		r.before = r.scan()
+		wg.Wait()
+		lp.Dirs, lp.Network = append(lp.Dirs, s.tmp), s.opts.Network
+		r.landlock = &lp
 		return r, ""
 	}
 	roots := rootsOf(c)
@@ -305,15 +365,33 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		}
 	}
 	p.Writable = append(p.Writable, s.buildCaches(ctx)...)
+	// What runs later now (scan), what links of such names lead to, and
+	// git's hooks directory, looked for side by side; only the last is
+	// not waited for here.
+	r.hooks.Go(func() {
+		for _, root := range roots {
+			if hooks := runlater.Hooks(root); hooks != "" {
+				r.late = append(r.late, hooks)
+			}
+		}
+	})
+	var protected []string
+	var wg conc.WaitGroup
+	wg.Go(func() {
+		for _, root := range roots {
+			protected = append(protected, runlater.LinkTargets(root)...)
+		}
+	})
 	r.before = r.scan()
+	wg.Wait()
 	for _, snap := range r.before {
 		for _, e := range snap.entries {
 			if !e.isLink {
 				p.ReadOnly = append(p.ReadOnly, e.path)
 			}
 		}
-		p.ReadOnly = append(p.ReadOnly, runlater.Protected(snap.root)...)
 	}
+	p.ReadOnly = append(p.ReadOnly, protected...)
 	if home := lookup(s.opts.Environ, "HOME"); home != "" {
 		// Read-only anyway, unless a workspace holds it: mm started in
 		// the home directory must not make ~/.bashrc writable.
@@ -323,9 +401,20 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		p.ReadOnly = append(p.ReadOnly, tools.Real(f))
 	}
 	r.plan = &p
-	r.Argv = []string{s.opts.Exe, "__sandbox", "--plan", p.encode(), "--"}
 	r.Env = append(r.Env, "TMPDIR=/tmp", "npm_config_cache=/tmp/.npm-cache")
 	return r, ""
+}
+
+// Argv goes before the command's own argv where another program starts
+// it (the editor's terminal); mm starts it with Start.
+func (r *Run) Argv() []string {
+	if r.landlock != nil {
+		return append([]string{r.s.opts.Exe, "__sandbox"}, r.landlock.args()...)
+	}
+	r.hooks.Wait()
+	p := *r.plan
+	p.ReadOnly = append(slices.Clone(p.ReadOnly), r.late...)
+	return []string{r.s.opts.Exe, "__sandbox", "--plan", p.encode(), "--"}
 }
 
 // rootsOf are c's roots, with its directory when outside them, without

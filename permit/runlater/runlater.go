@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sourcegraph/conc"
+
 	"github.com/mm-agent/mm/permit/gitconfig"
 	"github.com/mm-agent/mm/tools"
 )
@@ -358,17 +360,38 @@ func runLaterLinks(root, stop string) []runLaterLink {
 
 // Protected lists the files and directories of the workspace at root
 // that run later under another name — what a link named like a file that
-// runs later leads to, and the directory core.hooksPath names — for a
-// sandbox that must not grant them, though their names are ordinary.
+// runs later leads to (LinkTargets), and the directory core.hooksPath
+// names (Hooks) — for a sandbox that must not grant them, though their
+// names are ordinary.
 func Protected(root string) []string {
+	var hooks string
+	var wg conc.WaitGroup
+	wg.Go(func() { hooks = Hooks(root) }) // git answers while the walk goes on
+	out := LinkTargets(root)
+	wg.Wait()
+	if hooks != "" {
+		out = append(out, hooks)
+	}
+	return out
+}
+
+// LinkTargets are what the links of the workspace at root named like a
+// file or directory that runs later lead to, links resolved.
+func LinkTargets(root string) []string {
 	var out []string
 	for _, l := range runLaterLinks(root, "") {
 		out = append(out, l.target)
 	}
-	if hooks := hooksDir(root); hooks != "" {
-		out = append(out, tools.Real(hooks))
-	}
 	return out
+}
+
+// Hooks is the directory git takes the hooks of the repository at root
+// from, links resolved, as git says; "" outside a repository.
+func Hooks(root string) string {
+	if hooks := hooksDir(root); hooks != "" {
+		return tools.Real(hooks)
+	}
+	return ""
 }
 
 // skipLinkScan names the directories linkedFrom does not enter: git's

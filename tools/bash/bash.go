@@ -169,7 +169,7 @@ func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line st
 	c := tools.Command{Line: line, Dir: dir, Env: append(append([]string(nil), quietEnv...), extra...), Unset: r.opts.Env.Dropped(r.opts.Environ),
 		Timeout: timeout, OutputLimit: 2 * endBytes}
 	if box != nil {
-		c.Wrap, c.Env = box.Argv, append(c.Env, box.Env...)
+		c.Wrap, c.Env = box.Argv(), append(c.Env, box.Env...)
 	}
 	x, err := t.RunInTerminal(ctx, c)
 	if err != nil {
@@ -177,7 +177,7 @@ func (r *runner) inTerminal(ctx context.Context, t tools.Terminals, dir, line st
 	}
 	// The helper could not set up, or the terminal runs elsewhere, where
 	// mm's binary is not: the command did not run.
-	if box != nil && (x.Code == confine.SetupFailed && strings.Contains(x.Output, "mm: sandbox:") || x.Code == 127 && strings.Contains(x.Output, box.Argv[0])) {
+	if box != nil && (x.Code == confine.SetupFailed && strings.Contains(x.Output, "mm: sandbox:") || x.Code == 127 && strings.Contains(x.Output, box.Argv()[0])) {
 		return tools.Result{}, errNotConfined
 	}
 	elapsed := time.Since(began)
@@ -247,7 +247,7 @@ func (r *runner) exec(ctx context.Context, dir, line string, timeout time.Durati
 		return exitCode(cmd.ProcessState), err
 	}
 	if box != nil { // confined: the sandbox starts it, and says when it ended
-		start, wait = func() error { return box.Start(cmd) }, func() (int, error) { return box.Wait(cmd) }
+		start, wait = func() error { return box.Start(tctx, cmd) }, func() (int, error) { return box.Wait(cmd) }
 	}
 	err = start()
 	pw.Close() // the command holds its own copy
