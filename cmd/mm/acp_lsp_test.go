@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
@@ -128,4 +131,71 @@ func TestACPPythonEditReportsImporter(t *testing.T) {
 	case !strings.Contains(got, "fixed: 1") || !strings.Contains(got, "pyright: no problems in greet.py; 1 file that imports it checked"):
 		t.Errorf("the command's result does not say the break is fixed:\n%s", got)
 	}
+}
+
+// TestACPLanguageServersPerRoot: a session whose cwd is one Go module
+// and whose additionalDirectories name another gets a gopls for each
+// root, started in it: an edit that breaks the second root's code
+// comes back with gopls' error for that file, and one that breaks the
+// first root's with its own.
+func TestACPLanguageServersPerRoot(t *testing.T) {
+	t.Parallel()
+	testenv.NeedLanguageServer(t, "gopls")
+	second := t.TempDir()
+	writeFile(t, filepath.Join(second, "go.mod"), "module example.com/lib\n\ngo 1.22\n")
+	lib := filepath.Join(second, "lib.go")
+	writeFile(t, lib, "package lib\n\n// Add adds.\nfunc Add(a, b int) int {\n\treturn a + b\n}\n")
+	edit := func(path, old, new string) llmtest.ToolCall {
+		return llmtest.ToolCall{Name: "edit_file", Args: map[string]any{"path": path, "edits": []map[string]any{{"old": old, "new": new}}}}
+	}
+	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{ToolCalls: []llmtest.ToolCall{
+			{Name: "read_file", Args: map[string]any{"path": lib}},
+			{Name: "read_file", Args: map[string]any{"path": "main.go"}},
+		}},
+		{ToolCalls: []llmtest.ToolCall{edit(lib, "return a + b", `return a + "b"`)}},
+		{ToolCalls: []llmtest.ToolCall{edit("main.go", "println(twice(2))", "println(thrice(2))")}},
+		{Content: "Both broken."},
+	}}))
+	w.writeAll(map[string]string{
+		"go.mod":  "module example.com/app\n\ngo 1.22\n",
+		"main.go": "package main\n\nfunc twice(n int) int { return 2 * n }\n\nfunc main() { println(twice(2)) }\n",
+	})
+	p := w.start(acptest.Options{})
+	p.Initialize(p.ctx)
+	p.id = p.Open(p.ctx, sdk.NewSessionRequest{Cwd: w.dir, AdditionalDirectories: []string{second}}).SessionId
+	p.endTurn("break both")
+	reqs := w.srv.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4", len(reqs))
+	}
+	inLib, inApp := reqs[2].Last().Content, reqs[3].Last().Content
+	if !strings.Contains(inLib, "gopls") || !strings.Contains(inLib, "lib.go:5") || !strings.Contains(strings.ToLower(inLib), "mismatched types") {
+		t.Errorf("the second root's edit lacks gopls' error for lib.go:\n%s", inLib)
+	}
+	if !strings.Contains(inApp, "gopls") || !strings.Contains(inApp, "main.go:5") || !strings.Contains(inApp, "undefined: thrice") || strings.Contains(inApp, "lib.go") {
+		t.Errorf("the first root's edit lacks gopls' error for main.go alone:\n%s", inApp)
+	}
+	var dirs []string
+	for _, pid := range children(p.Cmd.Process.Pid, "gopls") {
+		if d, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil {
+			dirs = append(dirs, d)
+		}
+	}
+	slices.Sort(dirs)
+	want := []string{realPath(t, w.dir), realPath(t, second)}
+	slices.Sort(want)
+	if !slices.Equal(dirs, want) {
+		t.Errorf("gopls runs in %q, want one in each root %q", dirs, want)
+	}
+}
+
+// realPath is path with its links resolved, as /proc shows it.
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
