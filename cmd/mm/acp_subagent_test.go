@@ -165,3 +165,59 @@ func TestACPGuardSubagent(t *testing.T) {
 	r.Close()
 	r.CheckSchema()
 }
+
+// TestACPGuardSubagentCancel: session/cancel with a guard agent's child
+// session id stops that check alone: the child ends idle, cancelled; the
+// user is told the output went unchecked; the parent's turn goes on —
+// its model reads the output as it is, with no guard line — and ends
+// normally.
+func TestACPGuardSubagentCancel(t *testing.T) {
+	t.Parallel()
+	g := llmtest.ServeYAML(t, "steps:"+guardYes+"\n    stall_after: 0\n")
+	w := newWorld(t, "guard_readme")
+	w.write("README.md", injectedReadme)
+	w.trustedConfig(map[string]string{
+		"guards/injection.yaml": "baseURL: " + g.URL() + "\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n",
+		"agent.yaml":            "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: [read_file]}\n",
+	})
+	r := startWire(t, w.dir, w.env)
+	parent := r.HandshakeWith(w.dir, `{"subagents":{}}`)
+	r.Send(acptest.Request("p", "session/prompt", map[string]any{"sessionId": parent, "prompt": []map[string]any{{"type": "text", "text": "what is this project?"}}}))
+	waitSignal(t, "the guard's answer", g.StepStalled(0))
+	var child string
+	for _, u := range sessionUpdates(r.Msgs()) {
+		if u.Update["sessionUpdate"] == "subagent_update" && u.Session == parent {
+			child, _ = u.Update["sessionId"].(string)
+		}
+	}
+	if child == "" {
+		t.Fatal("the guard's check was not announced before it was asked")
+	}
+	cid, _ := json.Marshal(child)
+	r.Send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
+	if a := r.Wait(`"p"`); !strings.Contains(a.Line, `"end_turn"`) {
+		t.Errorf("the parent's turn after stopping the guard: %s, want end_turn", a.Line)
+	}
+	reqs := w.srv.Requests()
+	if len(reqs) != 2 || reqs[1].Last().Content != injectedReadme {
+		t.Errorf("%d model requests; the model read %q, want the README as it is", len(reqs), reqs[len(reqs)-1].Last().Content)
+	}
+	var ended map[string]any
+	var said string
+	for _, u := range sessionUpdates(r.Msgs()) {
+		switch {
+		case u.Update["sessionUpdate"] == "subagent_update" && u.Update["sessionId"] == child:
+			ended, _ = u.Update["state"].(map[string]any)
+		case u.Session == parent && u.Update["sessionUpdate"] == "agent_message_chunk":
+			said += u.Update["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if ended["state"] != "idle" || ended["stopReason"] != "cancelled" {
+		t.Errorf("the guard's last state = %v, want idle, cancelled", ended)
+	}
+	wantIn(t, "the parent's messages", said, `guard guards/injection.yaml stopped by the user: read\_file's output goes unchecked`, "fastcsv is a streaming CSV reader")
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	r.CheckSchema()
+}
