@@ -186,14 +186,14 @@ func TestACPGuardSubagentCancel(t *testing.T) {
 	r.Send(acptest.Request("p", "session/prompt", map[string]any{"sessionId": parent, "prompt": []map[string]any{{"type": "text", "text": "what is this project?"}}}))
 	waitSignal(t, "the guard's answer", g.StepStalled(0))
 	var child string
-	for _, u := range sessionUpdates(r.Msgs()) {
-		if u.Update["sessionUpdate"] == "subagent_update" && u.Session == parent {
-			child, _ = u.Update["sessionId"].(string)
+	r.Until("the guard's announcement", func(out []acptest.Msg) bool {
+		for _, u := range sessionUpdates(out) {
+			if u.Update["sessionUpdate"] == "subagent_update" && u.Session == parent {
+				child, _ = u.Update["sessionId"].(string)
+			}
 		}
-	}
-	if child == "" {
-		t.Fatal("the guard's check was not announced before it was asked")
-	}
+		return child != ""
+	})
 	cid, _ := json.Marshal(child)
 	r.Send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
 	if a := r.Wait(`"p"`); !strings.Contains(a.Line, `"end_turn"`) {
