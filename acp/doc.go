@@ -47,7 +47,8 @@
 //   - Subagent sessions (asked and guard agents) exist only for a client
 //     that advertised clientCapabilities.subagents; a child is announced
 //     on its parent before any of its traffic, and session/cancel with
-//     its id stops it alone (subagents.go).
+//     its id stops it alone; it is not saved on its own — load of its
+//     id names the parent to load (subagents.go).
 //   - A session's roots are cwd and its additionalDirectories; load and
 //     resume take the request's list as the whole list.
 //   - The package stays thin: it imports the engine (with its model client

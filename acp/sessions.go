@@ -76,6 +76,9 @@ func (a *Agent) stored(id sdk.SessionId, cwd string) (*session, *store.Record, e
 		s, err := inWorkspace(s, cwd)
 		return s, nil, err
 	}
+	if err := a.notSaved(id, cwd); err != nil {
+		return nil, nil, err
+	}
 	if a.opts.Store == nil {
 		return nil, nil, invalid("unknown session " + string(id) + " — this mm keeps no sessions")
 	}

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -24,6 +25,14 @@ import (
 // child's id stops that delegation alone: the parent's turn goes on,
 // told the agent did not answer. A client without the capability sees
 // the work as before, as progress lines and notes in the turn.
+//
+// A child is not saved on its own: what the parent's turn got from it is
+// in the parent's history, and its replay shows it as a client without
+// subagents saw it — an asked agent's answer as the output of its
+// ask_<name> call, a guard's finding as the turn's note. Its id is the
+// parent's, a dash and the agent's name (the same child id when the
+// parent is opened again), so that session/load, resume or fork of a
+// child id answers which session to load instead.
 
 // subagent is one child session.
 type subagent struct {
@@ -62,7 +71,7 @@ func (s *session) subagent(name string) (c *subagent, fresh bool) {
 	s.mu.Lock()
 	c = s.children[name]
 	if c == nil {
-		c = &subagent{id: sdk.SessionId(store.NewID()), parent: s}
+		c = &subagent{id: s.childID(name), parent: s}
 		if s.children == nil {
 			s.children = map[string]*subagent{}
 		}
@@ -80,6 +89,63 @@ func (s *session) subagent(name string) (c *subagent, fresh bool) {
 		a.mu.Unlock()
 	}
 	return c, fresh
+}
+
+// childID is the id of the session's child for the agent named: the
+// parent's id, a dash and the name, each run of what a stored id may not
+// hold (all but letters, digits, '-' and '_') a dash, numbered when two
+// names read the same. Called with s.mu.
+func (s *session) childID(agent string) sdk.SessionId {
+	var slug []byte
+	for i := 0; i < len(agent) && len(slug) < 48; i++ {
+		switch c := agent[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			slug = append(slug, c)
+		case len(slug) > 0 && slug[len(slug)-1] != '-':
+			slug = append(slug, '-')
+		}
+	}
+	base := s.id + sdk.SessionId("-"+strings.Trim(string(slug), "-"))
+	id := base
+	for n := 2; s.hasChild(id); n++ {
+		id = base + sdk.SessionId("-"+strconv.Itoa(n))
+	}
+	return id
+}
+
+// hasChild reports whether id is one of the session's children. Called
+// with s.mu.
+func (s *session) hasChild(id sdk.SessionId) bool {
+	for _, c := range s.children {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// notSaved is the answer to session/load, resume or fork of a child
+// session's id — one of this mm's, or one whose parent is saved in the
+// workspace cwd — naming the session to load instead; nil for any other
+// id.
+func (a *Agent) notSaved(id sdk.SessionId, cwd string) error {
+	parent, _, isChild := strings.Cut(string(id), "-")
+	if c := a.child(id); c != nil {
+		parent = string(c.parent.id)
+	} else if !isChild || !strings.HasPrefix(parent, "sess_") || a.session(sdk.SessionId(parent)) == nil && !a.saved(parent, cwd) {
+		return nil
+	}
+	return invalid("session " + string(id) + " is an agent's child session of session " + parent +
+		": a child session is not saved on its own — load " + parent + ", whose replay shows what the agent answered")
+}
+
+// saved reports whether session id is in the store, in workspace cwd.
+func (a *Agent) saved(id, cwd string) bool {
+	if a.opts.Store == nil {
+		return false
+	}
+	_, err := a.opts.Store.LoadIn(cwd, id)
+	return err == nil
 }
 
 // Emit shows one event of the child's work on its own session.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm"
@@ -68,6 +69,12 @@ func (s *Session) Restore(r *store.Record) {
 	s.st.thought = r.Thought
 	if r.Model != "" && r.Model != s.opts.ModelName {
 		s.st.model = r.Model
+	}
+	if s.opts.Env != nil && slices.ContainsFunc(s.history, func(m llm.Message) bool { return m.Role == llm.RoleUser }) {
+		cwd := s.opts.Env.Cwd()
+		if n := rootsNote(cwd, r.Dirs, otherRoots(cwd, s.opts.Env.Roots())); n != "" {
+			s.st.notes = append(s.st.notes, n)
+		}
 	}
 }
 
@@ -422,6 +429,34 @@ func otherRoots(cwd string, roots []string) []string {
 		}
 	}
 	return out
+}
+
+// rootsNote tells the model that a restored session's other roots are
+// not those its first message named (an editor loads or resumes a
+// session with the list it wants now): "" when they are the same.
+func rootsNote(cwd string, was, now []string) string {
+	var added, gone []string
+	for _, d := range now {
+		if !slices.Contains(was, d) {
+			added = append(added, d)
+		}
+	}
+	for _, d := range was {
+		if !slices.Contains(now, d) {
+			gone = append(gone, d)
+		}
+	}
+	if len(added)+len(gone) == 0 {
+		return ""
+	}
+	note := "[mm: the session was opened again with other roots."
+	if len(added) > 0 {
+		note += " Also in the workspace now: " + strings.Join(added, ", ") + " (reach its files by absolute path; relative paths stay relative to " + cwd + ")."
+	}
+	if len(gone) > 0 {
+		note += " No longer in the workspace: " + strings.Join(gone, ", ") + " — its files cannot be read or written."
+	}
+	return note + "]"
 }
 
 func (s *Session) writerLocked() string {

@@ -910,3 +910,80 @@ func TestACPAdditionalDirectories(t *testing.T) {
 	}
 	q.Stop()
 }
+
+// TestACPResumeWithRoots is session/resume with a root list: a session
+// begun in one root, resumed after a restart with a second, replays
+// nothing; its model is told of the new root and reads the second
+// root's file, while a relative path stays relative to cwd, both in a
+// read and in a write; session/list then names the root. Resumed again
+// without it in the same mm, the open session is reopened: the model is
+// told the root is gone, and reading it is refused.
+func TestACPResumeWithRoots(t *testing.T) {
+	t.Parallel()
+	dir, second := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "notes.txt"), "cwd's notes\n")
+	writeFile(t, filepath.Join(second, "notes.txt"), "the second root's notes\n")
+	writeFile(t, filepath.Join(second, "lib.txt"), "the second root's file\n")
+	read := func(path string) llmtest.ToolCall {
+		return llmtest.ToolCall{Name: "read_file", Args: map[string]any{"path": path}}
+	}
+	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{
+		{Content: "Hello."},
+		{ToolCalls: []llmtest.ToolCall{
+			read(filepath.Join(second, "lib.txt")),
+			read("notes.txt"),
+			{Name: "write_file", Args: map[string]any{"path": "rel.txt", "content": "relative\n"}},
+		}},
+		{Content: "Read."},
+		{ToolCalls: []llmtest.ToolCall{read(filepath.Join(second, "lib.txt"))}},
+		{Content: "Refused."},
+	}})
+	t.Cleanup(srv.Close)
+	env := mmEnv(t, srv, "XDG_STATE_HOME="+t.TempDir())
+	ctx := testenv.Context(t)
+	p := startMM(t, dir, env, acptest.Options{})
+	p.id = p.NewSession(ctx, dir)
+	p.endTurn("hi")
+	p.Stop()
+
+	q := startMM(t, dir, env, acptest.Options{})
+	q.Initialize(ctx)
+	resume := func(dirs []string) {
+		t.Helper()
+		if _, err := q.Conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: p.id, Cwd: dir, AdditionalDirectories: dirs, McpServers: []sdk.McpServer{}}); err != nil {
+			t.Fatalf("session/resume with %v: %v", dirs, err)
+		}
+		q.id = p.id
+	}
+	resume([]string{second})
+	if us := q.Updates(); acptest.UserText(us)+q.answer() != "" {
+		t.Errorf("session/resume replayed:\n%s", strings.Join(acptest.Describe(us), "\n"))
+	}
+	q.endTurn("read them")
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if got := transcript(reqs[1]); !strings.Contains(got, "user: Workspace: "+dir+"\n") || !strings.Contains(got, "assistant: Hello.") {
+		t.Errorf("the resumed session's request lost its history:\n%s", got)
+	}
+	wantIn(t, "the first prompt after resuming", reqs[1].Last().Content, "Also in the workspace now: "+second+" (", "relative paths stay relative to "+dir)
+	results := reqs[2].Messages[len(reqs[2].Messages)-3:]
+	if !strings.Contains(results[0].Content, "the second root's file") || !strings.Contains(results[1].Content, "cwd's notes") {
+		t.Errorf("after resuming with the second root, the model read:\n%s\n%s", results[0].Content, results[1].Content)
+	}
+	if readFile(t, filepath.Join(dir, "rel.txt")) != "relative\n" || exists(filepath.Join(second, "rel.txt")) {
+		t.Error("a relative write did not land in cwd alone")
+	}
+	list, err := q.Conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(dir)})
+	if err != nil || len(list.Sessions) != 1 || !slices.Equal(list.Sessions[0].AdditionalDirectories, []string{second}) {
+		t.Errorf("session/list = %+v, %v; want the session with its second root", list.Sessions, err)
+	}
+
+	resume(nil)
+	q.endTurn("read it again")
+	wantIn(t, "the first prompt after resuming without the root", lastMessage(srv).Content, "outside the workspace")
+	if got := srv.Requests()[3].Last().Content; !strings.Contains(got, "No longer in the workspace: "+second) {
+		t.Errorf("the model was not told the second root is gone:\n%s", got)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -164,4 +165,129 @@ func TestACPGuardSubagent(t *testing.T) {
 	}
 	r.Close()
 	r.CheckSchema()
+}
+
+// TestACPGuardSubagentCancel: session/cancel with a guard agent's child
+// session id stops that check alone: the child ends idle, cancelled; the
+// user is told the output went unchecked; the parent's turn goes on —
+// its model reads the output as it is, with no guard line — and ends
+// normally.
+func TestACPGuardSubagentCancel(t *testing.T) {
+	t.Parallel()
+	g := llmtest.ServeYAML(t, "steps:"+guardYes+"\n    stall_after: 0\n")
+	w := newWorld(t, "guard_readme")
+	w.write("README.md", injectedReadme)
+	w.trustedConfig(map[string]string{
+		"guards/injection.yaml": "baseURL: " + g.URL() + "\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n",
+		"agent.yaml":            "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: [read_file]}\n",
+	})
+	r := startWire(t, w.dir, w.env)
+	parent := r.HandshakeWith(w.dir, `{"subagents":{}}`)
+	r.Send(acptest.Request("p", "session/prompt", map[string]any{"sessionId": parent, "prompt": []map[string]any{{"type": "text", "text": "what is this project?"}}}))
+	waitSignal(t, "the guard's answer", g.StepStalled(0))
+	var child string
+	r.Until("the guard's announcement", func(out []acptest.Msg) bool {
+		for _, u := range sessionUpdates(out) {
+			if u.Update["sessionUpdate"] == "subagent_update" && u.Session == parent {
+				child, _ = u.Update["sessionId"].(string)
+			}
+		}
+		return child != ""
+	})
+	cid, _ := json.Marshal(child)
+	r.Send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":` + string(cid) + `}}`)
+	if a := r.Wait(`"p"`); !strings.Contains(a.Line, `"end_turn"`) {
+		t.Errorf("the parent's turn after stopping the guard: %s, want end_turn", a.Line)
+	}
+	reqs := w.srv.Requests()
+	if len(reqs) != 2 || reqs[1].Last().Content != injectedReadme {
+		t.Errorf("%d model requests; the model read %q, want the README as it is", len(reqs), reqs[len(reqs)-1].Last().Content)
+	}
+	var ended map[string]any
+	var said string
+	for _, u := range sessionUpdates(r.Msgs()) {
+		switch {
+		case u.Update["sessionUpdate"] == "subagent_update" && u.Update["sessionId"] == child:
+			ended, _ = u.Update["state"].(map[string]any)
+		case u.Session == parent && u.Update["sessionUpdate"] == "agent_message_chunk":
+			said += u.Update["content"].(map[string]any)["text"].(string)
+		}
+	}
+	if ended["state"] != "idle" || ended["stopReason"] != "cancelled" {
+		t.Errorf("the guard's last state = %v, want idle, cancelled", ended)
+	}
+	wantIn(t, "the parent's messages", said, `guard guards/injection.yaml stopped by the user: read\_file's output goes unchecked`, "fastcsv is a streaming CSV reader")
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	r.CheckSchema()
+}
+
+// TestACPSubagentLoad: a child session is not saved on its own. Its id
+// is its parent's and the agent's name; session/load of the parent
+// after a restart replays the asked agent's call with its answer, as a
+// client without subagents saw it — and nothing of the child; load,
+// resume or fork of the child's id, before or after the restart, is an
+// error that names the session to load.
+func TestACPSubagentLoad(t *testing.T) {
+	t.Parallel()
+	chat := llmtest.ServeYAML(t, `
+steps:
+  - tool_calls: [{name: ask_historian, args: {question: "Why was the parser rewritten?"}}]
+  - content: "It could not stream."
+`)
+	hist := llmtest.NewServer(llmtest.Scenario{Models: []string{"hist-7b"}, Steps: []llmtest.Step{
+		{Content: "It was rewritten in 2024: the old one could not stream."},
+	}})
+	t.Cleanup(hist.Close)
+	w := newWorldOn(t, chat).askable("historian", "baseURL: "+hist.URL()+"\nmodel: hist-7b\ndescription: knows why the code is the way it is\n")
+	r := startWire(t, w.dir, w.env)
+	parent := r.HandshakeWith(w.dir, `{"subagents":{}}`)
+	r.Prompt("p", parent, "Ask the historian")
+	var child string
+	for _, u := range sessionUpdates(r.Msgs()) {
+		if u.Update["sessionUpdate"] == "subagent_update" && child == "" {
+			child, _ = u.Update["sessionId"].(string)
+		}
+	}
+	if child != parent+"-historian" {
+		t.Errorf("the child's id = %q, want the parent's and the agent's name", child)
+	}
+	refused := func(r *acptest.Wire, id, method string) {
+		t.Helper()
+		params := map[string]any{"sessionId": child, "cwd": w.dir, "mcpServers": []any{}}
+		if m := r.Call(id, method, params); m.Result != nil || !strings.Contains(m.Line, "child session of session "+parent) || !strings.Contains(m.Line, "load "+parent) {
+			t.Errorf("%s of the child's id: %s, want an error naming the parent to load", method, m.Line)
+		}
+	}
+	refused(r, "l1", "session/load")
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+	r.CheckSchema()
+
+	q := startWire(t, w.dir, w.env)
+	q.Initialize(`{"subagents":{}}`)
+	q.Load(w.dir, parent)
+	var tools, answered []string
+	for _, u := range sessionUpdates(q.Msgs()) {
+		if u.Session != parent || u.Update["sessionUpdate"] == "subagent_update" || u.Update["sessionUpdate"] == "session_message" {
+			t.Errorf("the replay shows the child: %+v", u)
+		}
+		if u.Update["sessionUpdate"] == "tool_call" {
+			tools = append(tools, fmt.Sprint(u.Update["name"]))
+			b, _ := json.Marshal(u.Update["content"])
+			answered = append(answered, string(b))
+		}
+	}
+	if len(tools) != 1 || tools[0] != "ask_historian" || !strings.Contains(answered[0], "the old one could not stream") {
+		t.Errorf("the replay's tool calls = %q, %q; want ask_historian with the historian's answer", tools, answered)
+	}
+	refused(q, "l2", "session/load")
+	refused(q, "r2", "session/resume")
+	refused(q, "f2", "session/fork")
+	if err := q.Close(); err != nil {
+		t.Error(err)
+	}
+	q.CheckSchema()
 }
