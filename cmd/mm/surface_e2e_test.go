@@ -11,13 +11,14 @@ import (
 	"github.com/mm-agent/mm/acp/acptest"
 )
 
-// TestREADMEACPSurface keeps the ACP table of docs/acp.md true: it lists every
-// agent method, update kind and capability of the schema (and mm's
-// extension methods), each with the schema's stability (stable when the
-// stable schema has it); a method marked "not served" answers -32601 and
-// every other one does not; a capability of mm's marked "not advertised"
-// is absent from initialize's answer and every other one is there.
-func TestREADMEACPSurface(t *testing.T) {
+// TestACPPageListsTheSurface keeps the ACP table of docs/acp.md true: it
+// lists every agent method, update kind and capability of the schema (and
+// mm's extension methods), each with the schema's stability (stable when
+// the stable schema has it); a method marked "not served" answers -32601
+// and every other one does not; a capability of mm's marked "not
+// advertised" is absent from initialize's answer and every other one is
+// there.
+func TestACPPageListsTheSurface(t *testing.T) {
 	t.Parallel()
 	defs := acptest.Unstable().Defs()
 	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "acp.md"))
