@@ -65,9 +65,10 @@ func withGreeter(t *testing.T, name string) (*world, *editor) {
 }
 
 // TestACPMCPStdio: a stdio MCP server of the editor's (session/new's
-// mcpServers) is connected, its tool is offered as greeter_echo, the call asks permission, its result
-// reaches the model's next request, a server that cannot start is one ⚠
-// line, and session/close leaves no server process.
+// mcpServers) is connected, its tool is offered as greeter_echo, the call
+// asks permission, its result reaches the model's next request, a server
+// that cannot start is one ⚠ line, and session/close leaves no server
+// process.
 func TestACPMCPStdio(t *testing.T) {
 	t.Parallel()
 	bin := mcpServer(t)
