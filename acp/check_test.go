@@ -90,7 +90,7 @@ func TestCheckBlocks(t *testing.T) {
 	if got != "[attached file: /w/a.png]" {
 		t.Errorf("a binary resource reads %q", got)
 	}
-	// A link out of the workspace says it was not read (issue 19).
+	// A link out of the workspace says it was not read.
 	got = promptText(mustBlocks(t, `[{"type":"resource_link","uri":"file:///etc/passwd","name":"passwd"}]`), []string{"/w"})
 	if !strings.Contains(got, "/etc/passwd was attached but is outside the workspace: it was not read") {
 		t.Errorf("a link outside reads %q", got)

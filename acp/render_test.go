@@ -66,9 +66,9 @@ func TestRenderEveryEvent(t *testing.T) {
 	}
 }
 
-// TestStruggleNoteIsOneItalicParagraph: the note is a paragraph of its
-// own, italic, signed mm, its underscores escaped so Markdown keeps it
-// whole (A6).
+// TestStruggleNoteIsOneItalicParagraph: the struggle note, shown inside
+// the agent's message, is a paragraph of its own, italic, signed mm, its
+// underscores escaped so Markdown keeps it whole.
 func TestStruggleNoteIsOneItalicParagraph(t *testing.T) {
 	n := StruggleNote(engine.Struggle{Level: engine.Severe, Kind: "stuck", Text: "stuck: read_file ×6"})
 	body := strings.TrimSpace(n)

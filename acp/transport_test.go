@@ -101,8 +101,9 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-// TestServeAnswersBeforeEOF (issue 9, defect 10) at the package level: a
-// request followed at once by EOF is answered, then Serve returns.
+// TestServeAnswersBeforeEOF: a request followed at once by EOF is
+// answered, then Serve returns (cmd/mm's TestACPAnswersRequestBeforeEOF
+// checks the same through the binary).
 func TestServeAnswersBeforeEOF(t *testing.T) {
 	a := New(Options{Name: "mm", Version: "test"})
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n" +
@@ -191,7 +192,7 @@ func FuzzFilter(f *testing.F) {
 
 // An answer is recognised by its parsed fields, whatever their order: a
 // change of the SDK's field order must not leave the drain waiting for
-// answers it already wrote, nor drop the / menu (issue 21, defect 10).
+// answers it already wrote, nor drop the / menu.
 func TestAnswersRecognisedWhateverTheFieldOrder(t *testing.T) {
 	var got []string
 	w := &lockedWriter{w: io.Discard, answered: func(id json.RawMessage, _ []byte) { got = append(got, string(id)) }}
@@ -211,7 +212,7 @@ func TestAnswersRecognisedWhateverTheFieldOrder(t *testing.T) {
 }
 
 // Once closeAll began, a turn does not start: its wait-group count would
-// race closeAll's Wait (issue 21, defect 9).
+// race closeAll's Wait.
 func TestNoTurnStartsOnceClosing(t *testing.T) {
 	a := New(Options{})
 	a.closeAll()

@@ -25,30 +25,39 @@ func (e *errorsOf) Errorf(format string, args ...any) {
 // TestCheckSchema: a message of the schema's shape passes, whatever its
 // method; one that breaks its type, one the schema has no type for, an
 // answer to a request never sent and a line that is not JSON are each
-// reported.
+// reported. Without the schema installed, the reports that need it
+// (typed) are skipped, the others still made.
 func TestCheckSchema(t *testing.T) {
 	t.Parallel()
+	schema := acptest.Unstable(t) != nil
+	if !schema && t.Failed() {
+		return // under CI: a missing schema fails, in one line
+	}
 	const sent = `{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"_session/steering","params":{}}`
 	for _, c := range []struct {
 		name, received string
 		errs           int
+		typed          bool // the report needs the schema
 	}{
-		{"answer", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}`, 0},
-		{"notification", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, 0},
-		{"error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, 0},
-		{"extension answer", `{"jsonrpc":"2.0","id":2,"result":{"outcome":"injected"}}`, 0},
-		{"answer of the wrong shape", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":7}}`, 1},
-		{"update of no kind", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"gossip"}}}`, 1},
-		{"notice with an empty title", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":""}}}`, 1},
-		{"compaction update without its id", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"compaction_update","status":"completed"}}}`, 1},
-		{"title not a string", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":3}}}`, 1},
-		{"unknown method", `{"jsonrpc":"2.0","method":"session/gossip","params":{}}`, 1},
-		{"answer to no request", `{"jsonrpc":"2.0","id":9,"result":{}}`, 1},
-		{"extension answer not an object", `{"jsonrpc":"2.0","id":2,"result":"yes"}`, 1},
-		{"not JSON", `hello`, 1},
+		{"answer", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}`, 0, false},
+		{"notification", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`, 0, false},
+		{"error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, 0, false},
+		{"extension answer", `{"jsonrpc":"2.0","id":2,"result":{"outcome":"injected"}}`, 0, false},
+		{"answer of the wrong shape", `{"jsonrpc":"2.0","id":1,"result":{"sessionId":7}}`, 1, true},
+		{"update of no kind", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"gossip"}}}`, 1, true},
+		{"notice with an empty title", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"notice","severity":"info","title":""}}}`, 1, true},
+		{"compaction update without its id", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"compaction_update","status":"completed"}}}`, 1, true},
+		{"title not a string", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"session_info_update","title":3}}}`, 1, true},
+		{"unknown method", `{"jsonrpc":"2.0","method":"session/gossip","params":{}}`, 1, true},
+		{"answer to no request", `{"jsonrpc":"2.0","id":9,"result":{}}`, 1, false},
+		{"extension answer not an object", `{"jsonrpc":"2.0","id":2,"result":"yes"}`, 1, false},
+		{"not JSON", `hello`, 1, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.typed && !schema {
+				t.Skip("the ACP schema is not installed")
+			}
 			rec := &errorsOf{TB: t}
 			acptest.CheckSchema(rec, sent, c.received)
 			if len(rec.errs) != c.errs {

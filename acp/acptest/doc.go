@@ -13,9 +13,13 @@
 //
 // Invariants:
 //   - Every message the agent writes is checked against the official ACP
-//     JSON schema (testdata/README.md says where the copy comes from): an
+//     JSON schema, read from the protocol SDK's npm package
+//     ([SchemaPackage] at [SchemaVersion], installed by scripts/test and
+//     found through [SchemaEnv]; never copied into the repository): an
 //     Editor checks its whole conversation when its test ends; a Wire's
-//     test calls [CheckSchema] on what it sent and read.
+//     test calls [CheckSchema] on what it sent and read. Without the
+//     schema that check fails under CI and is skipped, with the reason in
+//     the test's log, elsewhere; the rest of the test runs.
 //   - Nothing waits on a guessed sleep: waits end on the awaited update,
 //     line or exit, or fail the test after [Hung].
 //   - An agent outlives no test: an Editor closes the agent's input when

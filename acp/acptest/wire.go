@@ -258,7 +258,7 @@ func (w *Wire) Lines() string {
 }
 
 // CheckSchema validates every message the agent wrote so far against the
-// schema (CheckSchema) and returns how many were checked.
+// schema ([CheckSchema]) and returns how many were checked.
 func (w *Wire) CheckSchema() int {
 	w.t.Helper()
 	return CheckSchema(w.t, w.Sent.String(), w.Lines())

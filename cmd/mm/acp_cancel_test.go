@@ -42,11 +42,11 @@ func waitSignal(t *testing.T, what string, ch <-chan struct{}) {
 	}
 }
 
-// TestACPCancelAfterReplacedPrompt (issue 9, defect 3): a second prompt
-// while the first runs cancels the first (it answers cancelled), and a
-// session/cancel then still stops the second. Before the fix the first
-// prompt's return deleted the SDK's cancel func, which belonged to the
-// second, and the cancel was lost: the second prompt hung.
+// TestACPCancelAfterReplacedPrompt: a second prompt while the first runs
+// cancels the first (it answers cancelled), and a session/cancel then
+// still stops the second: the first prompt's return leaves the cancel
+// func of the second in place, so that cancel is not lost and the second
+// prompt does not hang.
 func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "two_stalls")
@@ -67,11 +67,11 @@ func TestACPCancelAfterReplacedPrompt(t *testing.T) {
 	}
 }
 
-// TestACPCloseStopsRunningTurn (issue 9, defect 4): session/close while
-// bash runs cancels the turn as session/cancel would: the prompt answers
-// cancelled, the command is killed, and no model request follows (the
-// scenario's second step, the model's reaction to the command, is never
-// asked for). A prompt to the closed session is refused.
+// TestACPCloseStopsRunningTurn: session/close while bash runs cancels the
+// turn as session/cancel would: the prompt answers cancelled, the command
+// is killed, and no model request follows (the scenario's second step,
+// the model's reaction to the command, is never asked for). A prompt to
+// the closed session is refused.
 func TestACPCloseStopsRunningTurn(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "long_bash")
@@ -107,10 +107,11 @@ func TestACPCloseStopsRunningTurn(t *testing.T) {
 	}
 }
 
-// TestACPAnswersRequestBeforeEOF (issue 9, defect 10): `printf
-// '<initialize>\n' | mm acp` answers the request, then exits 0. Before the
-// fix the SDK saw EOF first and mm printed nothing, about one run in
-// three: a few runs make the old race show.
+// TestACPAnswersRequestBeforeEOF: `printf '<initialize>\n' | mm acp`
+// answers the request, then exits 0, even when the SDK sees EOF before
+// the request is handled. That race, were mm to stop at EOF without
+// waiting for its answers, would print nothing about one run in three: a
+// few runs make it show.
 func TestACPAnswersRequestBeforeEOF(t *testing.T) {
 	t.Parallel()
 	for range 5 {
@@ -168,10 +169,10 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// TestACPCancelRightAfterPrompt (issue 9 defect 3, A7): a session/cancel
-// written right behind its session/prompt — in the same write, before the
-// prompt's handler can have begun — always cancels that prompt; a cancel
-// sent before a prompt never cancels it.
+// TestACPCancelRightAfterPrompt: a session/cancel written right behind
+// its session/prompt — in the same write, before the prompt's handler can
+// have begun — always cancels that prompt; a cancel sent before a prompt
+// never cancels it.
 func TestACPCancelRightAfterPrompt(t *testing.T) {
 	t.Parallel()
 	steps := make([]llmtest.Step, 60)

@@ -18,11 +18,11 @@ const (
 	bufferMain = "package main\n\nfunc add(a, b int) int {\n\treturn a + b\n}\n\nfunc main() { var s string = add(1, 2); println(s) }\n"
 )
 
-// TestACPEditorFiles (A8): with fs.readTextFile and fs.writeTextFile on,
-// the model sees the unsaved buffer, the edit arrives as
-// fs/write_text_file with the buffer's text edited (the disk untouched),
-// and gopls' delta is computed against the buffer: the buffer's own error
-// was already there, not introduced by the edit.
+// TestACPEditorFiles: with fs.readTextFile and fs.writeTextFile on, the
+// model sees the unsaved buffer, the edit arrives as fs/write_text_file
+// with the buffer's text edited (the disk untouched), and gopls' delta is
+// computed against the buffer: the buffer's own error was already there,
+// not introduced by the edit.
 func TestACPEditorFiles(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "gopls")
@@ -67,8 +67,9 @@ func TestACPEditorFiles(t *testing.T) {
 	}
 }
 
-// TestACPDiskFilesWithoutCapability (A8): without fs capabilities mm
-// reads and writes the disk and never calls fs/*.
+// TestACPDiskFilesWithoutCapability: without fs capabilities mm reads and
+// writes the disk and never calls a method the client did not advertise
+// (fs/*).
 func TestACPDiskFilesWithoutCapability(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "edit_buffer", "PATH=/usr/bin:/bin") // no gopls: the disk path alone

@@ -17,8 +17,8 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
-// TestACPEditReportsGoplsError (issue 5): through the real mm, an edit
-// that introduces a type error gets gopls' error in its result, in the same
+// TestACPEditReportsGoplsError: through the real mm, an edit that
+// introduces a type error gets gopls' error in its result, in the same
 // model round trip; after mm exits no gopls is left.
 func TestACPEditReportsGoplsError(t *testing.T) {
 	t.Parallel()
@@ -95,8 +95,8 @@ var greetProject = map[string]string{
 	"app.py":         "from greet import greet\n\nprint(greet(\"bob\"))\n",
 }
 
-// TestACPPythonEditReportsImporter (issue 16): through the real mm, an
-// edit of greet.py that breaks app.py's call reports app.py's error though
+// TestACPPythonEditReportsImporter: through the real mm, an edit of
+// greet.py that breaks app.py's call reports app.py's error though
 // pyright reports open files only, and a bash command that fixes it
 // reports "fixed".
 func TestACPPythonEditReportsImporter(t *testing.T) {

@@ -64,10 +64,11 @@ func withGreeter(t *testing.T, name string) (*world, *editor) {
 	return w, p
 }
 
-// TestACPMCPStdio (A1): the editor's stdio MCP server is connected, its
-// tool is offered as greeter_echo, the call asks permission, its result
-// reaches the model's next request, a server that cannot start is one ⚠
-// line, and session/close leaves no server process.
+// TestACPMCPStdio: a stdio MCP server of the editor's (session/new's
+// mcpServers) is connected, its tool is offered as greeter_echo, the call
+// asks permission, its result reaches the model's next request, a server
+// that cannot start is one ⚠ line, and session/close leaves no server
+// process.
 func TestACPMCPStdio(t *testing.T) {
 	t.Parallel()
 	bin := mcpServer(t)
@@ -103,7 +104,7 @@ func TestACPMCPStdio(t *testing.T) {
 	}
 }
 
-// TestACPMCPHTTP (A1): an HTTP MCP server, headers included.
+// TestACPMCPHTTP: an HTTP MCP server of the editor's, headers included.
 func TestACPMCPHTTP(t *testing.T) {
 	t.Parallel()
 	server := mcptest.Server()
@@ -144,8 +145,8 @@ func TestACPMCPCrash(t *testing.T) {
 	}
 }
 
-// TestLineModeMCPFromConfig (A2): agent.yaml's mcpServers serve line mode,
-// and the server is gone when mm exits.
+// TestLineModeMCPFromConfig: agent.yaml's mcpServers serve line mode,
+// where no editor names any, and the server is gone when mm exits.
 func TestLineModeMCPFromConfig(t *testing.T) {
 	t.Parallel()
 	// This test's own name for the server: other tests run the same

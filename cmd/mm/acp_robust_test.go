@@ -89,7 +89,7 @@ func TestACPRobustIO(t *testing.T) {
 	}
 	// A 20 MiB message (a large embedded file) gets an error answering
 	// its own id, so the editor's request resolves, saying the limit; mm
-	// goes on (issue 21, defect 6: it was answered with id null).
+	// goes on. An answer with id null would leave that request waiting.
 	huge := strings.Repeat("y", 20<<20)
 	r.Send(`{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"resource","resource":{"uri":"file:///big.txt","text":"` + huge + `"}}]},"id":4}`)
 	if m := r.Wait("4"); code(m) != -32600 || !strings.Contains(m.Error.Message, "mm takes at most 8.0 MiB per message") {
@@ -105,11 +105,11 @@ func TestACPRobustIO(t *testing.T) {
 	r.Until("the end", func([]acptest.Msg) bool { return true }) // fails on a non-JSON line
 }
 
-// TestACPConfigErrorKeepsServing (issue 15): with an unknown key in
-// .mm/agent.yaml, mm acp still answers initialize, answers session/new
-// and session/load with the one line (file, line, key, nearest key) as
-// the JSON-RPC message, logs it on stderr, and exits cleanly at EOF. A
-// prompt names no open session: it is refused as such.
+// TestACPConfigErrorKeepsServing: with an unknown key in .mm/agent.yaml,
+// mm acp still answers initialize, answers session/new and session/load
+// with the one line (file, line, key, nearest key) as the JSON-RPC
+// message, logs it on stderr, and exits cleanly at EOF. A prompt names no
+// open session: it is refused as such.
 func TestACPConfigErrorKeepsServing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "", "MM_LOG=") // the log on stderr, as an editor sees it
@@ -143,10 +143,10 @@ func TestACPConfigErrorKeepsServing(t *testing.T) {
 	}
 }
 
-// TestACPEveryRequestAnswered (issue 15): requests an SDK client would not
-// send each get exactly one answer, as JSON-RPC 2.0 says: an empty method
-// name, an id that is an object, an array or null, and prompt blocks mm
-// did not advertise or does not know.
+// TestACPEveryRequestAnswered: requests an SDK client would not send each
+// get exactly one answer, as JSON-RPC 2.0 says: an empty method name, an
+// id that is an object, an array or null, and prompt blocks mm did not
+// advertise or does not know.
 func TestACPEveryRequestAnswered(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "short_answer")
@@ -199,9 +199,9 @@ func TestACPEveryRequestAnswered(t *testing.T) {
 	}
 }
 
-// TestACPStorm (issue 15): a seeded storm of malformed, mistyped and
-// truncated messages; every request gets exactly one answer, nothing else
-// does, and a normal prompt still works after it.
+// TestACPStorm: a seeded storm of malformed, mistyped and truncated
+// messages; every request gets exactly one answer, nothing else does, and
+// a normal prompt still works after it.
 func TestACPStorm(t *testing.T) {
 	t.Parallel()
 	const seed, n = 15, 400

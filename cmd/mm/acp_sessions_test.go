@@ -17,8 +17,9 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
-// commandsAfterAnswer checks A5 on the raw stream: the / menu of the
-// session arrives after the line answering the request that opened it.
+// commandsAfterAnswer checks on the raw stream that the / menu of the
+// session (available_commands_update) arrives after the line answering
+// the request that opened it (session/new, load or resume).
 func commandsAfterAnswer(t *testing.T, p *editor, answerHas string) []string {
 	t.Helper()
 	p.WaitUpdates("available_commands_update", func(us []sdk.SessionUpdate) bool {
@@ -66,10 +67,10 @@ func values(s *sdk.SessionConfigOptionSelect) []string {
 	return out
 }
 
-// TestACPSessionSurvivesRestart is the acceptance path of E29/A2: a
-// session with an edit; mm restarts; session/list shows it; session/load
-// replays the user text, the answer and the tool call with its diff
-// before answering; the next prompt's request carries the earlier
+// TestACPSessionSurvivesRestart: a stored session survives an agent
+// restart. A session with an edit; mm restarts; session/list shows it;
+// session/load replays the user text, the answer and the tool call with
+// its diff before answering; the next prompt's request carries the earlier
 // history. The file is private and holds no API key.
 func TestACPSessionSurvivesRestart(t *testing.T) {
 	t.Parallel()
@@ -298,10 +299,11 @@ func TestACPModesAndModel(t *testing.T) {
 	}
 }
 
-// TestACPThoughtLevel is A9's thought level picker: absent while the
-// model has not reasoned, offered (config_option_update) once it has;
-// "none" sends chat_template_kwargs.enable_thinking=false to llama.cpp;
-// an unknown level lists the valid ones.
+// TestACPThoughtLevel: the reasoning effort picker, a config option of
+// category thought_level: absent while the model has not reasoned,
+// offered (config_option_update) once it has; "none" sends
+// chat_template_kwargs.enable_thinking=false to llama.cpp; an unknown
+// level lists the valid ones.
 func TestACPThoughtLevel(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "thinking", "XDG_STATE_HOME="+t.TempDir())

@@ -43,9 +43,9 @@ func runIt(t *testing.T, name string, opts acptest.Options) (*editor, string) {
 // showsTerminal reports whether an update shows a terminal in a tool call.
 func showsTerminal(us []sdk.SessionUpdate) bool { return slices.ContainsFunc(us, hasTerminal) }
 
-// TestACPBashInTerminal (T4): with the terminal capability, bash runs in
-// the editor's terminal, shown in the tool call while it runs; the model
-// gets its output and exit code; the terminal is released.
+// TestACPBashInTerminal: with the terminal capability, bash runs in the
+// editor's terminal, shown in the tool call while it runs; the model gets
+// its output and exit code; the terminal is released.
 func TestACPBashInTerminal(t *testing.T) {
 	t.Parallel()
 	p, result := runIt(t, "terminal_bash", inTerminal)
@@ -74,8 +74,8 @@ func TestACPBashInTerminal(t *testing.T) {
 	}
 }
 
-// TestACPCancelKillsTerminal (T4): a cancel while bash runs in the
-// editor's terminal kills it there and answers cancelled.
+// TestACPCancelKillsTerminal: a cancel while bash runs in the editor's
+// terminal kills it there and answers cancelled.
 func TestACPCancelKillsTerminal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "long_bash")
@@ -110,7 +110,7 @@ func TestACPEOFEndsTerminal(t *testing.T) {
 	p.WaitExit() // promptly: not after the command
 }
 
-// TestACPTerminalTimeout (T4): the timeout kills the command in the
+// TestACPTerminalTimeout: bash's timeout kills the command in the
 // editor's terminal; the model gets its output and the timeout advice.
 func TestACPTerminalTimeout(t *testing.T) {
 	t.Parallel()
@@ -123,8 +123,8 @@ func TestACPTerminalTimeout(t *testing.T) {
 	}
 }
 
-// TestACPBashWithoutTerminal (T4): without the capability no terminal/*
-// call is made and bash runs locally, with the same text for the model.
+// TestACPBashWithoutTerminal: without the capability no terminal/* call
+// is made and bash runs locally, with the same text for the model.
 func TestACPBashWithoutTerminal(t *testing.T) {
 	t.Parallel()
 	p, result := runIt(t, "terminal_bash", acptest.Options{})
@@ -136,10 +136,10 @@ func TestACPBashWithoutTerminal(t *testing.T) {
 	}
 }
 
-// TestACPTerminalDropsSecrets (issue 9 defect 2, T4): the editor's
-// terminal has the editor's environment — here the test's, which mm, as
-// an editor's child, shares; a variable whose name looks secret is unset
-// before the command runs, an ordinary one is kept.
+// TestACPTerminalDropsSecrets: the editor's terminal has the editor's
+// environment — here the test's, which mm, as an editor's child, shares;
+// a variable whose name looks secret is unset before the command runs, an
+// ordinary one is kept.
 func TestACPTerminalDropsSecrets(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "terminal_env", "DEPLOY_TOKEN=tok-0123456789", "PLAIN_SETTING=visible")

@@ -58,8 +58,9 @@ func loadTextCallCorpus(t *testing.T) []textCallCase {
 	return out
 }
 
-// TestACPTextCallFamilies (issue 27): every case of the corpus, streamed
-// by the fake model in 3-byte chunks through the built binary over ACP.
+// TestACPTextCallFamilies: every case of the corpus of tool calls written
+// as text (textCallCorpus), streamed by the fake model in 3-byte chunks
+// through the built binary over ACP.
 // A whole-answer call in any family runs, with the right tools and
 // arguments, in order; anything else is never shown as the answer and
 // never dropped — the model gets the note naming the syntax, and the

@@ -107,7 +107,7 @@ func TestACPReadEditAnswer(t *testing.T) {
 	if !reqs[0].IncludeUsage {
 		t.Errorf("stream_options.include_usage not requested")
 	}
-	// Reasoning never enters history (E7).
+	// Reasoning is shown, never sent back: it never enters history.
 	for _, m := range reqs[2].Messages {
 		if m.ReasoningContent != "" || m.Reasoning != "" || strings.Contains(m.Content, "I should read the file first") {
 			t.Errorf("reasoning sent back in history: %+v", m)
@@ -128,10 +128,10 @@ func TestACPReadEditAnswer(t *testing.T) {
 	}
 }
 
-// TestACPRefusedEditThenRepaired (issue 3): a wrong `old` is refused with
-// a repair text the model receives in its next request, the file is
-// byte-identical after the refusal, and the repaired edit (typed with
-// spaces in a tab-indented file) applies with its diff sent to the editor.
+// TestACPRefusedEditThenRepaired: a wrong `old` is refused with a repair
+// text the model receives in its next request, the file is byte-identical
+// after the refusal, and the repaired edit (typed with spaces in a
+// tab-indented file) applies with its diff sent to the editor.
 func TestACPRefusedEditThenRepaired(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "refused_edit")
@@ -181,10 +181,10 @@ func TestACPRefusedEditThenRepaired(t *testing.T) {
 	}
 }
 
-// TestACPMentions (E31, A11): @path in the prompt text becomes an
-// "[attached file: /abs/path]" line for the model; a missing file and a
-// path outside the workspace are one line each, for the model and the
-// user.
+// TestACPMentions: the context the user attaches is honoured. @path in
+// the prompt text becomes an "[attached file: /abs/path]" line for the
+// model; a missing file and a path outside the workspace are one line
+// each, for the model and the user.
 func TestACPMentions(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "short_answer")
@@ -202,10 +202,10 @@ func TestACPMentions(t *testing.T) {
 	}
 }
 
-// TestACPMentionUnsavedBuffer (A8, E31): a new file the editor holds only
-// as an unsaved buffer is attached when the client reads files for mm —
-// the model can then read it through fs/read_text_file — and reported
-// missing when the client does not.
+// TestACPMentionUnsavedBuffer: an @-mention of a new file the editor
+// holds only as an unsaved buffer is attached when the client reads files
+// for mm — the model can then read it through fs/read_text_file — and
+// reported missing when the client does not.
 func TestACPMentionUnsavedBuffer(t *testing.T) {
 	t.Parallel()
 	for _, viaEditor := range []bool{true, false} {
@@ -227,8 +227,8 @@ func TestACPMentionUnsavedBuffer(t *testing.T) {
 	}
 }
 
-// TestACPPlan (T8): a plan tool call reaches the editor as a plan update
-// with the same entries, in order.
+// TestACPPlan: a call of the plan tool (the model's todo list) reaches
+// the editor as a plan update with the same entries, in order.
 func TestACPPlan(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "plan")
@@ -263,10 +263,10 @@ func TestACPPlan(t *testing.T) {
 	}
 }
 
-// TestACPLoopNotes (issue 4): a looping model shows the ⚠ note, then the ✖
-// note, as short italic paragraphs signed mm inside the agent message; the
-// prompt fails with one line; the session still serves. Every message
-// validates against the 2026-11 schema.
+// TestACPLoopNotes: a looping model shows the ⚠ note, then the ✖ note, as
+// short italic paragraphs signed mm inside the agent message; the prompt
+// fails with one line; the session still serves. Every message validates
+// against the ACP schema (the fake editor checks it).
 func TestACPLoopNotes(t *testing.T) {
 	t.Parallel()
 	p := newWorld(t, "loop_stuck").session()
@@ -295,10 +295,10 @@ func TestACPLoopNotes(t *testing.T) {
 	}
 }
 
-// TestACPNoLoopAcrossPrompts (issue 9, defect 9): six separate prompts
-// each read the same unchanged file once. Loop state is per turn: no loop
-// warning, no stuck turn, every prompt ends normally, and the model is
-// never told it is looping.
+// TestACPNoLoopAcrossPrompts: six separate prompts each read the same
+// unchanged file once. Loop state is per turn: no loop warning, no stuck
+// turn, every prompt ends normally, and the model is never told it is
+// looping.
 func TestACPNoLoopAcrossPrompts(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "same_read_six_prompts")

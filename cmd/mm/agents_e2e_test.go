@@ -39,14 +39,14 @@ func menuNames(us []sdk.SessionUpdate) []string {
 	return names
 }
 
-// TestACPAskAgent (E36, issue 13): with agents: {historian: FILE}, over
-// ACP, the chat model is offered ask_historian (described by the file's
-// description) and calls it; the historian — another model on its own
-// server, with its own system prompt, sampling and read-only tools, and
-// nothing of the caller's conversation but the question — answers, and
-// the chat model's next request has that answer as the tool result.
-// /ask-historian is in the / menu; from the editor it shows the answer
-// without the chat model, and the chat model sees the exchange next turn.
+// TestACPAskAgent: with agents: {historian: FILE}, over ACP, the chat
+// model is offered ask_historian (described by the file's description)
+// and calls it; the historian — another model on its own server, with its
+// own system prompt, sampling and read-only tools, and nothing of the
+// caller's conversation but the question — answers, and the chat model's
+// next request has that answer as the tool result. /ask-historian is in
+// the / menu; from the editor it shows the answer without the chat model,
+// and the chat model sees the exchange next turn.
 func TestACPAskAgent(t *testing.T) {
 	t.Parallel()
 	const question = "Why was the parser rewritten?"
@@ -87,7 +87,7 @@ func TestACPAskAgent(t *testing.T) {
 	n := len(offered.Name) + len(offered.Description) + len(offered.Parameters)
 	t.Logf("ask_historian: %d characters of every request", n)
 	if n > 400 {
-		t.Errorf("ask_historian costs %d characters of every request, budget 400 (P1)", n)
+		t.Errorf("ask_historian costs %d characters of every request, budget 400 (the fixed prompt cost)", n)
 	}
 	if got := reqs[1].Last(); got.Role != "tool" || got.Content != answer {
 		t.Errorf("the chat model read %+v, want the historian's answer %q", got, answer)
@@ -185,7 +185,7 @@ func TestACPAskAgentDown(t *testing.T) {
 	}
 }
 
-// TestAskAgentLine (E36): mm -p "/ask-<name> …" prints the other agent's
+// TestAskAgentLine: mm -p "/ask-<name> …" prints the other agent's
 // answer; a decision agent answers as it would in the editor, one line
 // per question then its JSON; an unknown name or no question is one line.
 func TestAskAgentLine(t *testing.T) {
@@ -242,7 +242,7 @@ func TestAskAgentConfigRefused(t *testing.T) {
 // TestACPAskAgentFetchAsksTheUser: what the asked agent would fetch is
 // asked of the caller's user through the one permission flow, under the
 // ask_historian call — and a preToolUse hook's allow on ask_historian
-// does not answer for it (seed: the asking agent's user decides).
+// does not answer for it: the user of the asking agent decides.
 func TestACPAskAgentFetchAsksTheUser(t *testing.T) {
 	t.Parallel()
 	page := webPage(t, "text/html", `<html><body><main><h1>Changelog</h1><p>1.0 in 2019</p></main></body></html>`)

@@ -17,11 +17,12 @@ import (
 )
 
 // The attacks of the permission model, each tried as the model (or the
-// repository) would, through the built binary: every one ran, leaked or
-// lied before mm asked the real programs (git, bash's parser) and judged
-// a line as it will run. Each subtest names what it tries; its check is
-// what a user would notice — a marker a program wrote, a file that
-// changed, a question that was (not) put, a secret in the model's view.
+// repository) would, through the built binary: each would run, leak or
+// lie past a check that read a line's words instead of asking the real
+// programs (git, bash's parser) and judging the line as it will run. Each
+// subtest names what it tries; its check is what a user would notice — a
+// marker a program wrote, a file that changed, a question that was (not)
+// put, a secret in the model's view.
 
 // calls is a scenario whose every step is one tool call, then an answer.
 func calls(t *testing.T, cs ...llmtest.ToolCall) *llmtest.Server {
@@ -210,9 +211,9 @@ func TestAttacksOnControlFiles(t *testing.T) {
 	}
 }
 
-// TestAttacksOnWhatAGrantCovers: an answer or a rule covers the line as
+// TestAttacksOnWhatAnAnswerCovers: an answer or a rule covers the line as
 // it will run, not as it is written.
-func TestAttacksOnWhatAGrantCovers(t *testing.T) {
+func TestAttacksOnWhatAnAnswerCovers(t *testing.T) {
 	t.Parallel()
 	// A glob is expanded after the line's earlier commands created files:
 	// `sort *` becomes `sort -o.envrc a.txt`.

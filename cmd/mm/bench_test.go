@@ -27,7 +27,10 @@ import (
 	"github.com/mm-agent/mm/permit/confine"
 )
 
-// The P3 benchmarks; scripts/bench runs them and prints the README table.
+// The overhead benchmarks — start-up to the initialize answer, resident
+// memory, a session's start, engine time per model↔tool round trip,
+// streaming throughput, a command's start; scripts/bench runs them and
+// prints the tables of docs/performance.md.
 // The model is the fake server at zero latency, so what is measured is
 // mm (and the local HTTP it speaks), not a model.
 

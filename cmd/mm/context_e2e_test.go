@@ -205,8 +205,9 @@ func TestLineCompactCommand(t *testing.T) {
 	}
 }
 
-// E14 without blocking a turn: a server whose /props never answers does
-// not delay the first answer (the window is probed in the background).
+// TestACPWindowProbeNeverBlocksATurn: the context window is probed
+// without blocking a turn: a server whose /props never answers does not
+// delay the first answer (the window is probed in the background).
 func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "short_answer")
@@ -231,10 +232,10 @@ func TestACPWindowProbeNeverBlocksATurn(t *testing.T) {
 	}
 }
 
-// TestACPWindowUnknownNoted (issue 14): a server that is reached but does
-// not say its window (here the fake behind provider openai, which has no
-// /props) is told to the user once per session, with the fix — not only
-// in a log line.
+// TestACPWindowUnknownNoted: a server that is reached but does not say
+// its window (here the fake behind provider openai, which has no /props)
+// is told to the user once per session, with the fix — not only in a log
+// line.
 func TestACPWindowUnknownNoted(t *testing.T) {
 	t.Parallel()
 	const note = "context window unknown: the server does not say it — set contextWindow in the config"

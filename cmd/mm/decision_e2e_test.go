@@ -23,8 +23,9 @@ var supportAnswer = llmtest.DecisionAnswer{Answers: map[string]any{
 	"pii":     map[string]any{"type": "noul", "noul": 0.03},
 }}
 
-// TestLineDecisionAgent (E33): mm -p -c router.yaml prints the server's
-// JSON as is; the state is the prompt alone, with the file's questions.
+// TestLineDecisionAgent: mm -p -c router.yaml (a decision agent) prints
+// the server's JSON as is; the state is the prompt alone, with the file's
+// questions.
 func TestLineDecisionAgent(t *testing.T) {
 	t.Parallel()
 	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{supportAnswer, {Status: 501, Body: `{"error":{"code":501,"message":"This model is not a decision model","type":"not_supported_error"}}`}}})
@@ -65,7 +66,7 @@ func TestLineDecisionAgent(t *testing.T) {
 	}
 }
 
-// TestACPDecisionAgent (E33): in an editor, a decision agent answers one
+// TestACPDecisionAgent: in an editor, a decision agent answers one
 // line per question, then the JSON; nothing reaches a chat model.
 func TestACPDecisionAgent(t *testing.T) {
 	t.Parallel()

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestImportRules enforces ARCHITECTURE.md's "who may import whom" on the
-// whole module, transitively, the way go/build/deps_test.go does for the
-// standard library: a rule that is not tested decays.
+// TestImportRules enforces docs/architecture.md's "Who may import whom"
+// on the whole module, transitively, the way go/build/deps_test.go does
+// for the standard library: a rule that is not tested decays.
 func TestImportRules(t *testing.T) {
 	const mod = "github.com/mm-agent/mm"
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, mod+"/...").Output()

@@ -88,8 +88,8 @@ func TestDoctorToolCallsAsText(t *testing.T) {
 	wantLine(t, lines, out, "tool calls", "✗", "as text", "syntax: Hermes", "--jinja")
 }
 
-// TestDoctorToolCallsAsTextFamily (issue 27): the round trip names the
-// syntax the call was written in and the server fix for that family.
+// TestDoctorToolCallsAsTextFamily: the round trip names the syntax the
+// call was written in and the server fix for that family.
 func TestDoctorToolCallsAsTextFamily(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ content, syntax, fix string }{

@@ -19,7 +19,7 @@ func route(choice string, p, conf float64) llmtest.DecisionAnswer {
 		"probabilities": map[string]any{choice: p, other: 1 - p}, "confidence": conf}}}
 }
 
-// TestEvalRouting (C5): the routing eval runs its cases through the
+// TestEvalRouting: mm eval's routing eval runs its cases through the
 // configured router and reports hits, misses, extras, errors, the
 // confusion pairs and latency, as a table and as JSON.
 func TestEvalRouting(t *testing.T) {
@@ -75,9 +75,9 @@ func TestEvalRoutingNeedsRouter(t *testing.T) {
 	}
 }
 
-// TestEvalTasks (C5): each task runs in its own directory against the
-// chat model and is verified by its command; the fake is scripted to do
-// one task and not the other, so the report has both.
+// TestEvalTasks: mm eval's tasks: each runs in its own directory against
+// the chat model and is verified by its command; the fake is scripted to
+// do one task and not the other, so the report has both.
 func TestEvalTasks(t *testing.T) {
 	t.Parallel()
 	for _, jsonOut := range []bool{false, true} {

@@ -17,13 +17,13 @@ import (
 	"github.com/mm-agent/mm/internal/testenv"
 )
 
-// TestACPHostileFiles (issue 21, defects 1 and 5) runs mm over a Python
-// workspace where `zero.py -> /dev/zero` and a FIFO `pipe.py` sit among
-// the sources, with a 2 GB sparse log, and a model that edits (pyright's
-// importer scan reads every .py file), reads each of them and runs `yes`.
-// mm answered "fatal error: out of memory" on the edit, hung on the FIFO,
-// and wrote the command's whole output to $TMPDIR; now each gets one
-// repair text, the turn ends, and nothing reaches $TMPDIR.
+// TestACPHostileFiles runs mm over a Python workspace where
+// `zero.py -> /dev/zero` and a FIFO `pipe.py` sit among the sources, with
+// a 2 GB sparse log, and a model that edits (pyright's importer scan reads
+// every .py file), reads each of them and runs `yes`. An unbounded read
+// would run out of memory on the edit or hang on the FIFO, and an
+// unbounded output fill $TMPDIR: each gets one repair text instead, the
+// turn ends, and nothing reaches $TMPDIR.
 func TestACPHostileFiles(t *testing.T) {
 	t.Parallel()
 	testenv.NeedLanguageServer(t, "pyright-langserver")
@@ -71,11 +71,11 @@ func TestACPHostileFiles(t *testing.T) {
 	}
 }
 
-// TestACPSymlinkEscapes (issue 19, section 3): a directory swapped for a
-// link out of the workspace while the permission prompt is open, and a
-// dangling link `notes.txt -> ../outside/notes.txt`, send no write
-// outside — whether mm writes the disk (through os.Root) or the editor
-// does (fs/write_text_file, checked right before). The model is told.
+// TestACPSymlinkEscapes: a directory swapped for a link out of the
+// workspace while the permission prompt is open, and a dangling link
+// `notes.txt -> ../outside/notes.txt`, send no write outside — whether mm
+// writes the disk (through os.Root) or the editor does
+// (fs/write_text_file, checked right before). The model is told.
 func TestACPSymlinkEscapes(t *testing.T) {
 	t.Parallel()
 	for _, editor := range []bool{false, true} {
@@ -133,10 +133,9 @@ func TestACPSymlinkEscapes(t *testing.T) {
 	}
 }
 
-// TestACPResourceLinkOutside (issue 19, section 3): a resource_link to a
-// file outside the workspace reaches the model saying it is outside and
-// was not read, not as a bare "[attached file: …]" its tools would then
-// try in vain.
+// TestACPResourceLinkOutside: a resource_link to a file outside the
+// workspace reaches the model saying it is outside and was not read, not
+// as a bare "[attached file: …]" its tools would then try in vain.
 func TestACPResourceLinkOutside(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "short_answer")
@@ -154,10 +153,10 @@ func TestACPResourceLinkOutside(t *testing.T) {
 	}
 }
 
-// TestLineLandlockLinkToHome (issue 19, section 3): under sandbox:
-// landlock a command cannot write into $HOME, so it plants a link to
-// there instead and asks write_file to follow it. The write is refused
-// and $HOME stays untouched.
+// TestLineLandlockLinkToHome: under sandbox: landlock a command cannot
+// write into $HOME, so it plants a link to there instead and asks
+// write_file to follow it. The write is refused and $HOME stays
+// untouched.
 func TestLineLandlockLinkToHome(t *testing.T) {
 	t.Parallel()
 	needLandlock(t)
@@ -177,10 +176,10 @@ func TestLineLandlockLinkToHome(t *testing.T) {
 	}
 }
 
-// TestACPUserEditDuringPromptIsKept (issue 9, defect 1): the user edits
-// the file while the editor shows the permission prompt of the model's
-// edit, then allows it. mm reads the file again before writing, keeps the
-// user's text byte for byte, and tells the model the file changed.
+// TestACPUserEditDuringPromptIsKept: the user edits the file while the
+// editor shows the permission prompt of the model's edit, then allows it.
+// mm reads the file again before writing, keeps the user's text byte for
+// byte, and tells the model the file changed.
 func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "user_edit_during_prompt")
@@ -202,11 +201,10 @@ func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 	p.asked(1)
 }
 
-// TestLineWriteFaultLeavesOriginal (issue 9, fault tests): a write that
-// fails — the file-size limit reached as on a full disk (EFBIG, which
-// stops root too), or a read-only directory — leaves the original file
-// byte-identical, no temporary file behind, and the model is told the
-// file is unchanged.
+// TestLineWriteFaultLeavesOriginal: a write that fails — the file-size
+// limit reached as on a full disk (EFBIG, which stops root too), or a
+// read-only directory — leaves the original file byte-identical, no
+// temporary file behind, and the model is told the file is unchanged.
 func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 	t.Parallel()
 	for _, fault := range []string{"file size limit", "read-only directory"} {

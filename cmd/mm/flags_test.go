@@ -7,8 +7,8 @@ import (
 )
 
 // TestParseFlagsPromptAfterSessionFlags: -p takes the prompt even when
-// mm's own flags come between them; `mm -p --resume ID --yes "x"` used to
-// run the prompt "--yes".
+// mm's own flags come between them: `mm -p --resume ID --yes "x"` runs
+// the prompt "x", not "--yes".
 func TestParseFlagsPromptAfterSessionFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args           []string

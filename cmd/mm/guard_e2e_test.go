@@ -17,10 +17,11 @@ const guardNo = `
   - content: "No"
     logprobs: [{token: "No", top: {"No": -0.0202, "Yes": -3.91}}]`
 
-// TestLineGuardAgent (E37): mm -p -c guard.yaml prints one JSON object —
+// TestLineGuardAgent: mm -p -c guard.yaml (a guard agent: a classifier
+// that gives the probability of each named risk) prints one JSON object —
 // each risk's probability and flag, and a top-level flagged — from the
-// prompt alone, one request per risk; exit 0 whatever the verdict, 1
-// with one line when the guard cannot answer.
+// prompt alone, one request per risk; exit 0 whatever the verdict, 1 with
+// one line when the guard cannot answer.
 func TestLineGuardAgent(t *testing.T) {
 	t.Parallel()
 	g := llmtest.ServeYAML(t, "steps:"+guardYes+guardNo+guardNo+`
@@ -81,8 +82,8 @@ func TestLineGuardAgent(t *testing.T) {
 	}
 }
 
-// TestACPGuardAgent (E37): in an editor a guard agent answers one line
-// per risk, then the JSON; nothing reaches a chat model.
+// TestACPGuardAgent: in an editor a guard agent answers one line per
+// risk, then the JSON; nothing reaches a chat model.
 func TestACPGuardAgent(t *testing.T) {
 	t.Parallel()
 	g := llmtest.ServeYAML(t, "steps:"+guardYes)
@@ -143,10 +144,10 @@ func guardedReadme(t *testing.T, tools string) (w *world, g *llmtest.Server) {
 	}), g
 }
 
-// TestGuardHookACP (E37): a postToolUse guard entry asks the guard about
-// the HTML comment alone (the whole README would drown it); the model's
-// next request carries the README byte for byte with the warning under
-// it, and the user gets a ⚠ note. Nothing is blocked.
+// TestGuardHookACP: a postToolUse guard entry asks the guard about the
+// HTML comment alone (the whole README would drown it); the model's next
+// request carries the README byte for byte with the warning under it, and
+// the user gets a ⚠ note. Nothing is blocked.
 func TestGuardHookACP(t *testing.T) {
 	t.Parallel()
 	w, g := guardedReadme(t, "read_file, fetch_content")
@@ -171,8 +172,8 @@ func TestGuardHookACP(t *testing.T) {
 	}
 }
 
-// TestGuardHookDownACP (E37): the guard server down is one ⚠ note; the
-// output goes as it is and the turn goes on.
+// TestGuardHookDownACP: the guard server down is one ⚠ note; the output
+// goes as it is and the turn goes on.
 func TestGuardHookDownACP(t *testing.T) {
 	t.Parallel()
 	g := llmtest.ServeYAML(t, "steps: []\n")
@@ -196,8 +197,8 @@ func TestGuardHookDownACP(t *testing.T) {
 	}
 }
 
-// TestREPLGuardAgent (E37): on a terminal a guard agent answers each
-// prompt with one line per risk, then the JSON — the same answer as in an
+// TestREPLGuardAgent: on a terminal a guard agent answers each prompt
+// with one line per risk, then the JSON — the same answer as in an
 // editor, built in one place.
 func TestREPLGuardAgent(t *testing.T) {
 	g := llmtest.ServeYAML(t, "steps:"+guardNo)

@@ -80,7 +80,7 @@ func TestLineModeJSON(t *testing.T) {
 	}
 }
 
-// TestLineModeStruggles (issue 4): struggles are one plain line each on a
+// TestLineModeStruggles: struggles are one plain line each on a
 // non-terminal stderr, events with --json, and a stuck turn exits 1.
 func TestLineModeStruggles(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,8 @@ func TestLineModeStruggles(t *testing.T) {
 	}
 }
 
-// TestLineModePlan (T8): line mode shows the plan as a compact list.
+// TestLineModePlan: line mode shows the plan (the model's todo list) as a
+// compact list.
 func TestLineModePlan(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "plan")
@@ -129,8 +130,8 @@ func TestLineModePlan(t *testing.T) {
 
 // TestLineModeLogsStayOffTheTerminal: without --log or MM_LOG, line mode
 // writes its log to mm.log in the state directory, never between the
-// user's lines (a server that says no window used to print a raw
-// level=WARN line there).
+// user's lines (here the server says no window: mm's warning about it
+// goes to the log, not to stderr as a raw level=WARN line).
 func TestLineModeLogsStayOffTheTerminal(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "short_answer")

@@ -21,10 +21,10 @@ import (
 	"github.com/mm-agent/mm/permit"
 )
 
-// TestLineModeResume is C2/E29 in line mode: each run saves its session
-// and says how to continue it; --continue takes the newest of the
-// workspace, --resume ID a named one; the model gets the earlier
-// conversation each time. An unknown id is one line and exit 2.
+// TestLineModeResume: sessions are stored in line mode too (mm -p): each
+// run saves its session and says how to continue it; --continue takes the
+// newest of the workspace, --resume ID a named one; the model gets the
+// earlier conversation each time. An unknown id is one line and exit 2.
 func TestLineModeResume(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "line_resume", "XDG_STATE_HOME="+t.TempDir())
@@ -57,7 +57,7 @@ func TestLineModeResume(t *testing.T) {
 	}
 }
 
-// TestAlwaysAllowPersistsPerWorkspace is A4: "always allow" for a command
+// TestAlwaysAllowPersistsPerWorkspace: "always allow" for a command
 // prefix is remembered in mm's state directory; a new session of a new mm
 // in the same workspace runs the same prefix without asking; nothing is
 // written inside the repository.

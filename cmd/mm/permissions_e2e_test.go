@@ -16,7 +16,7 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// What a mode, a grant and a rule allow, tried from the outside against
+// What a mode, an answer and a rule allow, tried from the outside against
 // the built binary: every call either covered by what the user saw, or
 // asked, or refused.
 
@@ -92,7 +92,8 @@ func bashGroups(t *testing.T, groups ...[]string) *llmtest.Server {
 // TestACPAlwaysCoversOneUse: "Always allow" for a harmless use of a
 // program does not cover a use that writes a file, runs code or reads
 // outside the workspace: each of those is asked (and, refused, has no
-// effect). At c7d8906 the grant was the program's name and all ran.
+// effect): the answer covers the use the user saw, by its key, never the
+// program's name alone.
 func TestACPAlwaysCoversOneUse(t *testing.T) {
 	t.Parallel()
 	harmless := []string{"sort -u a.txt", "uniq a.txt", "sed -n 1p a.txt", "python3 x.py", "cat a.txt"}
@@ -104,8 +105,8 @@ func TestACPAlwaysCoversOneUse(t *testing.T) {
 		"cat ../secret.txt",
 		"cat a.txt; touch X5",
 	}
-	// Each attack is followed by a granted use, which runs unasked (and
-	// keeps the model's failures from piling up in a row).
+	// Each attack is followed by a use the answer covers, which runs
+	// unasked (and keeps the model's failures from piling up in a row).
 	groups := [][]string{harmless}
 	for i, a := range attacks {
 		groups = append(groups, []string{a, harmless[i%len(harmless)]})
@@ -141,11 +142,11 @@ func TestACPAlwaysCoversOneUse(t *testing.T) {
 		}
 	}
 	if len(perms) != len(harmless)+len(attacks) {
-		t.Errorf("%d questions, want %d: a granted use was asked again", len(perms), len(harmless)+len(attacks))
+		t.Errorf("%d questions, want %d: a use an answer covers was asked again", len(perms), len(harmless)+len(attacks))
 	}
 	for _, x := range []string{"X1", "X2", "X3", "X4", "X5"} {
 		if _, err := os.Stat(filepath.Join(dir, x)); err == nil {
-			t.Errorf("%s was written by a command the grant did not cover", x)
+			t.Errorf("%s was written by a command the answer did not cover", x)
 		}
 	}
 	for _, r := range w.srv.Requests() {
@@ -191,7 +192,8 @@ func TestLineAllowRuleCoversOneCommand(t *testing.T) {
 // TestLineDenyRuleEverySimpleCommand: a deny rule of the user's config
 // (`bash:rm *`) refuses rm wherever the line runs it — after cd &&,
 // behind command, env or xargs, inside sh -c, after `true;` — even with
-// --yes. At c7d8906 six of these deleted their file.
+// --yes: the rule is matched against each simple command the line runs,
+// not against the line's first word.
 func TestLineDenyRuleEverySimpleCommand(t *testing.T) {
 	t.Parallel()
 	lines := []string{

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// E30: the profile is guessed from the model id (and said in the log), its
-// sampling is sent, explicit YAML wins, gpt-oss keeps its reasoning.
+// TestProfiles: a profile holds the known sampling and prompt defaults of
+// a model family. It is guessed from the model id (and said in the log),
+// its sampling is sent, explicit YAML wins, gpt-oss keeps its reasoning.
 func TestProfiles(t *testing.T) {
 	t.Parallel()
 	field := func(t *testing.T, body json.RawMessage, key string) string {

@@ -15,12 +15,11 @@ func routed(conf float64) llmtest.DecisionAnswer {
 		"probabilities": map[string]any{"release-notes": 0.9, "none": 0.1}, "confidence": conf}}}
 }
 
-// TestACPSkillRouting (E34, issue 13): over ACP, with skillRouting
-// pointing at a decision agent on its own server, the prompt reaches the
-// chat model with the skill line at 0.85, without it at 0.4, and
-// unchanged when the route is missing or the decision model is too slow,
-// each time with one 🧭 line, and the turn does not wait past the
-// timeout.
+// TestACPSkillRouting: over ACP, with skillRouting pointing at a decision
+// agent on its own server, the prompt reaches the chat model with the
+// skill line at 0.85, without it at 0.4, and unchanged when the route is
+// missing or the decision model is too slow, each time with one 🧭 line,
+// and the turn does not wait past the timeout.
 func TestACPSkillRouting(t *testing.T) {
 	t.Parallel()
 	const prompt = "please write the release notes for 1.4"

@@ -213,12 +213,13 @@ func TestSandboxOrdinaryWork(t *testing.T) {
 	}
 }
 
-// TestREADMEListsOrdinaryWork keeps docs/sandbox.md's table of what runs confined
-// the table above.
-func TestREADMEListsOrdinaryWork(t *testing.T) {
-	readme := readFile(t, filepath.Join("..", "..", "docs", "sandbox.md"))
+// TestSandboxPageListsOrdinaryWork keeps docs/sandbox.md's table of
+// ordinary work that runs confined in step with ordinaryWork, the rows
+// TestSandboxOrdinaryWork runs.
+func TestSandboxPageListsOrdinaryWork(t *testing.T) {
+	page := readFile(t, filepath.Join("..", "..", "docs", "sandbox.md"))
 	for _, row := range ordinaryWork {
-		if !strings.Contains(readme, "| "+row.name+" |") {
+		if !strings.Contains(page, "| "+row.name+" |") {
 			t.Errorf("docs/sandbox.md's table of ordinary work that runs confined lacks the row %q", row.name)
 		}
 	}
@@ -543,10 +544,9 @@ echo "TMUX=[$TMUX]"
 	}
 }
 
-// TestLineSandboxLandlock (issue 9, optional confinement): with sandbox:
-// landlock, even in yolo mode a command cannot write outside the
-// workspace and the temp dir — not even as root — while writing inside
-// still works.
+// TestLineSandboxLandlock: with sandbox: landlock, even in yolo mode a
+// command cannot write outside the workspace and the temp dir — not even
+// as root — while writing inside still works.
 func TestLineSandboxLandlock(t *testing.T) {
 	t.Parallel()
 	needLandlock(t)

@@ -433,10 +433,10 @@ func TestKeyNamedByAConfigReadAgainStaysSecret(t *testing.T) {
 	}
 }
 
-// TestLineBashEnvHoldsNoSecret (issue 9, defect 2): `env` run by the model
-// shows ordinary variables but no secret — MM_API_KEY, the variable named
-// by apiKeyEnv, *_KEY/*TOKEN*/*PASSWORD* names — except those bashEnv.keep
-// lets through; the key printed from a file is masked; the log file never
+// TestLineBashEnvHoldsNoSecret: `env` run by the model shows ordinary
+// variables but no secret — MM_API_KEY, the variable named by apiKeyEnv,
+// *_KEY/*TOKEN*/*PASSWORD* names — except those bashEnv.keep lets
+// through; the key printed from a file is masked; the log file never
 // holds the key although the server gets it.
 func TestLineBashEnvHoldsNoSecret(t *testing.T) {
 	t.Parallel()

@@ -26,11 +26,13 @@ type toolResult struct {
 	IsError bool   `json:"is_error"`
 }
 
-// S3: each shipped skill has a scenario (testdata/shipped/NAME.yaml) in
-// which a scripted model invokes it with /NAME, loads it with read_skill,
-// and follows it to the end with the real tools in a real workspace. The
-// bash commands it runs are the skill's own (placeholders filled), so a
-// skill edited without its scenario fails here.
+// TestShippedSkillsFollowed: the shipped skills are written for small
+// models, and one is followed to the end. Each shipped skill has a
+// scenario (testdata/shipped/NAME.yaml) in which a scripted model invokes
+// it with /NAME, loads it with read_skill, and follows it to the end with
+// the real tools in a real workspace. The bash commands it runs are the
+// skill's own (placeholders filled), so a skill edited without its
+// scenario fails here.
 func TestShippedSkillsFollowed(t *testing.T) {
 	t.Parallel()
 	shipped, _ := skills.Load(skills.Shipped())

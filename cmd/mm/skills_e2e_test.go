@@ -73,7 +73,7 @@ func TestSkillACP(t *testing.T) {
 	w.write(".mm/agent.yaml", "yolo: true\n")
 	w.trust()
 	p := w.session()
-	// A5: /release-notes (with its hint) in the / menu after session/new.
+	// /release-notes (with its hint) in the / menu after session/new.
 	menu := func(has string) map[string]string {
 		t.Helper()
 		var last map[string]string
@@ -111,9 +111,10 @@ func TestSkillACP(t *testing.T) {
 	checkSkillTurn(t, w.srv)
 }
 
-// S2: an unknown skill is answered in one line with the nearest names,
-// without a model call; /skills lists them; a malformed skill is one ⚠
-// line naming the file, and the others still load.
+// TestSkillUnknownAndList: an unknown skill is answered in one line with
+// the nearest names, without a model call; /skills lists them; a
+// malformed skill is one ⚠ line naming the file, and the others still
+// load.
 func TestSkillUnknownAndList(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewServer(llmtest.Scenario{})
@@ -133,8 +134,9 @@ func TestSkillUnknownAndList(t *testing.T) {
 	}
 }
 
-// P1: the first request of a default session, with the seven shipped
-// skills, costs at most 7,000 characters of system prompt and tool schemas.
+// TestFixedPromptCost: the fixed prompt cost. The first request of a
+// default session, with the seven shipped skills, costs at most 7,000
+// characters of system prompt and tool schemas.
 func TestFixedPromptCost(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "short_answer")
@@ -154,22 +156,23 @@ func TestFixedPromptCost(t *testing.T) {
 		t.Fatalf("read_skill not offered: %v", names)
 	}
 	if size > 7000 {
-		t.Errorf("fixed prompt is %d characters, budget 7,000 (P1)", size)
+		t.Errorf("fixed prompt is %d characters, budget 7,000", size)
 	}
 	// Without the skills' catalog (read_skill), the default session stays
 	// within 6,000 characters: the budget the catalog is added to.
 	for _, tl := range req.Tools {
 		if tl.Name == "read_skill" {
 			if bare := size - len(tl.Name) - len(tl.Description) - len(tl.Parameters); bare > 6000 {
-				t.Errorf("fixed prompt without the skill catalog is %d characters, budget 6,000 (P1)", bare)
+				t.Errorf("fixed prompt without the skill catalog is %d characters, budget 6,000", bare)
 			}
 		}
 	}
 }
 
-// S1: every place skills are found, nearest first on a clash: the
-// workspace's .mm/skills, .claude/skills and .agents/skills, skillsDir
-// (relative to the config file), ~/.config/mm/skills, the shipped ones.
+// TestSkillSources: every place skills are found, nearest first on a
+// clash: the workspace's .mm/skills, .claude/skills and .agents/skills,
+// skillsDir (relative to the config file), ~/.config/mm/skills, the
+// shipped ones.
 func TestSkillSources(t *testing.T) {
 	t.Parallel()
 	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{}))

@@ -13,12 +13,12 @@ import (
 	"github.com/mm-agent/mm/engine/llm/llmtest"
 )
 
-// TestACPStress (issue 21) drives one `mm acp` from eight goroutines for
-// a few seconds with prompts, set_mode, cancel and close on three
-// sessions at once (a closed one is replaced), each turn running a tool
-// and saving the session. Every request is answered, mm still serves
-// afterwards, and it exits 0 at EOF — under -race (CI), the binary is
-// built with the race detector, which makes a data race exit 66.
+// TestACPStress drives one `mm acp` from eight goroutines for a few
+// seconds with prompts, set_mode, cancel and close on three sessions at
+// once (a closed one is replaced), each turn running a tool and saving
+// the session. Every request is answered, mm still serves afterwards, and
+// it exits 0 at EOF — under -race (CI), the binary is built with the race
+// detector, which makes a data race exit 66.
 func TestACPStress(t *testing.T) {
 	t.Parallel()
 	w := newWorldOn(t, llmtest.NewServer(llmtest.Scenario{Loop: true, Steps: []llmtest.Step{

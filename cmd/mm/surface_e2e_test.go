@@ -11,39 +11,104 @@ import (
 	"github.com/mm-agent/mm/acp/acptest"
 )
 
-// TestREADMEACPSurface keeps the ACP table of docs/acp.md true: it lists every
-// agent method, update kind and capability of the schema (and mm's
-// extension methods), each with the schema's stability (stable when the
-// stable schema has it); a method marked "not served" answers -32601 and
-// every other one does not; a capability of mm's marked "not advertised"
-// is absent from initialize's answer and every other one is there.
-func TestREADMEACPSurface(t *testing.T) {
+// TestACPPageListsTheSurface keeps the ACP table of docs/acp.md true: it
+// lists every agent method, update kind and capability of the schema (and
+// mm's extension methods), each with the schema's stability (stable when
+// the stable schema has it); a method marked "not served" answers -32601
+// and every other one does not; a capability of mm's marked "not
+// advertised" is absent from initialize's answer and every other one is
+// there.
+func TestACPPageListsTheSurface(t *testing.T) {
 	t.Parallel()
-	defs := acptest.Unstable().Defs()
-	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "acp.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "acp.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stable := acptest.Stable().Defs()
 	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (stable|unstable|extension) \\| (.+) \\|$")
-	type entry struct{ stability, text string }
-	listed := map[string]entry{}
-	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
-		listed[m[1]] = entry{m[2], m[3]}
+	listed := map[string]acpRow{}
+	for _, m := range row.FindAllStringSubmatch(string(page), -1) {
+		listed[m[1]] = acpRow{m[2], m[3]}
 	}
 	if len(listed) < 10 {
 		t.Fatalf("the ACP table of docs/acp.md has %d rows", len(listed))
 	}
+	// Without the schema (Unstable said why), the table is held to
+	// initialize's answer and to mm's extension methods alone.
+	var defs map[string]json.RawMessage
+	var methods map[string]string
+	if schema, stable := acptest.Unstable(t), acptest.Stable(t); schema != nil && stable != nil {
+		defs = schema.Defs()
+		methods = checkRowsAgainstSchema(t, listed, schema, stable)
+	}
+
+	dir := t.TempDir()
+	r := serveWire(t, dir, mmEnv(t, nil))
+	init := r.Initialize(`{}`)
+	var answer struct {
+		Caps map[string]any `json:"agentCapabilities"`
+	}
+	json.Unmarshal(init.Result, &answer)
+	for name, e := range listed {
+		path, ok := strings.CutPrefix(name, "agentCapabilities.")
+		if !ok {
+			continue
+		}
+		var v any = answer.Caps
+		for _, p := range strings.Split(path, ".") {
+			m, _ := v.(map[string]any)
+			v = m[p]
+		}
+		on := v != nil && v != false
+		if off := strings.HasPrefix(e.text, "not advertised"); on == off {
+			t.Errorf("%s: docs/acp.md says %q, initialize answered %v", name, e.text, v)
+		}
+	}
+	for name, e := range listed {
+		if methods[name] == "" && !strings.HasPrefix(name, "_") || name == "initialize" || name == "session/cancel" {
+			continue
+		}
+		if _, ok := methods[name]; ok {
+			var d struct {
+				Side string `json:"x-side"`
+			}
+			json.Unmarshal(defs[methods[name]], &d)
+			if d.Side != "agent" {
+				continue // mm calls it; the editor answers it
+			}
+		}
+		// Params that pass the SDK's checks, so that what answers is mm
+		// (the SDK checks a method's params before it looks for it).
+		a := r.Call(name, name, json.RawMessage(anyParams))
+		missing := a.Error != nil && a.Error.Code == -32601
+		if served := !strings.HasPrefix(e.text, "not served"); served == missing {
+			t.Errorf("%s: docs/acp.md says %q, mm answered %s", name, e.text, a.Line)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// acpRow is a row of docs/acp.md's table: a stability and what mm does.
+type acpRow struct{ stability, text string }
+
+// checkRowsAgainstSchema holds the table's rows to the schema: every agent
+// method, update kind and capability listed, each with its stability. It
+// returns the methods an agent or the protocol serves, with their request
+// types.
+func checkRowsAgainstSchema(t *testing.T, listed map[string]acpRow, schema, stableSchema *acptest.Schema) map[string]string {
+	t.Helper()
+	defs, stable := schema.Defs(), stableSchema.Defs()
+	methods := map[string]string{}
 	stableUpdates := map[string]bool{}
 	for _, k := range updateKinds(stable["SessionUpdate"]) {
 		stableUpdates[k] = true
 	}
 	want := map[string]string{} // what the table must list, and its stability
 	must := map[string]bool{}   // listed because the schema has it (not mm's choice)
-	methods := map[string]string{}
-	for _, m := range acptest.Unstable().Methods() {
+	for _, m := range schema.Methods() {
 		for _, k := range []string{"Request", "Notification"} {
-			name := acptest.Unstable().Type(m, k)
+			name := schema.Type(m, k)
 			if name == "" {
 				continue
 			}
@@ -110,53 +175,7 @@ func TestREADMEACPSurface(t *testing.T) {
 			t.Errorf("docs/acp.md does not list %s", name)
 		}
 	}
-
-	dir := t.TempDir()
-	r := serveWire(t, dir, mmEnv(t, nil))
-	init := r.Initialize(`{}`)
-	var answer struct {
-		Caps map[string]any `json:"agentCapabilities"`
-	}
-	json.Unmarshal(init.Result, &answer)
-	for name, e := range listed {
-		path, ok := strings.CutPrefix(name, "agentCapabilities.")
-		if !ok {
-			continue
-		}
-		var v any = answer.Caps
-		for _, p := range strings.Split(path, ".") {
-			m, _ := v.(map[string]any)
-			v = m[p]
-		}
-		on := v != nil && v != false
-		if off := strings.HasPrefix(e.text, "not advertised"); on == off {
-			t.Errorf("%s: docs/acp.md says %q, initialize answered %v", name, e.text, v)
-		}
-	}
-	for name, e := range listed {
-		if methods[name] == "" && !strings.HasPrefix(name, "_") || name == "initialize" || name == "session/cancel" {
-			continue
-		}
-		if _, ok := methods[name]; ok {
-			var d struct {
-				Side string `json:"x-side"`
-			}
-			json.Unmarshal(defs[methods[name]], &d)
-			if d.Side != "agent" {
-				continue // mm calls it; the editor answers it
-			}
-		}
-		// Params that pass the SDK's checks, so that what answers is mm
-		// (the SDK checks a method's params before it looks for it).
-		a := r.Call(name, name, json.RawMessage(anyParams))
-		missing := a.Error != nil && a.Error.Code == -32601
-		if served := !strings.HasPrefix(e.text, "not served"); served == missing {
-			t.Errorf("%s: docs/acp.md says %q, mm answered %s", name, e.text, a.Line)
-		}
-	}
-	if err := r.Close(); err != nil {
-		t.Error(err)
-	}
+	return methods
 }
 
 // capabilityPaths are the capabilities of the schema's agent and client,

@@ -31,11 +31,11 @@ func offeredTools(r llmtest.Recorded) []string {
 	return out
 }
 
-// TestACPToolRouting (E35, issue 13): over ACP, with toolRouting pointing
-// at a decision agent, a tool group is dropped from the chat request only
-// below dropBelow; a doubt keeps it; any failure (no route, a malformed
-// answer, a call past the timeout) offers every tool and says so in one
-// 🧭 line, and the turn does not wait past the timeout.
+// TestACPToolRouting: over ACP, with toolRouting pointing at a decision
+// agent, a tool group is dropped from the chat request only below
+// dropBelow; a doubt keeps it; any failure (no route, a malformed answer,
+// a call past the timeout) offers every tool and says so in one 🧭 line,
+// and the turn does not wait past the timeout.
 func TestACPToolRouting(t *testing.T) {
 	t.Parallel()
 	all := []string{"bash", "edit_file", "plan", "read_file", "read_skill", "write_file"}
@@ -126,9 +126,9 @@ func TestACPToolRouting(t *testing.T) {
 	}
 }
 
-// TestEvalTools (C5, E35): the tool-routing eval asks about every group
-// for each case and reports wrong drops (a needed group dropped), errors,
-// the groups dropped against the unneeded ones, and how often the offered
+// TestEvalTools: mm eval's tool-routing eval asks about every group for
+// each case and reports wrong drops (a needed group dropped), errors, the
+// groups dropped against the unneeded ones, and how often the offered
 // list changed from one case to the next (the prompt-cache cost).
 func TestEvalTools(t *testing.T) {
 	t.Parallel()

@@ -502,7 +502,7 @@ func (w *world) checkTrusted(want bool, answer string) {
 }
 
 // /trust in an editor that shows forms: asked as a form (elicitation)
-// tied to the session, showing what takes effect, and granted only when
+// tied to the session, showing what takes effect, and given only when
 // the user accepts it with the box ticked — a decline, a cancel or an
 // unticked form trusts nothing. No permission request is made.
 func TestTrustFromTheEditorAsAForm(t *testing.T) {

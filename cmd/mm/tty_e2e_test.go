@@ -134,9 +134,9 @@ func TestREPLOnATerminal(t *testing.T) {
 // TestREPLSecondCtrlCShutsDownCleanly: a second Ctrl-C while a turn is
 // still running — here stuck on the permission question — leaves through
 // the normal shutdown, bounded in time: the turn ends and is saved, and
-// mm exits 130 (issue 21, defect 7: it called os.Exit(130), skipping every
-// cleanup, and the session was not saved). SIGINT is sent to mm as the
-// terminal sends it when no line is being edited.
+// mm exits 130 — through every cleanup, not os.Exit, so the session is
+// saved. SIGINT is sent to mm as the terminal sends it when no line is
+// being edited.
 func TestREPLSecondCtrlCShutsDownCleanly(t *testing.T) {
 	srv := scenario(t, "long_bash")
 	dir, state := t.TempDir(), t.TempDir()
@@ -215,9 +215,9 @@ func ptrTo[T any](v T) *T { return &v }
 
 // TestREPLQuestionBlockShownOnce: at a permission question with a detail
 // block, typing and erasing an answer leaves the block on the screen
-// once. The question was the line editor's prompt, block included, and
-// the editor redraws its prompt at every keystroke: `no` and two
-// backspaces left eight copies of the block's first line.
+// once. The line editor redraws its prompt at every keystroke: were the
+// block part of that prompt, `no` and two backspaces would leave eight
+// copies of the block's first line.
 func TestREPLQuestionBlockShownOnce(t *testing.T) {
 	w := newWorld(t, "tty_question", "XDG_STATE_HOME="+t.TempDir())
 	dir := w.dir
@@ -299,9 +299,9 @@ func (r *ttyRun) wait(t *testing.T) {
 	}
 }
 
-// TestLineTTYQuestionWithoutColours (issue 9, defect 8): NO_COLOR=1 and
-// TERM=dumb turn colours off, not the permission question: it is asked on
-// the terminal and the answer is followed.
+// TestLineTTYQuestionWithoutColours: NO_COLOR=1 and TERM=dumb turn
+// colours off, not the permission question: it is asked on the terminal
+// and the answer is followed.
 func TestLineTTYQuestionWithoutColours(t *testing.T) {
 	w := newWorld(t, "tty_question", "NO_COLOR=1", "TERM=dumb")
 	dir := w.dir
@@ -320,9 +320,9 @@ func TestLineTTYQuestionWithoutColours(t *testing.T) {
 	}
 }
 
-// TestLineTTYCtrlCAtTheQuestion (issue 9, defect 8): Ctrl-C while the
-// question waits ends the turn — the command never runs, no further model
-// request is made, and mm exits.
+// TestLineTTYCtrlCAtTheQuestion: Ctrl-C while the question waits ends the
+// turn — the command never runs, no further model request is made, and mm
+// exits.
 func TestLineTTYCtrlCAtTheQuestion(t *testing.T) {
 	w := newWorld(t, "tty_question")
 	srv, dir := w.srv, w.dir

@@ -10,9 +10,9 @@ import (
 	"github.com/mm-agent/mm/skills"
 )
 
-// readmeBlock returns the first fenced block of kind lang after marker in
+// docsBlock returns the first fenced block of kind lang after marker in
 // the page of docs/.
-func readmeBlock(t *testing.T, page, marker, lang string) string {
+func docsBlock(t *testing.T, page, marker, lang string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
 	if err != nil {
@@ -30,11 +30,12 @@ func readmeBlock(t *testing.T, page, marker, lang string) string {
 	return block
 }
 
-// The hook example of docs/hooks.md really denies an rm, and the skill
-// example of docs/skills.md really parses: the manual does not lie.
-func TestReadmeExamples(t *testing.T) {
+// TestDocsExamplesWork: the hook example of docs/hooks.md really denies
+// an rm, and the skill example of docs/skills.md really parses: the
+// manual does not lie.
+func TestDocsExamplesWork(t *testing.T) {
 	t.Parallel()
-	s, err := skills.Parse([]byte(readmeBlock(t, "skills.md", "## Writing one", "markdown")), "x")
+	s, err := skills.Parse([]byte(docsBlock(t, "skills.md", "## Writing one", "markdown")), "x")
 	if err != nil || s.Name != "release-notes" || s.Hint != "version, e.g. v1.2" || len(s.Keywords) != 2 {
 		t.Errorf("the skill example of docs/skills.md: %+v, %v", s, err)
 	}
@@ -43,7 +44,7 @@ func TestReadmeExamples(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	hook := filepath.Join(dir, ".mm", "hooks", "no-rm.sh")
-	writeFile(t, hook, readmeBlock(t, "hooks.md", "An example, `.mm/hooks/no-rm.sh`", "sh"))
+	writeFile(t, hook, docsBlock(t, "hooks.md", "An example, `.mm/hooks/no-rm.sh`", "sh"))
 	os.Chmod(hook, 0o755)
 	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
 	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
@@ -55,9 +56,9 @@ func TestReadmeExamples(t *testing.T) {
 	}
 }
 
-// The historian of docs/agents.md (Other agents) is an agent file mm
-// accepts.
-func TestReadmeAskedAgent(t *testing.T) {
+// TestDocsAskedAgentLoads: the historian of docs/agents.md (Other
+// agents) is an agent file mm accepts.
+func TestDocsAskedAgentLoads(t *testing.T) {
 	dir := t.TempDir()
 	b, _ := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
 	_, block, _ := strings.Cut(string(b), "# .mm/historian.yaml\n")
