@@ -80,22 +80,16 @@ func (s slowAfterCommand) Run(ctx context.Context, env tools.Env, args json.RawM
 func childGroups() []int {
 	self := strconv.Itoa(os.Getpid())
 	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
+	for pid, p := range testenv.Processes() {
+		if p.PPID != self {
 			continue
 		}
-		s := string(stat)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 2 && f[1] == self {
-			cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if !bytes.Contains(cmdline, []byte("pyright")) && !bytes.Contains(cmdline, []byte("gopls")) {
-				continue
-			}
-			if g, err := strconv.Atoi(f[2]); err == nil && g != os.Getpid() {
-				out = append(out, g)
-			}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if !bytes.Contains(cmdline, []byte("pyright")) && !bytes.Contains(cmdline, []byte("gopls")) {
+			continue
+		}
+		if g, err := strconv.Atoi(p.PGRP); err == nil && g != os.Getpid() {
+			out = append(out, g)
 		}
 	}
 	return out

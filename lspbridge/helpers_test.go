@@ -145,9 +145,9 @@ func children(t testing.TB) []string {
 	t.Helper()
 	self := strconv.Itoa(os.Getpid())
 	var out []string
-	for pid, p := range procs() {
-		if p[2] == self {
-			out = append(out, pid+" "+p[0]+" "+p[1])
+	for pid, p := range testenv.Processes() {
+		if p.PPID == self {
+			out = append(out, pid+" "+p.Comm+" "+p.State)
 		}
 	}
 	return out
@@ -159,9 +159,9 @@ func children(t testing.TB) []string {
 func childrenIn(groups map[string]bool) []string {
 	self := strconv.Itoa(os.Getpid())
 	var out []string
-	for pid, p := range procs() {
-		if p[2] == self && groups[p[3]] {
-			out = append(out, pid+" "+p[0]+" "+p[1])
+	for pid, p := range testenv.Processes() {
+		if p.PPID == self && groups[p.PGRP] {
+			out = append(out, pid+" "+p.Comm+" "+p.State)
 		}
 	}
 	return out
@@ -182,29 +182,6 @@ func serverGroups(m *Manager) map[string]bool {
 	return out
 }
 
-// procs lists the processes in /proc as pid -> (comm, state, ppid, pgrp).
-func procs() map[string][4]string {
-	out := map[string][4]string{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if i < 0 || j < i {
-			continue
-		}
-		f := strings.Fields(s[j+1:])
-		if len(f) < 3 {
-			continue
-		}
-		out[e.Name()] = [4]string{s[i+1 : j], f[0], f[1], f[2]}
-	}
-	return out
-}
-
 // inGroups lists the processes of groups that Close left alive: those
 // neither dead (a zombie) nor dying (SIGKILL pending). A server's child
 // (gopls's `go list`, pyright's python3) is reparented to init when the
@@ -214,9 +191,9 @@ func procs() map[string][4]string {
 // and children lists it.
 func inGroups(groups map[string]bool) []string {
 	var out []string
-	for pid, p := range procs() {
-		if groups[p[3]] && p[1] != "Z" && !killPending(pid) {
-			out = append(out, pid+" "+p[0]+" "+p[1])
+	for pid, p := range testenv.Processes() {
+		if groups[p.PGRP] && p.State != "Z" && !killPending(pid) {
+			out = append(out, pid+" "+p.Comm+" "+p.State)
 		}
 	}
 	return out

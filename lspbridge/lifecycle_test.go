@@ -38,27 +38,41 @@ func TestGoRestartAfterKill(t *testing.T) {
 	if newPid == pid {
 		t.Error("gopls was not restarted")
 	}
-	if p, ok := procs()[itoa(pid)]; ok {
+	if p, ok := testenv.Processes()[itoa(pid)]; ok {
 		t.Errorf("killed gopls %d is still there: %v", pid, p)
+	}
+}
+
+// crossPackage is gopls on the go/crosspkg fixture, where b.go calls
+// a.Scale, clean before any change: its directory, manager and two files.
+func crossPackage(t *testing.T) (dir string, m *Manager, a, b string) {
+	t.Helper()
+	testenv.NeedTool(t, "gopls")
+	dir = fixture(t, "go/crosspkg")
+	m = newTestManager(t, dir)
+	a, b = filepath.Join(dir, "a", "a.go"), filepath.Join(dir, "b", "b.go")
+	if list, note, err := m.Diagnostics(context.Background(), b); err != nil || len(list) != 0 || note != "" {
+		t.Fatalf("b.go before: %v %q %v", list, note, err)
+	}
+	return dir, m, a, b
+}
+
+// changeScale changes a.Scale's signature on disk, behind the server's
+// back, as a command would: b.go's call no longer fits.
+func changeScale(t *testing.T, a string) {
+	t.Helper()
+	data, _ := os.ReadFile(a)
+	if err := os.WriteFile(a, []byte(strings.Replace(string(data), "Scale(n int)", "Scale(n, m int)", 1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // TestGoChangedByBash: a file changed behind mm's back is seen once
 // Changed is called, as after bash.
 func TestGoChangedByBash(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
-	dir := fixture(t, "go/crosspkg")
-	m := newTestManager(t, dir)
+	dir, m, a, b := crossPackage(t)
 	ctx := context.Background()
-	b := filepath.Join(dir, "b", "b.go")
-	if list, note, err := m.Diagnostics(ctx, b); err != nil || len(list) != 0 || note != "" {
-		t.Fatalf("b.go before: %v %q %v", list, note, err)
-	}
-	a := filepath.Join(dir, "a", "a.go")
-	data, _ := os.ReadFile(a)
-	if err := os.WriteFile(a, []byte(strings.Replace(string(data), "Scale(n int)", "Scale(n, m int)", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	changeScale(t, a)
 	m.Changed(ctx, []string{a})
 	list, note, err := m.Diagnostics(ctx, b)
 	if err != nil || note != "" {
@@ -77,23 +91,13 @@ func TestGoChangedByBash(t *testing.T) {
 // TestGoChangedSince: the bash hook finds what a command changed by
 // modification time.
 func TestGoChangedSince(t *testing.T) {
-	testenv.NeedTool(t, "gopls")
-	dir := fixture(t, "go/crosspkg")
-	m := newTestManager(t, dir)
+	dir, m, a, b := crossPackage(t)
 	ctx := context.Background()
-	b := filepath.Join(dir, "b", "b.go")
-	if list, _, err := m.Diagnostics(ctx, b); err != nil || len(list) != 0 {
-		t.Fatalf("b.go before: %v %v", list, err)
-	}
 	// The fixture was copied just now: date it back, as an old checkout.
 	old := time.Now().Add(-time.Hour)
 	_ = filepath.WalkDir(dir, func(p string, _ fs.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
 	start := time.Now()
-	a := filepath.Join(dir, "a", "a.go")
-	data, _ := os.ReadFile(a)
-	if err := os.WriteFile(a, []byte(strings.Replace(string(data), "Scale(n int)", "Scale(n, m int)", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	changeScale(t, a)
 	if got := m.running()[0].modifiedSince(ctx, start); len(got) != 1 || got[0] != a {
 		t.Errorf("modified since the command: %v", got)
 	}
@@ -311,7 +315,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	all := procs()
+	all := testenv.Processes()
 	for pid := range pids {
 		if p, ok := all[pid]; ok {
 			t.Errorf("server %s still there: %v", pid, p)

@@ -8,18 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/skills"
 )
-
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func skill(name, desc, body string) string {
 	return "---\nname: " + name + "\ndescription: " + desc + "\n---\n" + body + "\n"
@@ -63,13 +54,13 @@ func TestParse(t *testing.T) {
 
 func TestLoadNearestWinsAndMalformedSkipped(t *testing.T) {
 	ws, user := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(ws, "release-notes", "SKILL.md"), skill("release-notes", "Workspace notes.", "ws steps"))
-	write(t, filepath.Join(ws, "release-notes", "template.md"), "## vX")
-	write(t, filepath.Join(ws, "broken.md"), "no front matter here")
-	write(t, filepath.Join(ws, "README.md"), "not a skill")
-	write(t, filepath.Join(ws, "empty-folder", "notes.txt"), "not a skill")
-	write(t, filepath.Join(user, "release-notes.md"), skill("release-notes", "User notes.", "user steps"))
-	write(t, filepath.Join(user, "greet.md"), skill("greet", "Say hello.", "hello"))
+	testenv.WriteFile(t, filepath.Join(ws, "release-notes", "SKILL.md"), skill("release-notes", "Workspace notes.", "ws steps"))
+	testenv.WriteFile(t, filepath.Join(ws, "release-notes", "template.md"), "## vX")
+	testenv.WriteFile(t, filepath.Join(ws, "broken.md"), "no front matter here")
+	testenv.WriteFile(t, filepath.Join(ws, "README.md"), "not a skill")
+	testenv.WriteFile(t, filepath.Join(ws, "empty-folder", "notes.txt"), "not a skill")
+	testenv.WriteFile(t, filepath.Join(user, "release-notes.md"), skill("release-notes", "User notes.", "user steps"))
+	testenv.WriteFile(t, filepath.Join(user, "greet.md"), skill("greet", "Say hello.", "hello"))
 
 	set, warns := skills.Load(dirSource(ws), dirSource(user), skills.Shipped())
 	if len(warns) != 1 || warns[0].Path != filepath.Join(ws, "broken.md") || !strings.Contains(warns[0].String(), "no front matter") {
@@ -125,8 +116,8 @@ func TestShipped(t *testing.T) {
 
 func TestRewrite(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "release-notes", "SKILL.md"), skill("release-notes", "Notes.", "steps"))
-	write(t, filepath.Join(dir, "greetings.md"), skill("greetings", "Greet.", "steps"))
+	testenv.WriteFile(t, filepath.Join(dir, "release-notes", "SKILL.md"), skill("release-notes", "Notes.", "steps"))
+	testenv.WriteFile(t, filepath.Join(dir, "greetings.md"), skill("greetings", "Greet.", "steps"))
 	set, _ := skills.Load(dirSource(dir))
 	reserved := func(n string) bool { return n == "compact" || strings.HasPrefix(n, "ask-") }
 	line := skills.Line
@@ -176,7 +167,7 @@ func TestRewrite(t *testing.T) {
 // so the editor's / menu can follow.
 func TestLibraryReloadsOnChange(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a.md"), skill("a", "A.", "steps"))
+	testenv.WriteFile(t, filepath.Join(dir, "a.md"), skill("a", "A.", "steps"))
 	lib := skills.NewLibrary(dirSource(dir), skills.Shipped())
 	set, _, gen := lib.Current()
 	if _, ok := set.Lookup("a"); !ok {
@@ -185,14 +176,14 @@ func TestLibraryReloadsOnChange(t *testing.T) {
 	if _, _, g := lib.Current(); g != gen {
 		t.Fatalf("nothing changed but the generation moved %d → %d", gen, g)
 	}
-	write(t, filepath.Join(dir, "b", "SKILL.md"), skill("b", "B.", "steps"))
+	testenv.WriteFile(t, filepath.Join(dir, "b", "SKILL.md"), skill("b", "B.", "steps"))
 	set, _, gen2 := lib.Current()
 	if _, ok := set.Lookup("b"); !ok || gen2 == gen {
 		t.Fatalf("added skill b not seen (gen %d → %d)", gen, gen2)
 	}
 	// An edit that keeps the size: the modification time tells.
 	later := time.Now().Add(2 * time.Second)
-	write(t, filepath.Join(dir, "a.md"), skill("a", "Z.", "steps"))
+	testenv.WriteFile(t, filepath.Join(dir, "a.md"), skill("a", "Z.", "steps"))
 	os.Chtimes(filepath.Join(dir, "a.md"), later, later)
 	set, _, gen3 := lib.Current()
 	if a, _ := set.Lookup("a"); a.Description != "Z." || gen3 == gen2 {
@@ -203,7 +194,7 @@ func TestLibraryReloadsOnChange(t *testing.T) {
 func TestNearest(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"release-notes", "run-tests", "review-diff"} {
-		write(t, filepath.Join(dir, n+".md"), skill(n, "d", "s"))
+		testenv.WriteFile(t, filepath.Join(dir, n+".md"), skill(n, "d", "s"))
 	}
 	set, _ := skills.Load(dirSource(dir))
 	if got := strings.Join(set.Nearest("review", 3), ","); got != "review-diff" {
@@ -233,7 +224,7 @@ func TestWatch(t *testing.T) {
 		t.Helper()
 		deadline := time.After(20 * time.Second)
 		for {
-			write(t, path, text)
+			testenv.WriteFile(t, path, text)
 			select {
 			case <-changed:
 				if set, _, _ := lib.Current(); ok(set) {

@@ -169,7 +169,7 @@ func TestACPLanguageServersPerRoot(t *testing.T) {
 			testenv.NeedLanguageServer(t, tc.server)
 			second := t.TempDir()
 			for rel, content := range tc.lib {
-				writeFile(t, filepath.Join(second, rel), content)
+				testenv.WriteFile(t, filepath.Join(second, rel), content)
 			}
 			lib := filepath.Join(second, tc.libFile)
 			edit := func(path string, change [2]string) llmtest.ToolCall {

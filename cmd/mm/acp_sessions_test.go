@@ -183,7 +183,7 @@ func TestACPSessionSurvivesRestart(t *testing.T) {
 	reqs := w.srv.Requests()
 	last := reqs[len(reqs)-1]
 	joined := transcript(last)
-	wantIn(t, "the request after the restart", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "What did I ask you before?")
+	testenv.WantIn(t, "the request after the restart", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "What did I ask you before?")
 	if last.Messages[len(last.Messages)-1].Content != "What did I ask you before?" {
 		t.Errorf("last message = %q", last.Messages[len(last.Messages)-1].Content)
 	}
@@ -788,17 +788,17 @@ func titled(title string) func([]sdk.SessionUpdate) bool {
 func TestACPAdditionalDirectories(t *testing.T) {
 	t.Parallel()
 	dir, second, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "maxTurns: 8\n")
-	writeFile(t, filepath.Join(second, "lib.txt"), "the second root's file\n")
-	writeFile(t, filepath.Join(second, ".mm", "agent.yaml"), "hooks:\n  preGeneration:\n    - {command: [sh, -c, \"touch "+filepath.Join(second, "hooked")+"\"]}\n")
+	testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "maxTurns: 8\n")
+	testenv.WriteFile(t, filepath.Join(second, "lib.txt"), "the second root's file\n")
+	testenv.WriteFile(t, filepath.Join(second, ".mm", "agent.yaml"), "hooks:\n  preGeneration:\n    - {command: [sh, -c, \"touch "+filepath.Join(second, "hooked")+"\"]}\n")
 	os.MkdirAll(filepath.Join(second, ".git", "hooks"), 0o755)
-	writeFile(t, filepath.Join(outside, "secret.txt"), "not yours\n")
+	testenv.WriteFile(t, filepath.Join(outside, "secret.txt"), "not yours\n")
 	if err := os.Symlink(filepath.Join(second, ".git", "hooks", "pre-commit"), filepath.Join(dir, "link.txt")); err != nil {
 		t.Skip("no symlinks:", err)
 	}
 	// Neovim started in the second root runs its .nvimrc: a file of the
 	// first root it links to runs later too.
-	writeFile(t, filepath.Join(dir, "notes2.txt"), "plain\n")
+	testenv.WriteFile(t, filepath.Join(dir, "notes2.txt"), "plain\n")
 	os.Symlink(filepath.Join(dir, "notes2.txt"), filepath.Join(second, ".nvimrc"))
 	write := func(path, content string) llmtest.ToolCall {
 		return llmtest.ToolCall{Name: "write_file", Args: map[string]any{"path": path, "content": content}}
@@ -923,9 +923,9 @@ func TestACPAdditionalDirectories(t *testing.T) {
 func TestACPResumeWithRoots(t *testing.T) {
 	t.Parallel()
 	dir, second := t.TempDir(), t.TempDir()
-	writeFile(t, filepath.Join(dir, "notes.txt"), "cwd's notes\n")
-	writeFile(t, filepath.Join(second, "notes.txt"), "the second root's notes\n")
-	writeFile(t, filepath.Join(second, "lib.txt"), "the second root's file\n")
+	testenv.WriteFile(t, filepath.Join(dir, "notes.txt"), "cwd's notes\n")
+	testenv.WriteFile(t, filepath.Join(second, "notes.txt"), "the second root's notes\n")
+	testenv.WriteFile(t, filepath.Join(second, "lib.txt"), "the second root's file\n")
 	read := func(path string) llmtest.ToolCall {
 		return llmtest.ToolCall{Name: "read_file", Args: map[string]any{"path": path}}
 	}
@@ -969,7 +969,7 @@ func TestACPResumeWithRoots(t *testing.T) {
 	if got := transcript(reqs[1]); !strings.Contains(got, "user: Workspace: "+dir+"\n") || !strings.Contains(got, "assistant: Hello.") {
 		t.Errorf("the resumed session's request lost its history:\n%s", got)
 	}
-	wantIn(t, "the first prompt after resuming", reqs[1].Last().Content, "Also in the workspace now: "+second+" (", "relative paths stay relative to "+dir)
+	testenv.WantIn(t, "the first prompt after resuming", reqs[1].Last().Content, "Also in the workspace now: "+second+" (", "relative paths stay relative to "+dir)
 	results := reqs[2].Messages[len(reqs[2].Messages)-3:]
 	if !strings.Contains(results[0].Content, "the second root's file") || !strings.Contains(results[1].Content, "cwd's notes") {
 		t.Errorf("after resuming with the second root, the model read:\n%s\n%s", results[0].Content, results[1].Content)
@@ -984,7 +984,7 @@ func TestACPResumeWithRoots(t *testing.T) {
 
 	resume(nil)
 	q.endTurn("read it again")
-	wantIn(t, "the first prompt after resuming without the root", lastMessage(srv).Content, "outside the workspace")
+	testenv.WantIn(t, "the first prompt after resuming without the root", lastMessage(srv).Content, "outside the workspace")
 	if got := srv.Requests()[3].Last().Content; !strings.Contains(got, "No longer in the workspace: "+second) {
 		t.Errorf("the model was not told the second root is gone:\n%s", got)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // childTraffic is one session/update mm wrote, decoded loosely.
@@ -176,7 +177,7 @@ func TestACPGuardSubagentCancel(t *testing.T) {
 	t.Parallel()
 	g := llmtest.ServeYAML(t, "steps:"+guardYes+"\n    stall_after: 0\n")
 	w := newWorld(t, "guard_readme")
-	w.write("README.md", injectedReadme)
+	w.write("README.md", testenv.InjectedReadme)
 	w.trustedConfig(map[string]string{
 		"guards/injection.yaml": "baseURL: " + g.URL() + "\nmodel: granite-guardian-3.2-5b\nguard: {risks: [jailbreak], threshold: 0.8}\n",
 		"agent.yaml":            "hooks:\n  postToolUse:\n    - {guard: guards/injection.yaml, tools: [read_file]}\n",
@@ -200,7 +201,7 @@ func TestACPGuardSubagentCancel(t *testing.T) {
 		t.Errorf("the parent's turn after stopping the guard: %s, want end_turn", a.Line)
 	}
 	reqs := w.srv.Requests()
-	if len(reqs) != 2 || reqs[1].Last().Content != injectedReadme {
+	if len(reqs) != 2 || reqs[1].Last().Content != testenv.InjectedReadme {
 		t.Errorf("%d model requests; the model read %q, want the README as it is", len(reqs), reqs[len(reqs)-1].Last().Content)
 	}
 	var ended map[string]any
@@ -216,7 +217,7 @@ func TestACPGuardSubagentCancel(t *testing.T) {
 	if ended["state"] != "idle" || ended["stopReason"] != "cancelled" {
 		t.Errorf("the guard's last state = %v, want idle, cancelled", ended)
 	}
-	wantIn(t, "the parent's messages", said, `guard guards/injection.yaml stopped by the user: read\_file's output goes unchecked`, "fastcsv is a streaming CSV reader")
+	testenv.WantIn(t, "the parent's messages", said, `guard guards/injection.yaml stopped by the user: read\_file's output goes unchecked`, "fastcsv is a streaming CSV reader")
 	if err := r.Close(); err != nil {
 		t.Error(err)
 	}

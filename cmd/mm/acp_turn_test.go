@@ -11,6 +11,7 @@ import (
 
 	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPReadEditAnswer drives the real mm binary with the acp-go-sdk
@@ -192,7 +193,7 @@ func TestACPMentions(t *testing.T) {
 	p := w.session()
 	p.turn("summarize @hello.txt, @gone.txt and @/etc/hosts")
 	user := w.srv.Requests()[0].Last().Content
-	wantIn(t, "the model's prompt", user,
+	testenv.WantIn(t, "the model's prompt", user,
 		"[attached file: "+filepath.Join(w.dir, "hello.txt")+"]",
 		"[@gone.txt does not exist in the workspace — not attached]",
 		"[@/etc/hosts is outside the workspace — not attached]",

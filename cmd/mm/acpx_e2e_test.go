@@ -190,5 +190,5 @@ func TestACPXSessionSurvivesRestart(t *testing.T) {
 	reqs := srv.Requests()
 	last := reqs[len(reqs)-1]
 	joined := transcript(last)
-	wantIn(t, "the request after the restarts", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "user: What did I ask you before?")
+	testenv.WantIn(t, "the request after the restarts", joined, "Change hello to goodbye in hello.txt", "assistant: Done: hello.txt now says goodbye world.", "user: What did I ask you before?")
 }

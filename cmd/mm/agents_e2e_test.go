@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // askScenario is a chat model that asks the historian once, then answers.
@@ -195,7 +196,7 @@ func TestAskAgentLine(t *testing.T) {
 	chat := llmtest.NewServer(llmtest.Scenario{})
 	w := newWorldOn(t, chat).askable("triage", "baseURL: "+dec.URL()+"\n"+routerYAML)
 	stdout, _ := w.lineOK("", "-p", "/ask-triage I was charged twice for one order")
-	wantIn(t, "stdout", stdout, "The triage agent answered:", "team: billing (0.80)", `"choice":"billing"`)
+	testenv.WantIn(t, "stdout", stdout, "The triage agent answered:", "team: billing (0.80)", `"choice":"billing"`)
 	if r := dec.DecisionRequests(); len(r) != 1 || string(r[0].State) != `"I was charged twice for one order"` {
 		t.Errorf("decision requests: %+v", r)
 	}
@@ -226,9 +227,9 @@ func TestAskAgentConfigRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if tt.agent != "" {
-				writeFile(t, filepath.Join(dir, ".mm", "h.yaml"), tt.agent)
+				testenv.WriteFile(t, filepath.Join(dir, ".mm", "h.yaml"), tt.agent)
 			}
-			writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), tt.config)
+			testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), tt.config)
 			// the user's own config (MM_CONFIG): a workspace's untrusted
 			// agents: would be ignored, not checked
 			_, stderr, code := runInProcess(t, dir, mmEnv(t, nil, "MM_CONFIG="+filepath.Join(dir, ".mm", "agent.yaml")), "", "-p", "hi")

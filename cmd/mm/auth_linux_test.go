@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/acp/acptest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // authMethods is initialize's authMethods as a client reads them.
@@ -81,7 +82,7 @@ func TestACPAuthRequiredUntilSetUp(t *testing.T) {
 		t.Errorf("authenticate before the set-up: %s", m.Line)
 	}
 
-	writeFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "provider: llamacpp\nbaseURL: http://127.0.0.1:8080/v1\nmodel: qwen3-4b\n")
+	testenv.WriteFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), "provider: llamacpp\nbaseURL: http://127.0.0.1:8080/v1\nmodel: qwen3-4b\n")
 	if m := r.Call("auth2", "authenticate", map[string]any{"methodId": "mm-setup"}); m.Error != nil || string(m.Result) != "{}" {
 		t.Errorf("authenticate after the set-up: %s", m.Line)
 	}

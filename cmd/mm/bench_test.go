@@ -326,7 +326,7 @@ func BenchmarkCommandStart(b *testing.B) {
 	bin := mmBin(b)
 	ws := b.TempDir()
 	for _, f := range []string{"go.mod", "main.go", "README.md", "src/a.go", "src/b.go", ".git/config", ".git/HEAD", ".vscode/settings.json"} {
-		writeFile(b, filepath.Join(ws, f), "x\n")
+		testenv.WriteFile(b, filepath.Join(ws, f), "x\n")
 	}
 	ctx := context.Background()
 	names := []string{"unconfined", "namespaces", "landlock"}

@@ -127,7 +127,7 @@ func TestUnknownCommand(t *testing.T) {
 func TestConfigKeysHiddenOnce(t *testing.T) {
 	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	writeFile(t, cfg, "apiKeyEnv: LLM_AUTH\n")
+	testenv.WriteFile(t, cfg, "apiKeyEnv: LLM_AUTH\n")
 	var hidden [][]string
 	_, stderr, code := runTable(t, func(names []string) { hidden = append(hidden, names) }, "", "-c", cfg, "trust")
 	if code != exitcode.OK {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // readTurns is a session where each turn reads f<NN>.txt then answers;
@@ -37,7 +38,7 @@ func foxFiles(t *testing.T, dir string, n, size int) {
 		for l := 1; b.Len() < size; l++ {
 			fmt.Fprintf(&b, "%03d day %d of the fox in file %02d: it ran through the field and back home.\n", l, l, i)
 		}
-		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), b.String())
+		testenv.WriteFile(t, filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), b.String())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 const routerYAML = `model: d1-3b
@@ -32,7 +33,7 @@ func TestLineDecisionAgent(t *testing.T) {
 	defer dec.Close()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "router.yaml")
-	writeFile(t, cfg, "baseURL: "+dec.URL()+"\n"+routerYAML)
+	testenv.WriteFile(t, cfg, "baseURL: "+dec.URL()+"\n"+routerYAML)
 	env := mmEnv(t, nil, "MM_BASE_URL=", "MM_MODEL=") // the file's server and model
 	stdout, stderr, code := runInProcess(t, dir, env, "", "-c", cfg, "-p", "I was charged twice for one order")
 	if code != 0 {
@@ -55,12 +56,12 @@ func TestLineDecisionAgent(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	// decision: {} has no questions to ask on its own.
-	writeFile(t, cfg, "baseURL: "+dec.URL()+"\ndecision: {}\n")
+	testenv.WriteFile(t, cfg, "baseURL: "+dec.URL()+"\ndecision: {}\n")
 	if _, stderr, code = runInProcess(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "has no questions") {
 		t.Errorf("no questions: exit %d, %q", code, stderr)
 	}
 	// An agent file that is both kinds is refused at start, with its line.
-	writeFile(t, cfg, "decision: {}\nguard: {risks: [harm]}\n")
+	testenv.WriteFile(t, cfg, "decision: {}\nguard: {risks: [harm]}\n")
 	if _, stderr, code = runInProcess(t, dir, env, "", "-c", cfg, "-p", "x"); code != 2 || !strings.Contains(stderr, "line 2: guard: and decision: (line 1)") {
 		t.Errorf("both: exit %d, %q", code, stderr)
 	}
@@ -75,7 +76,7 @@ func TestACPDecisionAgent(t *testing.T) {
 	p := agentWorld(t, "baseURL: "+dec.URL()+"\n"+routerYAML).session()
 	p.turn("I was charged twice for one order")
 	text := p.answer()
-	wantIn(t, "the answer", text, "pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":")
+	testenv.WantIn(t, "the answer", text, "pii: 0.03\nteam: billing (0.80)\nurgency: 1.20 today (0.40)\n", "```json\n{\"answers\":")
 	if n := len(dec.Requests()); n != 0 {
 		t.Errorf("%d chat requests reached the server", n)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/cmd/mm/internal/config"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -42,11 +43,11 @@ func TestDocsExamplesWork(t *testing.T) {
 
 	srv := scenario(t, "hook_deny_rm")
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+	testenv.WriteFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 	hook := filepath.Join(dir, ".mm", "hooks", "no-rm.sh")
-	writeFile(t, hook, docsBlock(t, "hooks.md", "An example, `.mm/hooks/no-rm.sh`", "sh"))
+	testenv.WriteFile(t, hook, docsBlock(t, "hooks.md", "An example, `.mm/hooks/no-rm.sh`", "sh"))
 	os.Chmod(hook, 0o755)
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
+	testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n  preToolUse: [{command: [./.mm/hooks/no-rm.sh], tools: [bash]}]\n")
 	_, stderr, _ := runInProcess(t, dir, trusted(t, dir, mmEnv(t, srv)), "", "--yes", "-p", "delete hello.txt")
 	if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err != nil {
 		t.Errorf("the hook of docs/hooks.md let rm run:\n%s", stderr)
@@ -63,8 +64,8 @@ func TestDocsAskedAgentLoads(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join("..", "..", "docs", "agents.md"))
 	_, block, _ := strings.Cut(string(b), "# .mm/historian.yaml\n")
 	block, _, _ = strings.Cut(block, "```")
-	writeFile(t, filepath.Join(dir, "historian.yaml"), block)
-	writeFile(t, filepath.Join(dir, "agent.yaml"), "agents: {historian: historian.yaml}\n")
+	testenv.WriteFile(t, filepath.Join(dir, "historian.yaml"), block)
+	testenv.WriteFile(t, filepath.Join(dir, "agent.yaml"), "agents: {historian: historian.yaml}\n")
 	c, err := config.Load(nil, filepath.Join(dir, "agent.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // doctorLines runs `mm doctor` and returns its lines by check name (the
@@ -146,7 +147,7 @@ func TestDoctorBadConfig(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
-	writeFile(t, cfg, "model: x\nmaxTurn: 3\n")
+	testenv.WriteFile(t, cfg, "model: x\nmaxTurn: 3\n")
 	lines, out := doctorExit(t, 1, mmEnv(t, nil, "MM_CONFIG="+cfg))
 	wantLine(t, lines, out, "config", "✗", "line 2", "maxTurn")
 }
@@ -186,7 +187,7 @@ func TestDoctorMCPServers(t *testing.T) {
 	bin := mcpServer(t)
 	srv := scenario(t, "doctor_healthy")
 	cfg := filepath.Join(t.TempDir(), "agent.yaml")
-	writeFile(t, cfg, "mcpServers:\n  - {name: greeter, command: "+bin+"}\n  - {name: broken, command: /nonexistent/mcp-server}\n")
+	testenv.WriteFile(t, cfg, "mcpServers:\n  - {name: greeter, command: "+bin+"}\n  - {name: broken, command: /nonexistent/mcp-server}\n")
 	_, out, code := doctorLines(t, mmEnv(t, srv, "MM_CONFIG="+cfg, "XDG_STATE_HOME="+t.TempDir()))
 	if code != 0 {
 		t.Errorf("exit %d, want 0 (a broken MCP server is a note):\n%s", code, out)

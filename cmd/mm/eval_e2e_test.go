@@ -8,6 +8,7 @@ import (
 
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 func route(choice string, p, conf float64) llmtest.DecisionAnswer {
@@ -33,8 +34,8 @@ func TestEvalRouting(t *testing.T) {
 			{Body: `{"answers":{}}`},           // malformed: an error
 		}})
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
-		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
+		testenv.WriteFile(t, filepath.Join(dir, ".mm", "router.yaml"), "baseURL: "+dec.URL()+"\ndecision: {}\n")
+		testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "skillRouting: {agent: router.yaml}\n")
 		args := []string{"eval", "routing", filepath.Join("testdata", "eval", "routing.yaml")}
 		if jsonOut {
 			args = append(args, "--json")
@@ -47,7 +48,7 @@ func TestEvalRouting(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
 		if !jsonOut {
-			wantIn(t, "the table", stdout,
+			testenv.WantIn(t, "the table", stdout,
 				"routing eval: 5 cases through "+dec.RootURL()+"/v1/systemone, minConfidence 0.60",
 				"✗ miss   background-jobs  none 0.30",
 				"hit 2 · wrong 0 · miss 1 · extra 1 · error 1 — 40 % right",
@@ -92,7 +93,7 @@ func TestEvalTasks(t *testing.T) {
 			t.Errorf("exit %d, want 1 (a task failed); stderr: %s", code, stderr)
 		}
 		if !jsonOut {
-			wantIn(t, "the table", stdout, "✓ pass write-file-from-spec", " 2 turns", "✗ fail add-struct-field", "— check failed", "1 of 2 tasks passed (model fake-model)")
+			testenv.WantIn(t, "the table", stdout, "✓ pass write-file-from-spec", " 2 turns", "✗ fail add-struct-field", "— check failed", "1 of 2 tasks passed (model fake-model)")
 			continue
 		}
 		var rep eval.TasksReport

@@ -186,7 +186,7 @@ func TestACPUserEditDuringPromptIsKept(t *testing.T) {
 	file := w.write("hello.txt", "hello world\n")
 	mine := "hello world, said the user\n"
 	p := w.session()
-	p.OnAsk(func(sdk.RequestPermissionRequest) { writeFile(t, file, mine) })
+	p.OnAsk(func(sdk.RequestPermissionRequest) { testenv.WriteFile(t, file, mine) })
 	p.turn("Say goodbye in hello.txt")
 	if got := readFile(t, file); got != mine {
 		t.Errorf("the user's edit was overwritten: %q", got)
@@ -218,7 +218,7 @@ func TestLineWriteFaultLeavesOriginal(t *testing.T) {
 			t.Cleanup(srv.Close)
 			dir := t.TempDir()
 			original := "the original\ncontent\n"
-			writeFile(t, filepath.Join(dir, "f.txt"), original)
+			testenv.WriteFile(t, filepath.Join(dir, "f.txt"), original)
 			script := `exec "$0" "$@"`
 			if fault == "file size limit" {
 				script = `trap '' XFSZ; ulimit -f 64; exec "$0" "$@"` // 64 KiB

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestFetchContentSavesWithoutShowing: with fetchContentTool: true the
@@ -17,7 +19,7 @@ func TestFetchContentSavesWithoutShowing(t *testing.T) {
 	srv := fetchThen(t, typed, "hello.txt", "Saved the page to hello.txt.")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.yaml")
-	writeFile(t, cfg, "fetchContentTool: true\n")
+	testenv.WriteFile(t, cfg, "fetchContentTool: true\n")
 	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_CONFIG="+cfg), "", "-p", "Save "+typed+" to hello.txt, do not show it", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)

@@ -113,16 +113,6 @@ func mmEnv(t *testing.T, srv *llmtest.Server, extra ...string) []string {
 	return append(env, extra...)
 }
 
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -221,7 +211,7 @@ func newWorldOn(t *testing.T, srv *llmtest.Server, extra ...string) *world {
 func (w *world) write(rel, content string) string {
 	w.t.Helper()
 	p := filepath.Join(w.dir, rel)
-	writeFile(w.t, p, content)
+	testenv.WriteFile(w.t, p, content)
 	return p
 }
 
@@ -235,14 +225,14 @@ func (w *world) read(rel string) string {
 func (w *world) config(yaml string) {
 	w.t.Helper()
 	cfg := filepath.Join(w.t.TempDir(), "agent.yaml")
-	writeFile(w.t, cfg, yaml)
+	testenv.WriteFile(w.t, cfg, yaml)
 	w.env = append(w.env, "MM_CONFIG="+cfg)
 }
 
 // userConfig makes yaml the user's own config (~/.config/mm/agent.yaml).
 func (w *world) userConfig(yaml string) {
 	w.t.Helper()
-	writeFile(w.t, filepath.Join(homeOf(w.env), ".config", "mm", "agent.yaml"), yaml)
+	testenv.WriteFile(w.t, filepath.Join(homeOf(w.env), ".config", "mm", "agent.yaml"), yaml)
 }
 
 // trust trusts the workspace's config as it is now (mm trust --yes).
@@ -477,17 +467,6 @@ func (e *editor) mode(id sdk.SessionModeId) {
 	e.t.Helper()
 	if _, err := e.Conn.SetSessionMode(e.ctx, sdk.SetSessionModeRequest{SessionId: e.id, ModeId: id}); err != nil {
 		e.t.Fatalf("session/set_mode %s: %v", id, err)
-	}
-}
-
-// wantIn checks that text, what names it in the failure, holds each of
-// wants.
-func wantIn(t *testing.T, what, text string, wants ...string) {
-	t.Helper()
-	for _, want := range wants {
-		if !strings.Contains(text, want) {
-			t.Errorf("%s lacks %q:\n%s", what, want, text)
-		}
 	}
 }
 

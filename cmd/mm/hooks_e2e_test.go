@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // hookConfig writes the hook scripts and a config using them.
@@ -28,10 +29,10 @@ esac`,
 	}
 	for name, body := range scripts {
 		p := filepath.Join(dir, ".mm", name)
-		writeFile(t, p, "#!/bin/sh\n"+body+"\n")
+		testenv.WriteFile(t, p, "#!/bin/sh\n"+body+"\n")
 		os.Chmod(p, 0o755)
 	}
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n"+hooksYAML)
+	testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "hooks:\n"+hooksYAML)
 }
 
 // hookWorld is a world on the named scenario whose workspace config,
@@ -80,17 +81,9 @@ func TestHookIgnoredGoesThroughPermissionACP(t *testing.T) {
 		t.Errorf("out.txt = %q: the call did not go on", b)
 	}
 	payload, _ := os.ReadFile(filepath.Join(dir, ".mm", "payload.json"))
-	for _, want := range []string{`"event":"preToolUse"`, `"sessionId":"` + string(id) + `"`, `"cwd":"` + dir + `"`, `"tool":"bash"`, `"arguments":{"command":"echo hi \u003e out.txt"}`} {
-		if !strings.Contains(string(payload), want) {
-			t.Errorf("the hook's stdin %s lacks %s", payload, want)
-		}
-	}
+	testenv.WantIn(t, "the hook's stdin", string(payload), `"event":"preToolUse"`, `"sessionId":"`+string(id)+`"`, `"cwd":"`+dir+`"`, `"tool":"bash"`, `"arguments":{"command":"echo hi \u003e out.txt"}`)
 	text := p.answer()
-	for _, want := range []string{"⚠ hook ./.mm/slow.sh timed out after 300ms — ignored", "⚠ hook ./.mm/garbage.sh printed something that is not one JSON object"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("no note %q:\n%s", want, text)
-		}
-	}
+	testenv.WantIn(t, "the answer", text, "⚠ hook ./.mm/slow.sh timed out after 300ms — ignored", "⚠ hook ./.mm/garbage.sh printed something that is not one JSON object")
 }
 
 // Line mode: the same deny, and a hook's allow skips the question that

@@ -55,7 +55,7 @@ func TestLineModeJSON(t *testing.T) {
 	t.Parallel()
 	srv := scenario(t, "line_answer")
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
+	testenv.WriteFile(t, filepath.Join(dir, "hello.txt"), "hello world\n")
 	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "What does hello.txt say?", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -70,11 +70,7 @@ func TestLineModeJSON(t *testing.T) {
 		types = append(types, ev["type"].(string))
 	}
 	got := strings.Join(types, " ")
-	for _, want := range []string{"thought", "tool_call", "tool_result", "text", "usage", "turn_end"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("events %q lack %q", got, want)
-		}
-	}
+	testenv.WantIn(t, "events", got, "thought", "tool_call", "tool_result", "text", "usage", "turn_end")
 	if types[len(types)-1] != "turn_end" {
 		t.Errorf("last event = %q", types[len(types)-1])
 	}
@@ -178,11 +174,11 @@ func TestLineModeJSONGolden(t *testing.T) {
 		t.Run(tc.scenario, func(t *testing.T) {
 			srv := scenario(t, tc.scenario)
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "hello.txt"), "hello world\nsecond line\n")
+			testenv.WriteFile(t, filepath.Join(dir, "hello.txt"), "hello world\nsecond line\n")
 			// A configured window: the probed one may come after the first
 			// usage event, which would then have no size.
 			cfg := filepath.Join(t.TempDir(), "agent.yaml")
-			writeFile(t, cfg, "contextWindow: 32768\n")
+			testenv.WriteFile(t, cfg, "contextWindow: 32768\n")
 			stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-c", cfg, "-p", tc.prompt, "--json", "--yes")
 			if code > 1 {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -268,7 +264,7 @@ func TestLineModeEditSlipRepaired(t *testing.T) {
 	srv := scenario(t, "slip_edit")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "greet.go")
-	writeFile(t, file, "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello world\")\n}\n")
+	testenv.WriteFile(t, file, "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello world\")\n}\n")
 	stdout, stderr, code := runInProcess(t, dir, mmEnv(t, srv), "", "-p", "Say bye instead of hello world", "--yes")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)

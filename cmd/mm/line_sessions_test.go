@@ -46,7 +46,7 @@ func TestLineModeResume(t *testing.T) {
 		t.Fatalf("requests = %d", len(reqs))
 	}
 	joined := transcript(reqs[2])
-	wantIn(t, "third request", joined, "Remember the number 42", "assistant: Noted: the number is 42.", "user: Which number?", "assistant: The number was 42.", "user: And now?")
+	testenv.WantIn(t, "third request", joined, "Remember the number 42", "assistant: Noted: the number is 42.", "user: Which number?", "assistant: The number was 42.", "user: And now?")
 
 	_, stderr, code = w.line("", "-p", "--resume", "sess_0000", "hi")
 	if code != 2 || !strings.Contains(stderr, "no saved session sess_0000") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
@@ -207,7 +207,7 @@ func TestTwoWritersOneSession(t *testing.T) {
 	}
 	reqs := srv.Requests()
 	joined := transcript(reqs[len(reqs)-1])
-	wantIn(t, "the last request", joined, "Remember the number 42", "user: Which number?", "assistant: The number was 42, said slowly.", "user: And now?")
+	testenv.WantIn(t, "the last request", joined, "Remember the number 42", "user: Which number?", "assistant: The number was 42, said slowly.", "user: And now?")
 	if strings.Contains(joined, "Forget it") {
 		t.Errorf("the refused prompt entered the session:\n%s", joined)
 	}
@@ -309,7 +309,7 @@ func TestNoServerNoSession(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Scenario{Steps: []llmtest.Step{{Content: "Hello."}}})
 	t.Cleanup(srv.Close)
 	blocker := filepath.Join(t.TempDir(), "not-a-dir")
-	writeFile(t, blocker, "")
+	testenv.WriteFile(t, blocker, "")
 	_, stderr, code = runInProcess(t, dir, mmEnv(t, srv, "XDG_STATE_HOME="+blocker), "", "-p", "hello")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

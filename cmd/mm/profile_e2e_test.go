@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestProfiles: a profile holds the known sampling and prompt defaults of
@@ -42,7 +44,7 @@ func TestProfiles(t *testing.T) {
 	t.Run("explicit YAML wins", func(t *testing.T) {
 		srv := scenario(t, "short_answer")
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: gemma\nsampling:\n  temperature: 0.1\n")
+		testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: gemma\nsampling:\n  temperature: 0.1\n")
 		if _, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_MODEL=unsloth/Qwen3-4B-GGUF"), "", "-p", "hi"); code != 0 {
 			t.Fatal(stderr)
 		}
@@ -65,7 +67,7 @@ func TestProfiles(t *testing.T) {
 		t.Run("reasoning of "+c.model, func(t *testing.T) {
 			srv := scenario(t, "reasoning_tool_answer")
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
+			testenv.WriteFile(t, filepath.Join(dir, "hello.txt"), "hello\n")
 			if _, stderr, code := runInProcess(t, dir, mmEnv(t, srv, "MM_MODEL="+c.model), "", "-p", "read hello.txt"); code != 0 {
 				t.Fatal(stderr)
 			}
@@ -83,7 +85,7 @@ func TestProfiles(t *testing.T) {
 	}
 	t.Run("unknown profile refused", func(t *testing.T) {
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: qwen9\n")
+		testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), "profile: qwen9\n")
 		_, stderr, code := runInProcess(t, dir, mmEnv(t, nil), "", "-p", "hi")
 		if code != 2 || !strings.Contains(stderr, `profile "qwen9" is not one of gemma, gpt-oss, granite, llama, mistral, qwen2.5-coder, qwen3`) {
 			t.Errorf("exit %d:\n%s", code, stderr)

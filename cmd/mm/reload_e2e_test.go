@@ -8,6 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/acp/acptest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // TestACPConfigReread: the config is read again at each session/new. A
@@ -21,7 +22,7 @@ func TestACPConfigReread(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir() // the user's own config, outside the workspace
 	cfg := filepath.Join(home, "agent.yaml")
-	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurn: 3\n")
+	testenv.WriteFile(t, cfg, "systemPrompt: alpha\nmaxTurn: 3\n")
 	w := newWorld(t, "config_reread", "XDG_STATE_HOME="+t.TempDir(), "MM_CONFIG="+cfg)
 	p := w.serve(acptest.Options{})
 	p.Initialize(w.ctx)
@@ -33,29 +34,29 @@ func TestACPConfigReread(t *testing.T) {
 		t.Fatalf("broken config: session/new = %v", err)
 	}
 
-	writeFile(t, cfg, "systemPrompt: alpha\nmaxTurns: 3\n") // fixed in the editor
+	testenv.WriteFile(t, cfg, "systemPrompt: alpha\nmaxTurns: 3\n") // fixed in the editor
 	a, err := newSession()
 	if err != nil {
 		t.Fatalf("fixed config: session/new = %v", err)
 	}
-	writeFile(t, cfg, "systemPrompt: beta\nmaxTurns: 3\n")
+	testenv.WriteFile(t, cfg, "systemPrompt: beta\nmaxTurns: 3\n")
 	b, err := newSession()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An agent file the config names counts too.
-	writeFile(t, filepath.Join(home, "historian.yaml"), "description: one\nsystemPrompt: h\n")
-	writeFile(t, cfg, "systemPrompt: gamma\nagents: {historian: historian.yaml}\n")
+	testenv.WriteFile(t, filepath.Join(home, "historian.yaml"), "description: one\nsystemPrompt: h\n")
+	testenv.WriteFile(t, cfg, "systemPrompt: gamma\nagents: {historian: historian.yaml}\n")
 	c, err := newSession()
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(home, "historian.yaml"), "description: two\nsystemPrompt: h\n")
+	testenv.WriteFile(t, filepath.Join(home, "historian.yaml"), "description: two\nsystemPrompt: h\n")
 	d, err := newSession()
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, cfg, "systemPrompt: delta\nbaseURL: [\n") // broken again
+	testenv.WriteFile(t, cfg, "systemPrompt: delta\nbaseURL: [\n") // broken again
 	if _, err := newSession(); err == nil || !strings.Contains(err.Error(), "agent.yaml") {
 		t.Errorf("broken again: session/new = %v", err)
 	}

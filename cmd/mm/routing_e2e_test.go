@@ -38,12 +38,7 @@ func TestACPSkillRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
-			defer dec.Close()
-			w := newWorld(t, "short_answer").trustedConfig(map[string]string{
-				"router.yaml": "baseURL: " + dec.URL() + "\nmodel: d1-3b\ndecision: {}\n",
-				"agent.yaml":  "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 2s}\n",
-			})
+			w, dec := decisionWorld(t, tt.decisions, "router.yaml", "skillRouting: {agent: router.yaml, minConfidence: 0.6, timeout: 2s}\n")
 			p := w.session()
 			start := time.Now()
 			p.endTurn(prompt)
@@ -79,12 +74,7 @@ func TestACPSkillRouting(t *testing.T) {
 // not routed — the user's choice wins.
 func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	t.Parallel()
-	dec := llmtest.NewServer(llmtest.Scenario{Decisions: []llmtest.DecisionAnswer{routed(0.99)}})
-	defer dec.Close()
-	w := newWorld(t, "short_answer").trustedConfig(map[string]string{
-		"router.yaml": "baseURL: " + dec.URL() + "\ndecision: {}\n",
-		"agent.yaml":  "skillRouting: {agent: router.yaml}\n",
-	})
+	w, dec := decisionWorld(t, []llmtest.DecisionAnswer{routed(0.99)}, "router.yaml", "skillRouting: {agent: router.yaml}\n")
 	chat := w.srv
 	w.session().turn("$run-tests for the parser")
 	if n := len(dec.DecisionRequests()); n != 0 {
@@ -93,4 +83,19 @@ func TestACPSkillRoutingNotWhenNamed(t *testing.T) {
 	if sent := chat.Requests()[0].Last().Content; strings.Contains(sent, "release-notes") || !strings.Contains(sent, "[skill: run-tests") {
 		t.Errorf("chat request: %q", sent)
 	}
+}
+
+// decisionWorld is a workspace whose trusted config routes through a
+// decision agent, agentFile, served by a fake decision model that gives
+// decisions; agentYAML is the agent.yaml that names it. The chat model
+// answers short.
+func decisionWorld(t *testing.T, decisions []llmtest.DecisionAnswer, agentFile, agentYAML string) (*world, *llmtest.Server) {
+	t.Helper()
+	dec := llmtest.NewServer(llmtest.Scenario{Decisions: decisions})
+	t.Cleanup(dec.Close)
+	w := newWorld(t, "short_answer").trustedConfig(map[string]string{
+		agentFile:    "baseURL: " + dec.URL() + "\nmodel: d1-3b\ndecision: {}\n",
+		"agent.yaml": agentYAML,
+	})
+	return w, dec
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // setupEnv is the environment of a first run: a home of its own, the
@@ -103,13 +104,13 @@ func TestSetupWithoutATerminal(t *testing.T) {
 	env, userConfig := setupEnv(t, srv)
 	dir := t.TempDir()
 	const ws = "model: the-workspace-model\n"
-	writeFile(t, filepath.Join(dir, ".mm", "agent.yaml"), ws)
+	testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), ws)
 
 	out, stderr, code := runInProcess(t, dir, env, "3\nx\n2\n", "setup")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr)
 	}
-	wantIn(t, "stdout", out, "  1) fake-a  llama.cpp at ", "  2) fake-b  llama.cpp at ", `"3" is not one of the numbers.`, `"x" is not one of the numbers.`, "saved in "+userConfig)
+	testenv.WantIn(t, "stdout", out, "  1) fake-a  llama.cpp at ", "  2) fake-b  llama.cpp at ", `"3" is not one of the numbers.`, `"x" is not one of the numbers.`, "saved in "+userConfig)
 	if got := readFile(t, userConfig); !strings.Contains(got, "model: fake-b\n") {
 		t.Errorf("the user's config:\n%s", got)
 	}

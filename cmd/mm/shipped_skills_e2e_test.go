@@ -51,9 +51,9 @@ func TestShippedSkillsFollowed(t *testing.T) {
 	}{
 		{skill: "run-tests", needs: "go", fails: map[int]bool{1: true},
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/add\n\ngo 1.21\n")
-				writeFile(t, filepath.Join(dir, "add.go"), "package add\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
-				writeFile(t, filepath.Join(dir, "add_test.go"), "package add\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
+				testenv.WriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/add\n\ngo 1.21\n")
+				testenv.WriteFile(t, filepath.Join(dir, "add.go"), "package add\n\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
+				testenv.WriteFile(t, filepath.Join(dir, "add_test.go"), "package add\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
 			},
 			check: func(t *testing.T, dir string, res []toolResult) {
 				if !strings.Contains(res[1].Output, "FAIL") || !strings.Contains(res[4].Output, "ok") {
@@ -85,9 +85,9 @@ func TestShippedSkillsFollowed(t *testing.T) {
 			}},
 		{skill: "rename-symbol", params: "Hello Greet", needs: "gopls", slow: map[int]string{1: "did not answer in time"},
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/greet\n\ngo 1.21\n")
-				writeFile(t, filepath.Join(dir, "greet.go"), "package main\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n")
-				writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(Hello()) }\n")
+				testenv.WriteFile(t, filepath.Join(dir, "go.mod"), "module example.com/greet\n\ngo 1.21\n")
+				testenv.WriteFile(t, filepath.Join(dir, "greet.go"), "package main\n\n// Hello greets.\nfunc Hello() string { return \"hello\" }\n")
+				testenv.WriteFile(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(Hello()) }\n")
 			},
 			check: func(t *testing.T, dir string, res []toolResult) {
 				for _, f := range []string{"greet.go", "main.go"} {
@@ -103,7 +103,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 		{skill: "review-diff", needs: "git",
 			setup: func(t *testing.T, dir string) {
 				gitRepo(t, dir, map[string]string{"main.go": "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hi\")\n}\n"}, "first")
-				writeFile(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"DEBUG\")\n\tfmt.Println(\"hi\")\n}\n")
+				testenv.WriteFile(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"DEBUG\")\n\tfmt.Println(\"hi\")\n}\n")
 			},
 			check: func(t *testing.T, dir string, res []toolResult) {
 				if !strings.Contains(res[1].Output, "main.go") || !strings.Contains(res[2].Output, `+	fmt.Println("DEBUG")`) {
@@ -116,7 +116,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 		{skill: "commit-message", needs: "git",
 			setup: func(t *testing.T, dir string) {
 				gitRepo(t, dir, map[string]string{"greet.go": "package greet\n"}, "greet: first")
-				writeFile(t, filepath.Join(dir, "greet.go"), "package greet\n\nconst Bye = \"goodbye\"\n")
+				testenv.WriteFile(t, filepath.Join(dir, "greet.go"), "package greet\n\nconst Bye = \"goodbye\"\n")
 				git(t, dir, "add", "greet.go")
 			},
 			check: func(t *testing.T, dir string, res []toolResult) {
@@ -132,7 +132,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 				gitRepo(t, dir, map[string]string{"a.txt": "a\n"}, "old feature")
 				git(t, dir, "tag", "v1.1")
 				for i, msg := range []string{"farewell message", "fix greeting typo"} {
-					writeFile(t, filepath.Join(dir, "a.txt"), strings.Repeat("a\n", i+2))
+					testenv.WriteFile(t, filepath.Join(dir, "a.txt"), strings.Repeat("a\n", i+2))
 					git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", msg)
 				}
 			},
@@ -143,7 +143,7 @@ func TestShippedSkillsFollowed(t *testing.T) {
 			}},
 		{skill: "explain-error", params: "ZeroDivisionError: division by zero (calc.py line 2)", needs: "python3", fails: map[int]bool{2: true},
 			setup: func(t *testing.T, dir string) {
-				writeFile(t, filepath.Join(dir, "calc.py"), "def mean(xs):\n    return sum(xs) / len(xs)\n\nprint(mean([]))\n")
+				testenv.WriteFile(t, filepath.Join(dir, "calc.py"), "def mean(xs):\n    return sum(xs) / len(xs)\n\nprint(mean([]))\n")
 			},
 			check: func(t *testing.T, dir string, res []toolResult) {
 				if !strings.Contains(res[1].Output, "len(xs)") || !strings.Contains(res[2].Output, "ZeroDivisionError") {
@@ -268,7 +268,7 @@ func gitRepo(t *testing.T, dir string, files map[string]string, msg string) {
 	t.Helper()
 	git(t, dir, "init", "-q")
 	for name, text := range files {
-		writeFile(t, filepath.Join(dir, name), text)
+		testenv.WriteFile(t, filepath.Join(dir, name), text)
 		git(t, dir, "add", name)
 	}
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", msg)

@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/skills"
 )
 
@@ -128,7 +129,7 @@ func TestSkillUnknownAndList(t *testing.T) {
 		t.Errorf("no ⚠ line for the malformed skill:\n%s", stderr)
 	}
 	stdout, _, _ = w.line("", "-p", "/skills")
-	wantIn(t, "/skills", stdout, "/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs")
+	testenv.WantIn(t, "/skills", stdout, "/release-notes <version> — Release notes from git log.", "/run-tests", "/background-jobs")
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d model requests for local answers", n)
 	}
@@ -185,13 +186,13 @@ func TestSkillSources(t *testing.T) {
 		".agents/skills/fmt.md":        sk("From .agents."),
 		"team-skills/triage.md":        sk("From skillsDir."),
 	})
-	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "fmt.md"), sk("From home, loses to .agents."))
-	writeFile(t, filepath.Join(home, ".config", "mm", "skills", "run-tests.md"), sk("From home, wins over the shipped one."))
+	testenv.WriteFile(t, filepath.Join(home, ".config", "mm", "skills", "fmt.md"), sk("From home, loses to .agents."))
+	testenv.WriteFile(t, filepath.Join(home, ".config", "mm", "skills", "run-tests.md"), sk("From home, wins over the shipped one."))
 	stdout, stderr, code := w.line("", "-p", "/skills")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	wantIn(t, "/skills", stdout, "/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff")
+	testenv.WantIn(t, "/skills", stdout, "/deploy — From .mm.", "/lint — From .claude.", "/fmt — From .agents.", "/triage — From skillsDir.", "/run-tests — From home, wins over the shipped one.", "/review-diff")
 	if strings.Contains(stderr, "skipped") {
 		t.Errorf("a skill was skipped:\n%s", stderr)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mm-agent/mm/acp/acptest"
 	"github.com/mm-agent/mm/cmd/mm/internal/eval"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // needs is a decision model's answer to the tool-routing questions: P(the
@@ -66,12 +67,7 @@ func TestACPToolRouting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := llmtest.NewServer(llmtest.Scenario{Decisions: tt.decisions})
-			defer dec.Close()
-			w := newWorld(t, "short_answer").trustedConfig(map[string]string{
-				"tools-router.yaml": "baseURL: " + dec.URL() + "\nmodel: d1-3b\ndecision: {}\n",
-				"agent.yaml":        "toolRouting: {agent: tools-router.yaml, timeout: 2s}\n",
-			})
+			w, dec := decisionWorld(t, tt.decisions, "tools-router.yaml", "toolRouting: {agent: tools-router.yaml, timeout: 2s}\n")
 			chat := w.srv
 			p := w.session()
 			start := time.Now()
@@ -158,7 +154,7 @@ func TestEvalTools(t *testing.T) {
 			t.Errorf("decision requests = %d, want one per case", len(dec.DecisionRequests()))
 		}
 		if !jsonOut {
-			wantIn(t, "the table", stdout,
+			testenv.WantIn(t, "the table", stdout,
 				"tool-routing eval: 4 cases through "+dec.RootURL()+"/v1/systemone, dropBelow 0.20",
 				"✓ ok         dropped web          shell 0.90 files 0.90 web 0.05 code 0.40 plan 0.50",
 				"✗ wrong-drop dropped files,web,plan",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mm-agent/mm/engine/llm"
 	"github.com/mm-agent/mm/engine/llm/llmtest"
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // route is one canned answer of an emulated server: "METHOD /path?query".
@@ -178,11 +179,7 @@ func TestDetect(t *testing.T) {
 			ports = append(ports, ep.Provider+"="+ep.BaseURL)
 		}
 		got := strings.Join(ports, " ")
-		for _, want := range []string{"llamacpp=http://127.0.0.1:8080/v1", "ollama=http://127.0.0.1:11434/v1", "dmr=http://127.0.0.1:12434/engines/v1", "lmstudio=http://127.0.0.1:1234/v1"} {
-			if !strings.Contains(got, want) {
-				t.Errorf("LocalEndpoints %s lacks %s", got, want)
-			}
-		}
+		testenv.WantIn(t, "LocalEndpoints", got, "llamacpp=http://127.0.0.1:8080/v1", "ollama=http://127.0.0.1:11434/v1", "dmr=http://127.0.0.1:12434/engines/v1", "lmstudio=http://127.0.0.1:1234/v1")
 	})
 }
 

@@ -145,9 +145,5 @@ func TestConnectionRefused(t *testing.T) {
 		t.Errorf("Classify = %s", llm.Classify(err))
 	}
 	got := llm.Explain(err)
-	for _, want := range []string{addr, "llama-server", "--jinja"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("Explain = %q, want it to contain %q", got, want)
-		}
-	}
+	testenv.WantIn(t, "Explain", got, addr, "llama-server", "--jinja")
 }

@@ -190,3 +190,14 @@ func languageServerSlot() (release func(), err error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// WantIn fails t, naming what, for each of wants that text lacks: the
+// loop every test of printed output would otherwise write again.
+func WantIn(t testing.TB, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
+		}
+	}
+}

@@ -84,10 +84,10 @@ func TestNamespacesWorkspace(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	ws := t.TempDir()
-	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
-	write(t, filepath.Join(ws, ".envrc"), "export A=1\n")
-	write(t, filepath.Join(ws, "main.go"), "package main\n")
-	write(t, filepath.Join(home, ".bashrc"), "# mine\n")
+	testenv.WriteFile(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	testenv.WriteFile(t, filepath.Join(ws, ".envrc"), "export A=1\n")
+	testenv.WriteFile(t, filepath.Join(ws, "main.go"), "package main\n")
+	testenv.WriteFile(t, filepath.Join(home, ".bashrc"), "# mine\n")
 	s := sandbox(t, Options{Environ: append(os.Environ(), "HOME="+home), Network: true})
 	out, code, note := confined(t, s, ws, `
 try() { if (eval "$1") 2>/dev/null; then echo "WROTE $2"; else echo "refused $2"; fi; }
@@ -128,16 +128,6 @@ grep -q CapEff:.0000000000000000 /proc/self/status && echo no-caps
 	}
 }
 
-func write(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func read(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -173,7 +163,7 @@ func TestNamespacesUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := filepath.Join(dir, "ws")
-	write(t, filepath.Join(ws, ".git", "config"), "[core]\n")
+	testenv.WriteFile(t, filepath.Join(ws, ".git", "config"), "[core]\n")
 	os.Chmod(ws, 0o777)
 	os.Chmod(filepath.Join(ws, ".git", "config"), 0o666)
 	tmp := filepath.Join(dir, "tmp")
@@ -292,9 +282,9 @@ func TestHooksDirectory(t *testing.T) {
 		if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
 			t.Fatalf("git init: %v\n%s", err, out)
 		}
-		write(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = githooks\n")
-		write(t, filepath.Join(ws, "githooks", "pre-commit"), "go vet ./...\n")
-		write(t, filepath.Join(ws, "src", "a.go"), "package a\n")
+		testenv.WriteFile(t, filepath.Join(ws, ".git", "config"), "[core]\n\thooksPath = githooks\n")
+		testenv.WriteFile(t, filepath.Join(ws, "githooks", "pre-commit"), "go vet ./...\n")
+		testenv.WriteFile(t, filepath.Join(ws, "src", "a.go"), "package a\n")
 		if out, code, _ := confined(t, s, ws, line); out != "WROTE\nrefused\n" || code != 7 {
 			t.Errorf("started by mm: got %q, exit %d", out, code)
 		}
@@ -387,21 +377,7 @@ func TestLandlockNetworkOff(t *testing.T) {
 	if LandlockABI() < 4 {
 		t.Skip("Landlock cannot restrict TCP before ABI 4 (Linux 6.7): New refuses commands there")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	line := "(exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + ") 2>/dev/null && echo connected || echo refused"
+	line := "(exec 3<>/dev/tcp/127.0.0.1/" + strconv.Itoa(testenv.Listener(t).Addr().(*net.TCPAddr).Port) + ") 2>/dev/null && echo connected || echo refused"
 	for _, network := range []bool{true, false} {
 		s := sandbox(t, Options{Want: WantLandlock, Network: network})
 		if m, why := s.Mechanism(); m != Landlock {

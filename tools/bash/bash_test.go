@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mm-agent/mm/internal/testenv"
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -280,11 +281,7 @@ func TestTimeoutKillsGroupAndKeepsOutput(t *testing.T) {
 	}
 	waitAllClosed(t, f, hung)
 	notRunning(t, pid)
-	for _, want := range []string{"partial\n", "timed out after 1.5s", "nohup cmd > cmd.log 2>&1 &"} {
-		if !strings.Contains(o.r.Text, want) {
-			t.Errorf("missing %q in %q", want, o.r.Text)
-		}
-	}
+	testenv.WantIn(t, "the result", o.r.Text, "partial\n", "timed out after 1.5s", "nohup cmd > cmd.log 2>&1 &")
 	if !o.r.IsError {
 		t.Error("a timeout is a failed call")
 	}
@@ -445,11 +442,7 @@ func TestDescriptionAndSchema(t *testing.T) {
 	if len(d) > 600 {
 		t.Errorf("description is %d chars, budget 600", len(d))
 	}
-	for _, want := range []string{"NEW shell", "cd dir && cmd", "no stdin", "nohup cmd > cmd.log 2>&1 &", "killed after 30s"} {
-		if !strings.Contains(d, want) {
-			t.Errorf("description lacks %q:\n%s", want, d)
-		}
-	}
+	testenv.WantIn(t, "description", d, "NEW shell", "cd dir && cmd", "no stdin", "nohup cmd > cmd.log 2>&1 &", "killed after 30s")
 	if got := New(Options{Timeout: 2 * time.Minute}).Description(); !strings.Contains(got, "killed after 120s") {
 		t.Errorf("description does not follow Options.Timeout: %s", got)
 	}
@@ -474,9 +467,5 @@ func TestOutputCappedAndNeverOnDisk(t *testing.T) {
 		t.Fatalf("the command's output went to a file in $TMPDIR: %q", r.Text)
 	}
 	r = run(t, tool, env, `yes | head -c 40000000; echo; echo end`)
-	for _, want := range []string{"y\ny\n", "[… about 38.1 MiB cut here: the command printed 38.1 MiB and mm keeps only its first and last 1.0 MiB.", "y\n\nend\n[the command printed 38.1 MiB; mm kept only its first and last 1.0 MiB]\n[exit code: 0 "} {
-		if !strings.Contains(r.Text, want) {
-			t.Errorf("result lacks %q:\n%.300q … %q", want, r.Text, r.Text[max(0, len(r.Text)-300):])
-		}
-	}
+	testenv.WantIn(t, "result", r.Text, "y\ny\n", "[… about 38.1 MiB cut here: the command printed 38.1 MiB and mm keeps only its first and last 1.0 MiB.", "y\n\nend\n[the command printed 38.1 MiB; mm kept only its first and last 1.0 MiB]\n[exit code: 0 ")
 }

@@ -210,11 +210,7 @@ func TestStartFailures(t *testing.T) {
 		t.Fatalf("notes = %q, want one per failed server", set.Notes)
 	}
 	joined := strings.Join(set.Notes, "\n")
-	for _, want := range []string{`"missing" is off`, `GREETER_TOKEN is not set`, `"silent" is off: could not start within 1s`} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("notes lack %q:\n%s", want, joined)
-		}
-	}
+	testenv.WantIn(t, "notes", joined, `"missing" is off`, `GREETER_TOKEN is not set`, `"silent" is off: could not start within 1s`)
 	find(t, set, "good_echo")
 }
 

@@ -1,10 +1,11 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/mm-agent/mm/internal/testenv"
 )
 
 // layered writes the user's own config (unless user is "") and a
@@ -14,9 +15,9 @@ func layered(t *testing.T, user, workspace string, trust bool, extra ...string) 
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	if user != "" {
-		write(t, filepath.Join(home, ".config", "mm", "agent.yaml"), user)
+		testenv.WriteFile(t, filepath.Join(home, ".config", "mm", "agent.yaml"), user)
 	}
-	write(t, filepath.Join(dir, ".mm", "agent.yaml"), workspace)
+	testenv.WriteFile(t, filepath.Join(dir, ".mm", "agent.yaml"), workspace)
 	env := append(Env{"HOME=" + home, "USER_KEY=user-secret", "REPO_KEY=repo-secret"}, extra...)
 	store := filepath.Join(home, "trust.json")
 	c, tr, err := LoadFor(env, "", dir, store, nil)
@@ -32,16 +33,6 @@ func layered(t *testing.T, user, workspace string, trust bool, extra ...string) 
 		}
 	}
 	return c, tr
-}
-
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // How each kind of key of a workspace's .mm/agent.yaml combines with the
@@ -139,7 +130,7 @@ baseURL: http://team.example/v1
 	})
 	t.Run("MM_CONFIG is the user's choice of file", func(t *testing.T) {
 		own := filepath.Join(t.TempDir(), "own.yaml")
-		write(t, own, "maxTurns: 7\n")
+		testenv.WriteFile(t, own, "maxTurns: 7\n")
 		c, tr := layered(t, user, "maxTurns: 5\n", false, "MM_CONFIG="+own)
 		if c.MaxTurns != 7 || c.Sandbox.Use != "" || tr.Workspace {
 			t.Errorf("MM_CONFIG: maxTurns %d, sandbox %q, workspace %v", c.MaxTurns, c.Sandbox.Use, tr.Workspace)
