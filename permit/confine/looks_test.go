@@ -15,7 +15,7 @@ import (
 // mm's own. Nothing is started: the command and its helper are
 // BenchmarkCommandStart's (cmd/mm), in a small workspace.
 func BenchmarkLooks(b *testing.B) {
-	ws := repository(b, 50, 20)
+	ws := repository(b, 100, 10)
 	ctx := context.Background()
 	for _, mech := range []Mechanism{Namespaces, Landlock} {
 		b.Run(string(mech), func(b *testing.B) {
@@ -54,7 +54,7 @@ func repository(b *testing.B, dirs, files int) string {
 	}
 	for d := range dirs {
 		for f := range files {
-			write(fmt.Sprintf("pkg%02d/file%02d.go", d, f))
+			write(fmt.Sprintf("pkg%03d/file%02d.go", d, f))
 		}
 	}
 	for _, f := range []string{"go.mod", "README.md", ".gitattributes", ".vscode/settings.json", ".github/workflows/ci.yml"} {
