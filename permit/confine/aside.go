@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -25,78 +24,24 @@ import (
 // the output) told where. A link of such a name that the command replaced
 // is put back as it was.
 
-// maxScan bounds one look at a workspace: a command costs two bounded
-// walks, not two of a whole monorepo.
-const maxScan = 20000
-
-// entry is a file or directory of a workspace that runs later.
-type entry struct {
-	path, rel string
-	isLink    bool
-	target    string // a link's target, as written
-}
-
-// snapshot is what ran later in one root at one moment.
+// snapshot is what ran later in one root at one moment (runlater.Look),
+// by path.
 type snapshot struct {
-	root    string
-	entries map[string]entry
+	runlater.Found
+	entries map[string]runlater.Entry
 }
 
 // scan looks at every root of the run.
 func (r *Run) scan() []snapshot {
 	out := make([]snapshot, 0, len(r.roots))
 	for _, root := range r.roots {
-		out = append(out, scanRoot(root))
+		s := snapshot{Found: runlater.Look(root), entries: map[string]runlater.Entry{}}
+		for _, e := range s.Entries {
+			s.entries[e.Path] = e
+		}
+		out = append(out, s)
 	}
 	return out
-}
-
-// scanRoot finds the files and directories of root that run later
-// (runlater.RunsLater), without entering them: what is inside one is its.
-func scanRoot(root string) snapshot {
-	s := snapshot{root: root, entries: map[string]entry{}}
-	n := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if n++; n > maxScan {
-			return filepath.SkipAll
-		}
-		if p == root {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			switch {
-			case runsLater(rel, true):
-				s.entries[p] = entry{path: p, rel: rel}
-				return filepath.SkipDir
-			case d.Name() == "node_modules" || d.Name() == "__pycache__":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		isLink := d.Type()&fs.ModeSymlink != 0
-		if runsLater(rel, isLink) {
-			e := entry{path: p, rel: rel, isLink: isLink}
-			if isLink {
-				e.target, _ = os.Readlink(p)
-			}
-			s.entries[p] = e
-		}
-		return nil
-	})
-	return s
-}
-
-// runsLater says whether rel runs later as a file or, when it may be
-// one, as a directory (a link may stand for either).
-func runsLater(rel string, dir bool) bool {
-	return runlater.RunsLater(rel) != "" || dir && runlater.RunsLater(filepath.Join(rel, "f")) != ""
 }
 
 // Finish takes out what the command made that runs later, and puts back
@@ -119,23 +64,23 @@ func (r *Run) Finish() string {
 		sort.Strings(paths)
 		for _, p := range paths {
 			e, b := after.entries[p], before.entries[p]
-			if b.path != "" && (!b.isLink || e.isLink && e.target == b.target) {
+			if b.Path != "" && (!b.Link || e.Link && e.Target == b.Target) {
 				continue // as it was
 			}
 			if dest == "" {
-				dest = r.asideDir(after.root)
+				dest = r.asideDir(after.Root)
 			}
-			to := filepath.Join(dest, e.rel)
-			if err := move(e.path, to); err != nil {
-				failed = append(failed, fmt.Sprintf("%s (%v)", e.rel, err))
+			to := filepath.Join(dest, e.Rel)
+			if err := move(e.Path, to); err != nil {
+				failed = append(failed, fmt.Sprintf("%s (%v)", e.Rel, err))
 				continue
 			}
-			done = append(done, e.rel+" — "+cmp.Or(runlater.RunsLater(e.rel), runlater.RunsLater(filepath.Join(e.rel, "f"))))
+			done = append(done, e.Rel+" — "+e.Why)
 		}
 		for p, b := range before.entries {
-			if _, ok := after.entries[p]; b.isLink && (!ok || after.entries[p].target != b.target) {
+			if _, ok := after.entries[p]; b.Link && (!ok || after.entries[p].Target != b.Target) {
 				if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-					os.Symlink(b.target, p)
+					os.Symlink(b.Target, p)
 				}
 			}
 		}

@@ -344,14 +344,17 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 	case None:
 		return nil, s.Refusal()
 	case Landlock:
-		// The workspace's files that run later now (scan), and what the
-		// command may write, looked for side by side.
+		// The workspace's files that run later now and the links of
+		// such names (scan), and git's hooks directory, looked for side
+		// by side; what the command may write follows from them.
 		r := &Run{s: s, roots: []string{c.Dir}, Env: []string{"TMPDIR=" + s.tmp}}
-		var lp landlockPlan
+		var hooks string
 		var wg conc.WaitGroup
-		wg.Go(func() { lp.Dirs, lp.Files = runlater.Writable(c.Dir) })
+		wg.Go(func() { hooks = runlater.Hooks(c.Dir) })
 		r.before = r.scan()
 		wg.Wait()
+		var lp landlockPlan
+		lp.Dirs, lp.Files = r.before[0].Grants(hooks)
 		lp.Dirs, lp.Network = append(lp.Dirs, s.tmp), s.opts.Network
 		r.landlock = &lp
 		return r, ""
@@ -365,8 +368,8 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 		}
 	}
 	p.Writable = append(p.Writable, s.buildCaches(ctx)...)
-	// What runs later now (scan), what links of such names lead to, and
-	// git's hooks directory, looked for side by side; only the last is
+	// What runs later now and what links of such names lead to (scan),
+	// and git's hooks directory, looked for side by side; the last is
 	// not waited for here.
 	r.hooks.Go(func() {
 		for _, root := range roots {
@@ -375,23 +378,15 @@ func (s *Sandbox) Prepare(ctx context.Context, c Command) (*Run, string) {
 			}
 		}
 	})
-	var protected []string
-	var wg conc.WaitGroup
-	wg.Go(func() {
-		for _, root := range roots {
-			protected = append(protected, runlater.LinkTargets(root)...)
-		}
-	})
 	r.before = r.scan()
-	wg.Wait()
 	for _, snap := range r.before {
-		for _, e := range snap.entries {
-			if !e.isLink {
-				p.ReadOnly = append(p.ReadOnly, e.path)
+		for _, e := range snap.Entries {
+			if !e.Link {
+				p.ReadOnly = append(p.ReadOnly, e.Path)
 			}
 		}
+		p.ReadOnly = append(p.ReadOnly, snap.Targets()...)
 	}
-	p.ReadOnly = append(p.ReadOnly, protected...)
 	if home := lookup(s.opts.Environ, "HOME"); home != "" {
 		// Read-only anyway, unless a workspace holds it: mm started in
 		// the home directory must not make ~/.bashrc writable.

@@ -1,14 +1,10 @@
 package runlater
 
 import (
-	"cmp"
 	"context"
-	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/sourcegraph/conc"
 
 	"github.com/mm-agent/mm/permit/gitconfig"
 	"github.com/mm-agent/mm/tools"
@@ -290,10 +286,6 @@ func hooksDir(root string) string {
 	return gitconfig.HooksDir(context.Background(), root, nil)
 }
 
-// maxLinkScan bounds the entries linkedFrom looks at: a write costs one
-// bounded walk, not one of a whole monorepo.
-const maxLinkScan = 20000
-
 // linkedFrom says why writing real writes a file that runs later under
 // another name: a link with such a name points at real, or at a
 // directory above it. A repository can arrive with one (.envrc ->
@@ -301,88 +293,12 @@ const maxLinkScan = 20000
 // scripts they track (.git/hooks/pre-commit -> ../../scripts/check.sh):
 // writing the target is writing the hook.
 func (r *RunLater) linkedFrom(real string) string {
-	for _, l := range runLaterLinks(r.Root, real) {
-		if real == l.target || strings.HasPrefix(real, l.target+string(filepath.Separator)) {
-			return l.name + " is a link to it: " + l.why
+	for _, l := range Look(r.Root).Links {
+		if real == l.Real || under(real, l.Real) {
+			return filepath.ToSlash(l.Rel) + " is a link to it: " + l.Why
 		}
 	}
 	return ""
-}
-
-// runLaterLink is a link named like a file or directory that runs later,
-// and where it leads.
-type runLaterLink struct {
-	name, target, why string
-}
-
-// runLaterLinks finds, in a bounded walk of root, the links named like a
-// file or directory that runs later; stop, when not "", ends the walk at
-// the first whose target is stop or above it.
-func runLaterLinks(root, stop string) []runLaterLink {
-	root = tools.Real(root)
-	var out []runLaterLink
-	n := 0
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if d != nil && d.IsDir() && p != root {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if n++; n > maxLinkScan {
-			return filepath.SkipAll
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if skipLinkScan(filepath.ToSlash(rel), d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink == 0 {
-			return nil
-		}
-		// A link named like a file that runs later, or like such a
-		// directory (.vscode -> config/editor).
-		why := cmp.Or(RunsLater(rel), RunsLater(filepath.Join(rel, "file")))
-		if why == "" {
-			return nil
-		}
-		l := runLaterLink{name: filepath.ToSlash(rel), target: tools.Real(p), why: why}
-		out = append(out, l)
-		if stop != "" && (stop == l.target || strings.HasPrefix(stop, l.target+string(filepath.Separator))) {
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	return out
-}
-
-// Protected lists the files and directories of the workspace at root
-// that run later under another name — what a link named like a file that
-// runs later leads to (LinkTargets), and the directory core.hooksPath
-// names (Hooks) — for a sandbox that must not grant them, though their
-// names are ordinary.
-func Protected(root string) []string {
-	var hooks string
-	var wg conc.WaitGroup
-	wg.Go(func() { hooks = Hooks(root) }) // git answers while the walk goes on
-	out := LinkTargets(root)
-	wg.Wait()
-	if hooks != "" {
-		out = append(out, hooks)
-	}
-	return out
-}
-
-// LinkTargets are what the links of the workspace at root named like a
-// file or directory that runs later lead to, links resolved.
-func LinkTargets(root string) []string {
-	var out []string
-	for _, l := range runLaterLinks(root, "") {
-		out = append(out, l.target)
-	}
-	return out
 }
 
 // Hooks is the directory git takes the hooks of the repository at root
@@ -392,20 +308,6 @@ func Hooks(root string) string {
 		return tools.Real(hooks)
 	}
 	return ""
-}
-
-// skipLinkScan names the directories linkedFrom does not enter: git's
-// object store and logs (large, and never links), and dependencies.
-func skipLinkScan(rel, name string) bool {
-	switch name {
-	case "node_modules", "__pycache__":
-		return true
-	}
-	switch {
-	case strings.HasSuffix(rel, ".git/objects"), strings.HasSuffix(rel, ".git/logs"), strings.HasSuffix(rel, ".git/lfs"):
-		return true
-	}
-	return false
 }
 
 // rel gives abs relative to the root: as the root is written, or as it

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sourcegraph/conc"
+
 	"github.com/mm-agent/mm/tools"
 )
 
@@ -27,15 +29,30 @@ import (
 var mixedDirs = map[string]bool{".github": true}
 
 // Writable are the directories and files under root a confined
-// command may write. Links are left out: Landlock would grant what they
-// point to, which may be outside the workspace.
-//
-// A file or directory that runs later under another name (Protected:
-// what .envrc or a hook links to, the core.hooksPath directory) is not
-// granted either, and a directory that holds one is granted entry by
-// entry down to it.
+// command may write (Grants), git asked for its hooks directory while
+// the workspace is looked at.
 func Writable(root string) (dirs, files []string) {
-	protected, realRoot := Protected(root), tools.Real(root)
+	var hooks string
+	var wg conc.WaitGroup
+	wg.Go(func() { hooks = Hooks(root) })
+	f := Look(root)
+	wg.Wait()
+	return f.Grants(hooks)
+}
+
+// Grants are the directories and files under the root a confined
+// command may write, from what the look found and the hooks directory
+// git named ("" when none). Links are left out: Landlock would grant
+// what they point to, which may be outside the workspace.
+//
+// A file or directory that runs later under another name (Targets: what
+// .envrc or a hook links to; the hooks directory) is not granted either,
+// and a directory that holds one is granted entry by entry down to it.
+func (f Found) Grants(hooks string) (dirs, files []string) {
+	root, protected, realRoot := f.Root, f.Targets(), tools.Real(f.Root)
+	if hooks != "" {
+		protected = append(protected, hooks)
+	}
 	var walk func(rel string)
 	walk = func(rel string) {
 		entries, err := os.ReadDir(filepath.Join(root, rel))
@@ -49,7 +66,7 @@ func Writable(root string) (dirs, files []string) {
 			case exact:
 			case t.IsDir() && below:
 				walk(name)
-			case t.IsDir() && (RunsLater(name) != "" || RunsLater(filepath.Join(name, "f")) != ""):
+			case t.IsDir() && reason(name, true) != "":
 			case t.IsDir() && rel == "" && mixedDirs[strings.ToLower(e.Name())]:
 				walk(name)
 			case t.IsDir():
