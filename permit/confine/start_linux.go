@@ -89,28 +89,38 @@ func (r *Run) startInner(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	if err = h.send(req, stdio); err != nil {
-		// A spare that died while it waited: a new helper, once.
+	if err = r.handOver(h, req, stdio); err != nil {
+		// A spare that died while it waited — the kernel may take a
+		// first write or two for it while a process being started
+		// elsewhere still holds its end of the socket. The helper starts
+		// nothing before the whole plan has come, so a new helper, once.
 		h.close()
 		if h, err = r.s.spawn(); err == nil {
-			err = h.send(req, stdio)
-		}
-	}
-	if err == nil {
-		// The helper builds the view while git names the hooks.
-		r.hooks.Wait()
-		if err = h.send(more{ReadOnly: r.late}, nil); err == nil {
-			err = h.conn.CloseWrite()
+			if err = r.handOver(h, req, stdio); err != nil {
+				h.close()
+			}
 		}
 	}
 	if err != nil {
-		if h != nil {
-			h.close()
-		}
 		return fmt.Errorf("hand the command to the sandbox's helper: %w", err)
 	}
 	r.h, cmd.Process = h, h.proc
 	return nil
+}
+
+// handOver sends h the request and its standard files, then, once git
+// has named the hooks directories, the rest of the plan, and ends what
+// it sends: the helper starts the command when it reads that end.
+func (r *Run) handOver(h *helper, req request, stdio []*os.File) error {
+	if err := h.send(req, stdio); err != nil {
+		return err
+	}
+	// The helper builds the view while git names the hooks.
+	r.hooks.Wait()
+	if err := h.send(more{ReadOnly: r.late}, nil); err != nil {
+		return err
+	}
+	return h.conn.CloseWrite()
 }
 
 // stdio are cmd's standard files for the helper, /dev/null where nil.
