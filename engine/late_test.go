@@ -165,11 +165,12 @@ func TestLateDiagnosticsBeforeTurnEnds(t *testing.T) {
 // them.
 func warmPyright(t *testing.T) (string, *lspbridge.Manager) {
 	t.Helper()
-	testenv.NeedLanguageServer(t, "pyright-langserver")
 	// The tests pause every language server of this process: one at a
-	// time, so that none pauses another's.
+	// time, so that none pauses another's. The lock comes first: a test
+	// waiting for it must not hold a language server's slot meanwhile.
 	pausing.Lock()
 	t.Cleanup(pausing.Unlock)
+	testenv.NeedLanguageServer(t, "pyright-langserver")
 	dir := t.TempDir()
 	for name, text := range map[string]string{
 		"pyproject.toml": "",
