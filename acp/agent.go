@@ -11,6 +11,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/sourcegraph/conc/panics"
 
 	"github.com/mm-agent/mm/engine"
 	"github.com/mm-agent/mm/engine/store"
@@ -369,20 +370,28 @@ func (a *Agent) giveBack() {
 	if !a.freeing.CompareAndSwap(false, true) {
 		return
 	}
-	if !a.hold() {
+	if !a.spawn("giving memory back", func() {
+		defer a.freeing.Store(false)
+		debug.FreeOSMemory()
+	}) {
 		a.freeing.Store(false)
-		return
+	}
+}
+
+// spawn runs f on a goroutine of its own that closeAll waits for, a
+// panic logged as what's; it reports false — f not run — once closeAll
+// began.
+func (a *Agent) spawn(what string, f func()) bool {
+	if !a.hold() {
+		return false
 	}
 	go func() {
 		defer a.wg.Done()
-		defer a.freeing.Store(false)
-		defer func() {
-			if r := recover(); r != nil {
-				a.log.Error("giving memory back panicked", "panic", r)
-			}
-		}()
-		debug.FreeOSMemory()
+		if r := panics.Try(f); r != nil {
+			a.log.Error(what+" panicked", "panic", r.Value, "stack", string(r.Stack))
+		}
 	}()
+	return true
 }
 
 // hold counts one more goroutine closeAll must wait for, and reports

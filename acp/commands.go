@@ -64,21 +64,13 @@ func (a *Agent) announce(id sdk.SessionId) {
 // closeAll, since the writer is busy with the answer, and then the server
 // is asked for its models (models.go).
 func (a *Agent) answered(sessionID string) {
-	if !a.hold() {
-		return // the connection is gone: nobody to tell
-	}
-	go func() {
-		defer a.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				a.log.Error("announce panicked", "panic", r)
-			}
-		}()
+	// Once the connection is gone, there is nobody to tell.
+	a.spawn("announce", func() {
 		a.announce(sdk.SessionId(sessionID))
 		if s := a.session(sdk.SessionId(sessionID)); s != nil {
 			a.fetchModels(a.stop, s)
 		}
-	}()
+	})
 }
 
 // Announce sends the / menu of every open session of the workspace cwd

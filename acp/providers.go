@@ -106,12 +106,7 @@ func (a *Agent) providerCall(id json.RawMessage, msg []byte) bool {
 	if p.ProviderID == "" {
 		p.ProviderID = p.ID // the SDK's own clients send "id"
 	}
-	if !a.hold() {
-		a.answer(id, nil, sdk.NewInternalError(map[string]any{"error": "mm is stopping"}))
-		return true
-	}
-	go func() {
-		defer a.wg.Done()
+	if !a.spawn("providers call "+m.Method, func() {
 		var res any
 		var err error
 		if r := panics.Try(func() { res, err = handle(context.Background(), p) }); r != nil {
@@ -119,7 +114,9 @@ func (a *Agent) providerCall(id json.RawMessage, msg []byte) bool {
 			err = sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("internal error: %v", r.Value)})
 		}
 		a.answer(id, res, err)
-	}()
+	}) {
+		a.answer(id, nil, sdk.NewInternalError(map[string]any{"error": "mm is stopping"}))
+	}
 	return true
 }
 

@@ -63,16 +63,8 @@ func (a *Agent) steerCall(id json.RawMessage, msg []byte) bool {
 		return true // a notification cannot be answered: there is nothing to decide
 	}
 	result, err := a.steer(m.Params)
-	if !a.hold() {
-		return true // the connection is closing
-	}
-	go func() {
-		defer a.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				a.log.Error("steering answer panicked", "panic", r)
-			}
-		}()
+	// Once the connection is closing, nothing is answered.
+	a.spawn("steering answer", func() {
 		answer := map[string]any{"id": id, "result": result}
 		if err != nil {
 			answer = map[string]any{"id": id, "error": err}
@@ -80,7 +72,7 @@ func (a *Agent) steerCall(id json.RawMessage, msg []byte) bool {
 		if err := a.send(answer); err != nil {
 			a.log.Debug("steering answer not delivered", "err", err)
 		}
-	}()
+	})
 	return true
 }
 
@@ -137,15 +129,12 @@ func (a *Agent) steer(raw json.RawMessage) (map[string]any, *sdk.RequestError) {
 func (a *Agent) startTurn(s *session, prompt []sdk.ContentBlock) {
 	n := a.arrivals.Add(1)
 	s.expect(n)
-	if !a.hold() {
-		s.forget(n, s.inbox(n))
-		return
-	}
-	go func() {
-		defer a.wg.Done()
+	if !a.spawn("steered turn", func() {
 		resp, err := a.Prompt(a.stop, sdk.PromptRequest{SessionId: s.id, Prompt: prompt, Meta: map[string]any{metaArrival: float64(n)}})
 		a.log.Info("steered turn ended", "session", s.id, "stopReason", resp.StopReason, "err", err)
-	}()
+	}) {
+		s.forget(n, s.inbox(n))
+	}
 }
 
 // expect makes the inbox of the prompt read at arrival: from now on,
